@@ -1,0 +1,65 @@
+# The two README commands:  make book   and   make test
+# Both install the pinned environment (requirements.lock) into .venv first; nothing else is needed
+# but Python 3.11 and make. Other targets are listed by `make help`.
+
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | sha256sum | cut -c1-16)
+
+.PHONY: help install book notebooks test check accept bench browser-deps lock clean
+
+help:
+	@echo "make book     install, execute every notebook with papermill, build book/_build/html/index.html"
+	@echo "make test     install, then run the whole test suite (what CI runs)"
+	@echo "make check    regenerate every table and figure and compare with baseline/"
+	@echo "make accept   make the regenerated outputs the new baseline (on purpose)"
+	@echo "make bench    run the benchmark scripts"
+	@echo "make lock     re-pin requirements.lock and environment.yml from requirements.in"
+
+$(STAMP): requirements.lock pyproject.toml
+	rm -f $(VENV)/.installed-*
+	$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, got " + sys.version.split()[0]'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	touch $@
+
+install: $(STAMP)
+
+notebooks: install
+	$(BIN)/python -m sdsl.pipeline run
+
+book: install
+	$(BIN)/python -m sdsl.pipeline book
+
+# Headless Chromium for the rendered-book test (Debian packages); without root or apt the
+# browser test is skipped and says why.
+browser-deps:
+	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing chromium and chromium-driver (Debian) for the browser test"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver) >/dev/null \
+		|| echo "could not install chromium: the browser test will be skipped"; \
+	else echo "chromium not installed and not root: the browser test will be skipped"; fi
+
+test: install browser-deps
+	$(BIN)/python -m pytest -n 2 --dist loadgroup
+
+check: install
+	$(BIN)/python -m sdsl.check
+
+accept: install
+	$(BIN)/python -m sdsl.check --accept
+
+bench: install
+	$(BIN)/python benchmarks/bench_optimum.py
+	$(BIN)/python benchmarks/bench_grid.py
+	$(BIN)/python benchmarks/bench_build.py
+	$(BIN)/python benchmarks/bench_harness.py
+
+lock:
+	$(PYTHON) tools/lock.py
+
+clean:
+	rm -rf book/_build book/executed build

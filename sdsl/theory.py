@@ -1,0 +1,272 @@
+"""Throughput of speculative decoding and its optimum (method notes, sections 1 to 3 and 6).
+
+* Expected tokens per iteration (Leviathan et al. 2023, Eq. 1)
+  ``E(alpha, gamma) = (1 - alpha**(gamma + 1)) / (1 - alpha)``
+* FLOPs per iteration ``C(N, M, gamma) = 2 N gamma + 2 M``
+* Tokens per FLOP, the paper's Eq. 9: ``T = E / C``
+* The throughput-optimal draft length, with the lower branch of Lambert W:
+  ``gamma* = (1 + W_{-1}(-alpha**(M/N - 1) / e)) / ln(alpha) - M/N``
+* The throughput-optimal draft size ``N* = argmax_N T(N, M, alpha(N, D, M, D'), gamma*)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.optimize import minimize_scalar
+from scipy.special import lambertw
+
+from sdsl._validate import as_float_array, as_in_range, as_open_unit, as_positive
+from sdsl.laws import (
+    BESIROGLU_2024,
+    PAPER_EQ5,
+    AcceptanceCoefficients,
+    LossConstants,
+    acceptance_rate,
+    perplexity,
+    resolve_constants,
+)
+
+__all__ = [
+    "expected_tokens",
+    "flops_per_iteration",
+    "tokens_per_flop",
+    "optimal_gamma",
+    "optimal_tokens_per_flop",
+    "DraftOptimum",
+    "optimal_draft_size",
+    "throughput_curve",
+]
+
+
+def expected_tokens(alpha: ArrayLike, gamma: ArrayLike) -> np.ndarray:
+    """Expected tokens per iteration ``E = (1 - alpha**(gamma+1)) / (1 - alpha)`` (Leviathan et al.
+    2023, Eq. 1; method notes, section 1), with its limit ``gamma + 1`` at ``alpha = 1``.
+
+    ``alpha`` in [0, 1], ``gamma`` >= 0 (real: the continuous relaxation is used for the optimum).
+    """
+    a = as_in_range(alpha, "alpha (acceptance rate)", 0.0, 1.0)
+    g = as_in_range(gamma, "gamma (draft length)", 0.0, np.inf)
+    a, g = np.broadcast_arrays(a, g)
+    out = np.empty(a.shape, dtype=float)
+    one = a == 1.0
+    out[one] = g[one] + 1.0
+    rest = ~one
+    with np.errstate(divide="ignore"):
+        # 1 - a**(g+1) = -expm1((g+1) ln a): exact for alpha near 1
+        out[rest] = -np.expm1((g[rest] + 1.0) * np.log(a[rest])) / (1.0 - a[rest])
+    return out[()] if out.ndim == 0 else out
+
+
+def flops_per_iteration(n: ArrayLike, m: ArrayLike, gamma: ArrayLike) -> np.ndarray:
+    """FLOPs per iteration ``C = 2 N gamma + 2 M`` (method notes, section 2): ``gamma`` draft
+    passes at ``2N`` each and one verification pass of the target at ``2M``."""
+    n = as_positive(n, "n (draft parameters)")
+    m = as_positive(m, "m (target parameters)")
+    g = as_in_range(gamma, "gamma (draft length)", 0.0, np.inf)
+    return 2.0 * n * g + 2.0 * m
+
+
+def tokens_per_flop(alpha: ArrayLike, n: ArrayLike, m: ArrayLike, gamma: ArrayLike) -> np.ndarray:
+    """Throughput in tokens per FLOP, the paper's Eq. 9: ``T = E(alpha, gamma) / C(N, M, gamma)``."""
+    return expected_tokens(alpha, gamma) / flops_per_iteration(n, m, gamma)
+
+
+def _log_t(eps: np.ndarray) -> np.ndarray:
+    """``u = ln t`` with ``t = -W_{-1}(-exp(-1 - eps))``, i.e. the root ``u >= 0`` of
+    ``expm1(u) - u = eps``.
+
+    scipy's ``lambertw`` on branch -1 gives the root where its argument is representable
+    (``eps < 700``); beyond that ``exp(-1 - eps)`` underflows and the asymptotic
+    ``t ~ c + ln c`` (``c = 1 + eps``) starts the iteration instead. Three Newton steps on
+    ``expm1(u) - u = eps`` then polish both to full precision (they also remove the loss of
+    accuracy of ``lambertw`` next to its branch point ``-1/e``, where ``alpha -> 1``).
+    """
+    shape = np.shape(eps)
+    eps = np.atleast_1d(np.asarray(eps, dtype=float)).ravel()
+    u = np.empty_like(eps)
+    small = eps < 700.0
+    with np.errstate(all="ignore"):
+        w = lambertw(-np.exp(-1.0 - eps[small]), k=-1).real
+        u[small] = np.log(np.maximum(-w, 1.0))
+        c = 1.0 + eps[~small]
+        u[~small] = np.log(c + np.log(c))
+        positive = eps > 0
+        for _ in range(3):
+            f = np.expm1(u) - u - eps
+            fp = np.expm1(u)
+            step = np.where(positive & (fp > 0), f / np.where(fp > 0, fp, 1.0), 0.0)
+            u = np.maximum(u - step, 0.0)
+    u[eps <= 0] = 0.0
+    return u.reshape(shape)
+
+
+def optimal_gamma(alpha: ArrayLike, n: ArrayLike, m: ArrayLike, integer: bool = False) -> np.ndarray:
+    """Throughput-optimal draft length (method notes, section 3).
+
+    Setting ``dT/dgamma = 0`` in Eq. 9 gives, with ``r = M/N``,
+    ``gamma* = (1 + W_{-1}(-alpha**(r - 1) / e)) / ln(alpha) - r``. Writing
+    ``t = -W_{-1}(-alpha**(r-1)/e)`` and using ``t - ln t = 1 - (r - 1) ln alpha`` this is
+    ``gamma* = ln(t) / (-ln alpha) - 1``, which has no cancellation between two numbers of size
+    ``r``; ``ln t`` is computed in log space so that ``alpha**(r-1)`` never underflows.
+    Where the unconstrained optimum is negative, speculation does not pay and ``gamma* = 0``
+    (plain decoding, ``T = 1/(2M)``).
+
+    Parameters
+    ----------
+    alpha : acceptance rate, open interval (0, 1).
+    n, m : draft and target parameters, ``1 <= m/n``.
+    integer : if True, the best integer draft length (floor or ceiling of the continuous optimum;
+        ``T`` is unimodal in ``gamma``).
+    """
+    a = as_open_unit(alpha, "alpha (acceptance rate)")
+    n = as_positive(n, "n (draft parameters)")
+    m = as_positive(m, "m (target parameters)")
+    r = m / n
+    if np.any(r < 1):
+        raise ValueError(
+            f"m/n (target over draft parameters) must be >= 1, got {np.ravel(r)[np.argmin(np.ravel(r))]!r}"
+        )
+    a, r = np.broadcast_arrays(a, r)
+    neg_log_a = -np.log(a)
+    eps = (r - 1.0) * neg_log_a
+    gamma = np.maximum(_log_t(eps) / neg_log_a - 1.0, 0.0)
+    if integer:
+        lo = np.floor(gamma)
+        hi = lo + 1.0
+        # compare T(lo) and T(hi) up to the common factor 1/(2N(1-alpha))
+        with np.errstate(divide="ignore"):
+            h_lo = -np.expm1((lo + 1.0) * np.log(a)) / (lo + r)
+            h_hi = -np.expm1((hi + 1.0) * np.log(a)) / (hi + r)
+        gamma = np.where(h_hi > h_lo, hi, lo)
+    return gamma[()] if gamma.ndim == 0 else gamma
+
+
+def optimal_tokens_per_flop(
+    alpha: ArrayLike, n: ArrayLike, m: ArrayLike, integer: bool = False
+) -> np.ndarray:
+    """``T(N, M, alpha, gamma*)``: Eq. 9 at the optimal draft length."""
+    g = optimal_gamma(alpha, n, m, integer=integer)
+    return tokens_per_flop(alpha, n, m, g)
+
+
+@dataclass(frozen=True)
+class DraftOptimum:
+    """The throughput-optimal draft of one configuration (method notes, section 6)."""
+
+    n_star: float
+    """Optimal draft parameters ``N*``."""
+    gamma_star: float
+    """Optimal draft length at ``N*``."""
+    alpha: float
+    """Acceptance rate predicted at ``N*`` by Eq. 5."""
+    tokens_per_flop: float
+    """Throughput ``T(N*)`` in tokens per FLOP (Eq. 9)."""
+    m: float
+    """Target parameters."""
+
+    @property
+    def speedup(self) -> float:
+        """Throughput over plain decoding at the same FLOPs: ``T(N*) * 2M``."""
+        return self.tokens_per_flop * 2.0 * self.m
+
+    def as_dict(self) -> dict[str, float]:
+        out = asdict(self)
+        out["speedup"] = self.speedup
+        return out
+
+
+def _alpha_of_n(n, d_draft, target_ppl, constants, coefficients):
+    return acceptance_rate(perplexity(n, d_draft, constants), target_ppl, coefficients)
+
+
+def throughput_curve(
+    n: ArrayLike,
+    m: float,
+    d_draft: float,
+    d_target: float,
+    constants: LossConstants | str = BESIROGLU_2024,
+    coefficients: AcceptanceCoefficients = PAPER_EQ5,
+    integer: bool = False,
+) -> dict[str, np.ndarray]:
+    """Tokens per FLOP against draft size ``n`` with ``gamma`` at its optimum for each ``n``.
+
+    Returns arrays ``n``, ``alpha``, ``gamma`` and ``tokens_per_flop``. Raises ``ValueError`` if
+    the acceptance plane leaves (0, 1) at any requested size.
+    """
+    c = resolve_constants(constants)
+    n = as_positive(n, "n (draft parameters)")
+    m = float(as_positive(m, "m (target parameters)"))
+    if np.any(n > m):
+        raise ValueError(f"draft sizes n must not exceed the target size m = {m:.6g}, got {np.max(n):.6g}")
+    y = perplexity(m, d_target, c)
+    alpha = _alpha_of_n(n, as_positive(d_draft, "d_draft (draft pre-training tokens)"), y, c, coefficients)
+    bad = (alpha <= 0) | (alpha >= 1)
+    if np.any(bad):
+        i = int(np.flatnonzero(np.ravel(bad))[0])
+        raise ValueError(
+            f"the acceptance rate leaves (0, 1) at draft size n = {np.ravel(n)[i]:.6g}: "
+            f"alpha = {np.ravel(alpha)[i]:.6g} (Eq. 5 with A={coefficients.A}, B={coefficients.B}, "
+            f"C={coefficients.C}); narrow the range of n"
+        )
+    gamma = optimal_gamma(alpha, n, m, integer=integer)
+    return {"n": n, "alpha": alpha, "gamma": gamma, "tokens_per_flop": tokens_per_flop(alpha, n, m, gamma)}
+
+
+def optimal_draft_size(
+    m: float,
+    d_draft: float,
+    d_target: float,
+    constants: LossConstants | str = BESIROGLU_2024,
+    coefficients: AcceptanceCoefficients = PAPER_EQ5,
+    integer: bool = False,
+    n_bounds: tuple[float, float] | None = None,
+    xatol: float = 1e-10,
+) -> DraftOptimum:
+    """Throughput-optimal draft size ``N*`` (method notes, section 6).
+
+    ``N* = argmax_N T(N, M, alpha(N, D, M, D'), gamma*(alpha, N, M))`` with
+    ``alpha = A exp(L(N, D)) + B exp(L(M, D')) + C`` (Eq. 5). A 97-point scan over ``log N``
+    brackets the maximum, then a bounded scalar search refines it to ``xatol`` in ``log N``.
+
+    Parameters
+    ----------
+    m : target parameters ``M``.
+    d_draft, d_target : pre-training tokens of the draft (``D``) and of the target (``D'``).
+    constants : loss-law constants (name, five numbers or :class:`LossConstants`).
+    coefficients : Eq. 5 coefficients; the paper's Table 3 by default.
+    integer : integer draft length instead of its continuous relaxation.
+    n_bounds : search range of ``N``; default ``(1e7, M)``. The acceptance plane must stay in
+        (0, 1) over the whole range.
+    """
+    c = resolve_constants(constants)
+    m = float(as_positive(m, "m (target parameters)"))
+    d_draft = float(as_positive(d_draft, "d_draft (draft pre-training tokens)"))
+    d_target = float(as_positive(d_target, "d_target (target pre-training tokens)"))
+    lo, hi = n_bounds if n_bounds is not None else (min(1e7, m), m)
+    lo, hi = float(as_positive(lo, "n_bounds[0]")), float(as_positive(hi, "n_bounds[1]"))
+    if not lo < hi:
+        raise ValueError(f"n_bounds must satisfy low < high, got ({lo:.6g}, {hi:.6g})")
+    if hi > m:
+        raise ValueError(f"n_bounds[1] = {hi:.6g} exceeds the target size m = {m:.6g}: a draft must be smaller")
+    grid = np.clip(np.exp(np.linspace(np.log(lo), np.log(hi), 97)), lo, hi)
+    curve = throughput_curve(grid, m, d_draft, d_target, c, coefficients, integer)
+    y = float(perplexity(m, d_target, c))
+
+    def neg_t(log_n: float) -> float:
+        n = np.exp(log_n)
+        alpha = _alpha_of_n(n, d_draft, y, c, coefficients)
+        return -float(optimal_tokens_per_flop(alpha, n, m, integer)) * m
+
+    k = int(np.argmax(curve["tokens_per_flop"]))
+    a_, b_ = np.log(grid[max(k - 1, 0)]), np.log(grid[min(k + 1, grid.size - 1)])
+    res = minimize_scalar(neg_t, bounds=(a_, b_), method="bounded", options={"xatol": xatol})
+    n_star = float(np.clip(np.exp(res.x), lo, hi))
+    alpha = float(_alpha_of_n(n_star, d_draft, y, c, coefficients))
+    gamma = float(optimal_gamma(alpha, n_star, m, integer))
+    return DraftOptimum(
+        n_star=n_star, gamma_star=gamma, alpha=alpha,
+        tokens_per_flop=float(tokens_per_flop(alpha, n_star, m, gamma)), m=m,
+    )
