@@ -74,28 +74,43 @@ def tokens_per_flop(alpha: ArrayLike, n: ArrayLike, m: ArrayLike, gamma: ArrayLi
     return expected_tokens(alpha, gamma) / flops_per_iteration(n, m, gamma)
 
 
+def _expm1_minus_x(u: np.ndarray) -> np.ndarray:
+    """``exp(u) - 1 - u`` for ``u >= 0`` without cancellation: Taylor series below ``u = 0.05``."""
+    small = u < 0.05
+    s = np.where(small, u, 0.0)
+    series = s * s * (1 / 2 + s * (1 / 6 + s * (1 / 24 + s * (1 / 120 + s * (1 / 720 + s * (
+        1 / 5040 + s * (1 / 40320 + s / 362880)))))))
+    with np.errstate(over="ignore"):
+        return np.where(small, series, np.expm1(u) - u)
+
+
 def _log_t(eps: np.ndarray) -> np.ndarray:
     """``u = ln t`` with ``t = -W_{-1}(-exp(-1 - eps))``, i.e. the root ``u >= 0`` of
     ``expm1(u) - u = eps``.
 
-    scipy's ``lambertw`` on branch -1 gives the root where its argument is representable
-    (``eps < 700``); beyond that ``exp(-1 - eps)`` underflows and the asymptotic
-    ``t ~ c + ln c`` (``c = 1 + eps``) starts the iteration instead. Three Newton steps on
-    ``expm1(u) - u = eps`` then polish both to full precision (they also remove the loss of
-    accuracy of ``lambertw`` next to its branch point ``-1/e``, where ``alpha -> 1``).
+    ``f(u) = expm1(u) - u - eps`` is convex and increasing for ``u > 0``, so Newton's method
+    converges monotonically from any start at or above the root. Starting points:
+    ``sqrt(2 eps)`` (above the root, since ``f(u) >= u**2/2 - eps``) for ``eps < 1e-3`` (next to the branch point ``-1/e``, where ``lambertw``
+    loses its accuracy or returns nan: ``alpha -> 1`` with ``M/N -> 1``), scipy's ``lambertw`` on
+    branch -1 where its argument is representable (``eps < 700``), and the asymptotic
+    ``t ~ c + ln c`` (``c = 1 + eps``) beyond, where ``exp(-1 - eps)`` underflows. Newton steps
+    on ``f`` with ``expm1(u) - u`` evaluated without cancellation polish all three.
     """
     shape = np.shape(eps)
     eps = np.atleast_1d(np.asarray(eps, dtype=float)).ravel()
     u = np.empty_like(eps)
-    small = eps < 700.0
+    tiny = eps < 1e-3
+    mid = ~tiny & (eps < 700.0)
+    big = eps >= 700.0
     with np.errstate(all="ignore"):
-        w = lambertw(-np.exp(-1.0 - eps[small]), k=-1).real
-        u[small] = np.log(np.maximum(-w, 1.0))
-        c = 1.0 + eps[~small]
-        u[~small] = np.log(c + np.log(c))
+        u[tiny] = np.sqrt(2.0 * np.maximum(eps[tiny], 0.0))
+        w = lambertw(-np.exp(-1.0 - eps[mid]), k=-1).real
+        u[mid] = np.log(np.maximum(-w, 1.0))
+        c = 1.0 + eps[big]
+        u[big] = np.log(c + np.log(c))
         positive = eps > 0
-        for _ in range(3):
-            f = np.expm1(u) - u - eps
+        for _ in range(4):
+            f = _expm1_minus_x(u) - eps
             fp = np.expm1(u)
             step = np.where(positive & (fp > 0), f / np.where(fp > 0, fp, 1.0), 0.0)
             u = np.maximum(u - step, 0.0)
