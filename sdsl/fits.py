@@ -1,0 +1,660 @@
+"""Acceptance rate against perplexity: the paper's Eq. 5 plane and per-target curves.
+
+The chapter ``notebooks/acceptance.md`` regenerates Tables 1 to 4 and Figures 1 and 3 of
+Bozorgkhoo and Molybog (2026, arXiv 2603.11053) through the functions of this module, one per
+table or figure (book chapter "Method", sections on Eq. 5 and on the per-target fits; method
+notes, sections 5 and 7).
+
+* :func:`fit_plane`: ordinary least squares of the paper's Eq. 5, ``alpha = A x + B y + C``
+  (``x`` draft perplexity, ``y`` target perplexity), with standard errors, margins of error
+  ``t(0.975, n - 3) * SE``, 95 % confidence intervals, ``MSE = SSR / n`` and ``R^2`` (Table 3).
+* :func:`fit_per_target`: for one target, alpha against draft perplexity in three forms
+  (Table 4, Figure 3; method notes, section 7):
+
+  - linear ``alpha = p1 x + p2`` and logarithmic ``alpha = p1 ln x + p2`` by OLS;
+  - power law ``alpha = p1 x ** p2`` by nonlinear least squares in the original space
+    (``scipy.optimize.curve_fit``), margins of error ``t(0.975, n - 2) * SE`` from the covariance
+    of the estimates, ``R^2`` in the original space.
+
+  Every form reports ``MSE = SSR / n`` (not ``SSR / (n - k)``): this is the convention that
+  reproduces the MSE column of the paper's Table 4.
+* :func:`table1`, :func:`table2`, :func:`table3`, :func:`table4`, :func:`table4_vs_paper`,
+  :func:`figure1`, :func:`figure3`: the paper's tables and figures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import statsmodels.api as sm
+from matplotlib.figure import Figure
+from scipy import stats
+from scipy.optimize import curve_fit
+
+from sdsl.laws import AcceptanceCoefficients
+from sdsl.style import family_color
+
+__all__ = [
+    "FORMS",
+    "PlaneFit",
+    "CurveFit",
+    "fit_plane",
+    "fit_per_target",
+    "fit_targets",
+    "fit_power_loglog",
+    "has_table",
+    "acceptance_matrix",
+    "TABLE4_QUANTITIES",
+    "implied_residual_df",
+    "table1",
+    "table2",
+    "table3",
+    "table4",
+    "table4_vs_paper",
+    "figure1",
+    "figure3",
+]
+
+#: The three functional forms of Table 4, in the paper's order.
+FORMS: tuple[str, ...] = ("linear", "logarithmic", "power")
+
+#: Columns every acceptance table needs (the ``acceptance`` schema of ``data/``).
+_REQUIRED = ("target", "draft", "draft_family", "draft_ppl", "target_ppl", "alpha")
+
+#: Quantities of one Table 4 row, in the paper's column order.
+TABLE4_QUANTITIES: tuple[str, ...] = (
+    "p1", "moe1", "ci1_lower", "ci1_upper", "p2", "moe2", "ci2_lower", "ci2_upper", "mse", "r2",
+)
+
+_FORM_STYLE: dict[str, dict[str, object]] = {
+    "linear": {"color": "0.15", "linestyle": "-"},
+    "logarithmic": {"color": "0.35", "linestyle": "--"},
+    "power": {"color": "0.55", "linestyle": ":"},
+}
+
+
+def _check_frame(df: pd.DataFrame, needed: Sequence[str] = _REQUIRED) -> pd.DataFrame:
+    if not isinstance(df, pd.DataFrame):
+        raise ValueError(f"df must be a pandas DataFrame of acceptance measurements, got {type(df).__name__}")
+    missing = [c for c in needed if c not in df.columns]
+    if missing:
+        raise ValueError(f"df is missing column(s) {missing}; an acceptance table needs {list(needed)}")
+    if len(df) == 0:
+        raise ValueError("df has no rows: at least one (target, draft) measurement is needed")
+    for c in ("draft_ppl", "target_ppl", "alpha"):
+        if c in needed:
+            v = pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float)
+            if not np.all(np.isfinite(v)):
+                raise ValueError(f"column {c!r} must be finite numbers")
+            if c.endswith("ppl") and np.any(v <= 0):
+                raise ValueError(f"column {c!r} must be > 0 (a perplexity), got {v[v <= 0][0]!r}")
+    return df
+
+
+# ---------------------------------------------------------------------------------------------
+# Eq. 5: the acceptance plane (Table 3, Figure 1)
+
+
+@dataclass(frozen=True, eq=False)
+class PlaneFit:
+    """OLS fit of the paper's Eq. 5, ``alpha = A x + B y + C`` (Table 3; method notes, s.5).
+
+    ``estimate``, ``std_error``, ``moe``, ``ci_lower`` and ``ci_upper`` are indexed by
+    ``"A"``, ``"B"``, ``"C"``. ``moe = t(0.975, n - 3) * std_error`` and the CI is
+    ``estimate -/+ moe``. ``mse = SSR / n`` (the convention of Table 4; Table 3's cannot be
+    checked without the paper's 130 observations). ``covariance`` is the 3 x 3 covariance of the
+    estimates (``SSR / (n - 3)`` scaling, as OLS reports it).
+    """
+
+    estimate: pd.Series
+    std_error: pd.Series
+    moe: pd.Series
+    ci_lower: pd.Series
+    ci_upper: pd.Series
+    covariance: pd.DataFrame
+    mse: float
+    r2: float
+    n: int
+    df_resid: int
+    t_crit: float
+
+    @property
+    def coefficients(self) -> AcceptanceCoefficients:
+        """The estimates as :class:`sdsl.AcceptanceCoefficients` (for the throughput model)."""
+        return AcceptanceCoefficients(
+            A=float(self.estimate["A"]), B=float(self.estimate["B"]), C=float(self.estimate["C"]),
+            source=f"OLS refit of Eq. 5 on {self.n} pairs",
+        )
+
+    def predict(self, x: np.ndarray | float, y: np.ndarray | float) -> np.ndarray:
+        """``A x + B y + C`` at draft perplexity ``x`` and target perplexity ``y``."""
+        e = self.estimate
+        return e["A"] * np.asarray(x, dtype=float) + e["B"] * np.asarray(y, dtype=float) + e["C"]
+
+    def table(self) -> pd.DataFrame:
+        """One row per parameter: parameter, estimate, std_error, moe, ci_lower, ci_upper (the
+        columns of the paper's Table 3)."""
+        return pd.DataFrame(
+            {
+                "parameter": list(self.estimate.index),
+                "estimate": self.estimate.to_numpy(),
+                "std_error": self.std_error.to_numpy(),
+                "moe": self.moe.to_numpy(),
+                "ci_lower": self.ci_lower.to_numpy(),
+                "ci_upper": self.ci_upper.to_numpy(),
+            }
+        )
+
+
+def fit_plane(df: pd.DataFrame) -> PlaneFit:
+    """Fit the paper's Eq. 5, ``alpha = A x + B y + C``, by OLS (statsmodels).
+
+    ``x`` is ``df.draft_ppl``, ``y`` is ``df.target_ppl``, ``alpha`` is ``df.alpha`` (the columns
+    of ``data/acceptance.csv``). Reports what the paper's Table 3 prints: estimates, standard
+    errors, margins of error ``t(0.975, n - 3) * SE``, 95 % confidence intervals, ``MSE = SSR / n``
+    and ``R^2`` (book chapter "Method", Eq. 5 section; method notes, section 5).
+
+    Raises ``ValueError`` for fewer than 4 rows (no residual degree of freedom) or when the
+    design is rank-deficient (e.g. a single target perplexity, so ``y`` is collinear with the
+    intercept).
+    """
+    _check_frame(df, ("draft_ppl", "target_ppl", "alpha"))
+    n = len(df)
+    if n < 4:
+        raise ValueError(f"fit_plane needs at least 4 (draft, target) pairs for 3 coefficients, got {n}")
+    X = pd.DataFrame(
+        {"A": df["draft_ppl"].to_numpy(dtype=float), "B": df["target_ppl"].to_numpy(dtype=float), "C": 1.0}
+    )
+    if np.linalg.matrix_rank(X.to_numpy()) < 3:
+        raise ValueError(
+            "fit_plane: the design [draft_ppl, target_ppl, 1] is rank-deficient; Eq. 5 needs at least "
+            "two distinct draft perplexities and two distinct target perplexities, not on one line"
+        )
+    res = sm.OLS(df["alpha"].to_numpy(dtype=float), X).fit()
+    dof = int(round(res.df_resid))
+    t = float(stats.t.ppf(0.975, dof))
+    est = res.params.astype(float)
+    se = res.bse.astype(float)
+    moe = t * se
+    return PlaneFit(
+        estimate=est, std_error=se, moe=moe, ci_lower=est - moe, ci_upper=est + moe,
+        covariance=res.cov_params().astype(float), mse=float(res.ssr / n), r2=float(res.rsquared),
+        n=n, df_resid=dof, t_crit=t,
+    )
+
+
+def implied_residual_df(paper: pd.DataFrame, level: float = 0.975, max_df: int = 10_000) -> pd.DataFrame:
+    """Residual degrees of freedom consistent with a printed table's ``moe / std_error`` ratios.
+
+    For each row, the interval of ``moe / std_error`` allowed by the printed digits (each value
+    +/- half a unit in its last printed digit, given by columns ``std_error_tol`` and ``moe_tol``
+    if present, else 5e-7) is compared with ``t(level, df)``. Returns, per parameter, the ratio
+    and the smallest and largest ``df`` inside the interval. Applied to the paper's Table 3 it
+    shows that the plane was fitted with 127 residual degrees of freedom, i.e. 130 observations
+    (13 targets x 10 drafts), where the seed has 50.
+    """
+    for c in ("parameter", "std_error", "moe"):
+        if c not in paper.columns:
+            raise ValueError(f"paper is missing column {c!r}; expected the paper's Table 3")
+    dfs = np.arange(1, max_df + 1)
+    tq = stats.t.ppf(level, dfs)
+    rows = []
+    for _, r in paper.iterrows():
+        se_tol = float(r.get("std_error_tol", 5e-7))
+        moe_tol = float(r.get("moe_tol", 5e-7))
+        lo = (r["moe"] - moe_tol) / (r["std_error"] + se_tol)
+        hi = (r["moe"] + moe_tol) / (r["std_error"] - se_tol)
+        ok = dfs[(tq >= lo) & (tq <= hi)]
+        rows.append(
+            {
+                "parameter": r["parameter"],
+                "ratio": float(r["moe"] / r["std_error"]),
+                "ratio_low": float(lo),
+                "ratio_high": float(hi),
+                "df_min": int(ok.min()) if ok.size else np.nan,
+                "df_max": int(ok.max()) if ok.size else np.nan,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# per-target fits (Table 4, Figure 3)
+
+
+def _power(x: np.ndarray, p1: float, p2: float) -> np.ndarray:
+    return p1 * np.power(x, p2)
+
+
+def _power_jac(x: np.ndarray, p1: float, p2: float) -> np.ndarray:
+    """Jacobian of ``p1 x**p2`` with respect to ``(p1, p2)``."""
+    xp = np.power(x, p2)
+    return np.column_stack([xp, p1 * xp * np.log(x)])
+
+
+@dataclass(frozen=True, eq=False)
+class CurveFit:
+    """One per-target fit of alpha against draft perplexity ``x`` (one row of Table 4).
+
+    ``form`` is ``"linear"`` (``alpha = p1 x + p2``), ``"logarithmic"`` (``alpha = p1 ln x + p2``)
+    or ``"power"`` (``alpha = p1 x ** p2``). ``moe = t(0.975, n - 2) * SE``; ``mse = SSR / n``;
+    ``r2`` is computed in the original space of alpha.
+    """
+
+    target: str
+    form: str
+    p1: float
+    p2: float
+    se1: float
+    se2: float
+    moe1: float
+    moe2: float
+    mse: float
+    r2: float
+    n: int
+    t_crit: float
+    covariance: np.ndarray = field(repr=False)
+
+    @property
+    def ci1(self) -> tuple[float, float]:
+        """95 % confidence interval of ``p1``."""
+        return (self.p1 - self.moe1, self.p1 + self.moe1)
+
+    @property
+    def ci2(self) -> tuple[float, float]:
+        """95 % confidence interval of ``p2``."""
+        return (self.p2 - self.moe2, self.p2 + self.moe2)
+
+    def predict(self, x: np.ndarray | float) -> np.ndarray:
+        """Predicted alpha at draft perplexity ``x``."""
+        x = np.asarray(x, dtype=float)
+        if self.form == "linear":
+            return self.p1 * x + self.p2
+        if self.form == "logarithmic":
+            return self.p1 * np.log(x) + self.p2
+        return _power(x, self.p1, self.p2)
+
+    def row(self) -> dict[str, object]:
+        """The fit as one row of Table 4 (``target``, ``function`` and the paper's columns)."""
+        return {
+            "target": self.target, "function": self.form,
+            "p1": self.p1, "moe1": self.moe1, "ci1_lower": self.ci1[0], "ci1_upper": self.ci1[1],
+            "p2": self.p2, "moe2": self.moe2, "ci2_lower": self.ci2[0], "ci2_upper": self.ci2[1],
+            "mse": self.mse, "r2": self.r2, "n": self.n,
+        }
+
+
+def _xy(df: pd.DataFrame, target: str) -> tuple[np.ndarray, np.ndarray]:
+    _check_frame(df, ("target", "draft_ppl", "alpha"))
+    sub = df[df["target"] == target]
+    if sub.empty:
+        raise ValueError(f"target {target!r} has no rows; targets present: {sorted(df['target'].unique())}")
+    x = sub["draft_ppl"].to_numpy(dtype=float)
+    y = sub["alpha"].to_numpy(dtype=float)
+    if x.size < 3:
+        raise ValueError(
+            f"target {target!r} has {x.size} draft(s); a two-parameter fit with a margin of error needs "
+            f"at least 3 (n - 2 >= 1 residual degree of freedom)"
+        )
+    if np.unique(x).size < 2:
+        raise ValueError(f"target {target!r}: all drafts have the same perplexity; the fit is undetermined")
+    return x, y
+
+
+def fit_per_target(df: pd.DataFrame, target: str, form: str) -> CurveFit:
+    """Fit alpha against draft perplexity for one target (paper's Table 4 and Figure 3; book
+    chapter "Method", per-target fits; method notes, section 7).
+
+    * ``"linear"``: ``alpha = p1 x + p2``, OLS (statsmodels);
+    * ``"logarithmic"``: ``alpha = p1 ln x + p2``, OLS (statsmodels);
+    * ``"power"``: ``alpha = p1 x ** p2``, nonlinear least squares in the original space
+      (``scipy.optimize.curve_fit`` with the analytic Jacobian, started from the log-log OLS
+      solution, converged to ``1e-15``); standard errors from the covariance
+      ``SSR / (n - 2) * (J'J)^-1`` at the optimum.
+
+    All forms: ``moe = t(0.975, n - 2) * SE``, CI ``p -/+ moe``, ``MSE = SSR / n`` and
+    ``R^2 = 1 - SSR / SST`` in the original space. This reproduces every printed digit of Table 4
+    for Qwen1.5-14B and Qwen1.5-32B (see :func:`table4_vs_paper`).
+
+    Raises ``ValueError`` for an unknown ``form``, an unknown target, fewer than 3 drafts, or a
+    power-law fit that does not converge.
+    """
+    if form not in FORMS:
+        raise ValueError(f"form must be one of {list(FORMS)}, got {form!r}")
+    x, y = _xy(df, target)
+    n = x.size
+    t = float(stats.t.ppf(0.975, n - 2))
+    if form in ("linear", "logarithmic"):
+        if form == "logarithmic":
+            xx = np.log(x)
+        else:
+            xx = x
+        res = sm.OLS(y, sm.add_constant(xx, has_constant="add")).fit()
+        p2, p1 = (float(v) for v in res.params)
+        se2, se1 = (float(v) for v in res.bse)
+        cov = np.asarray(res.cov_params(), dtype=float)[::-1, ::-1]
+        ssr = float(res.ssr)
+    else:
+        if np.any(y <= 0):
+            raise ValueError(f"target {target!r}: a power law needs alpha > 0")
+        start = sm.OLS(np.log(y), sm.add_constant(np.log(x), has_constant="add")).fit().params
+        try:
+            p, _ = curve_fit(
+                _power, x, y, p0=[float(np.exp(start[0])), float(start[1])], jac=_power_jac,
+                method="lm", ftol=1e-15, xtol=1e-15, gtol=1e-15, maxfev=10_000,
+            )
+        except (RuntimeError, ValueError) as exc:
+            raise ValueError(f"target {target!r}: the power-law fit did not converge ({exc})") from None
+        p1, p2 = (float(v) for v in p)
+        # Covariance s^2 (J'J)^-1 from the analytic Jacobian at the optimum, s^2 = SSR / (n - 2).
+        # MINPACK's own estimate (curve_fit's pcov) comes from its last QR factorisation and moves
+        # in the 7th digit with the starting point, enough to flip the last printed digit of
+        # Table 4's MoE 1 for Qwen1.5-14B (0.1589554 vs 0.1589558).
+        jac = _power_jac(x, p1, p2)
+        ssr = float(np.sum((y - _power(x, p1, p2)) ** 2))
+        try:
+            cov = ssr / (n - 2) * np.linalg.inv(jac.T @ jac)
+        except np.linalg.LinAlgError:
+            raise ValueError(f"target {target!r}: the power-law Jacobian is singular (too few distinct points?)") from None
+        if not np.all(np.isfinite(cov)):
+            raise ValueError(f"target {target!r}: the power-law covariance is not finite (too few distinct points?)")
+        se1, se2 = (float(v) for v in np.sqrt(np.diag(cov)))
+    sst = float(np.sum((y - y.mean()) ** 2))
+    r2 = 1.0 - ssr / sst if sst > 0 else np.nan
+    return CurveFit(
+        target=str(target), form=form, p1=p1, p2=p2, se1=se1, se2=se2, moe1=t * se1, moe2=t * se2,
+        mse=ssr / n, r2=float(r2), n=int(n), t_crit=t, covariance=np.asarray(cov, dtype=float),
+    )
+
+
+def _targets_in_order(df: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(df["target"].tolist()))
+
+
+def fit_power_loglog(df: pd.DataFrame, target: str) -> tuple[float, float]:
+    """``(p1, p2)`` of ``alpha = p1 x ** p2`` by OLS on ``ln alpha = ln p1 + p2 ln x``: the
+    log-log shortcut, which does *not* reproduce Table 4's power-law row (method notes, s.7);
+    kept to show the difference with :func:`fit_per_target` (``form="power"``)."""
+    x, y = _xy(df, target)
+    if np.any(y <= 0):
+        raise ValueError(f"target {target!r}: a power law needs alpha > 0")
+    b0, b1 = sm.OLS(np.log(y), sm.add_constant(np.log(x), has_constant="add")).fit().params
+    return float(np.exp(b0)), float(b1)
+
+
+def fit_targets(
+    df: pd.DataFrame, targets: Iterable[str] | None = None, forms: Iterable[str] = FORMS
+) -> list[CurveFit]:
+    """:func:`fit_per_target` for every target (in the order of ``df``) and every form."""
+    _check_frame(df, ("target", "draft_ppl", "alpha"))
+    targets = _targets_in_order(df) if targets is None else list(targets)
+    forms = list(forms)
+    for f in forms:
+        if f not in FORMS:
+            raise ValueError(f"form must be one of {list(FORMS)}, got {f!r}")
+    return [fit_per_target(df, t, f) for t in targets for f in forms]
+
+
+def table4(df: pd.DataFrame, targets: Iterable[str] | None = None) -> pd.DataFrame:
+    """The paper's Table 4 for every target of ``df``: linear, logarithmic and power-law fits of
+    alpha on draft perplexity (method notes, section 7), one row per (target, function) with the
+    paper's columns ``p1, moe1, ci1_lower, ci1_upper, p2, moe2, ci2_lower, ci2_upper, mse, r2``
+    plus ``n`` (drafts per target). The paper prints only Qwen1.5-14B and Qwen1.5-32B."""
+    return pd.DataFrame([f.row() for f in fit_targets(df, targets)])
+
+
+def table4_vs_paper(ours: pd.DataFrame, paper: pd.DataFrame, tolerance: pd.DataFrame) -> pd.DataFrame:
+    """Every printed cell of Table 4 beside our value (long form).
+
+    Parameters
+    ----------
+    ours : :func:`table4` output.
+    paper : ``sdsl.data.load("paper_table4")``.
+    tolerance : ``sdsl.data.printed_tolerance("paper_table4")``: half a unit in the last printed
+        digit of each cell.
+
+    Returns one row per (target, function, quantity) printed by the paper, for the targets
+    present in ``ours``: ``ours``, ``paper``, ``difference = ours - paper``, ``tolerance``,
+    ``last_digits = |difference| / (2 tolerance)`` (the deviation in units of the last printed
+    digit) and ``equal_to_printed`` (``|difference| <= tolerance``, with a relative slack of 1e-9
+    for binary floating point).
+    """
+    for name, frame in (("ours", ours), ("paper", paper), ("tolerance", tolerance)):
+        missing = [c for c in ("target", "function", *TABLE4_QUANTITIES) if c not in frame.columns]
+        if missing:
+            raise ValueError(f"{name} is missing Table 4 column(s) {missing}")
+    key = ["target", "function"]
+    merged = paper.merge(ours, on=key, suffixes=("_paper", "_ours"), how="inner").merge(
+        tolerance.rename(columns={q: f"{q}_tol" for q in TABLE4_QUANTITIES}), on=key, how="left"
+    )
+    rows = []
+    for _, r in merged.iterrows():
+        for q in TABLE4_QUANTITIES:
+            o, p, tol = float(r[f"{q}_ours"]), float(r[f"{q}_paper"]), float(r[f"{q}_tol"])
+            d = o - p
+            rows.append(
+                {
+                    "target": r["target"], "function": r["function"], "quantity": q,
+                    "ours": o, "paper": p, "difference": d, "tolerance": tol,
+                    "last_digits": abs(d) / (2.0 * tol),
+                    "equal_to_printed": bool(abs(d) <= tol * (1.0 + 1e-9)),
+                }
+            )
+    return pd.DataFrame(
+        rows,
+        columns=["target", "function", "quantity", "ours", "paper", "difference", "tolerance",
+                 "last_digits", "equal_to_printed"],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables 1 to 3
+
+
+def _fmt_alpha(alpha: float, hw: float | None) -> str:
+    if hw is None or not np.isfinite(hw):
+        return f"{alpha:g}"
+    return f"{alpha:g} ± {hw:g}"
+
+
+def _paper_layout(df: pd.DataFrame) -> pd.DataFrame:
+    _check_frame(df, ("target", "draft", "draft_ppl", "target_ppl", "alpha"))
+    targets = _targets_in_order(df)
+    drafts = list(dict.fromkeys(df["draft"].tolist()))
+    hw = df["alpha_hw95"] if "alpha_hw95" in df.columns else pd.Series(np.nan, index=df.index)
+    header: dict[str, object] = {"target": "Perplexity", "target_ppl": np.nan}
+    for d in drafts:
+        ppl = df.loc[df["draft"] == d, "draft_ppl"].unique()
+        if ppl.size != 1:
+            raise ValueError(f"draft {d!r} has {ppl.size} different perplexities {list(ppl)}; expected one")
+        header[d] = f"{float(ppl[0]):.10g}"
+    rows = [header]
+    for t in targets:
+        sub = df[df["target"] == t]
+        tp = sub["target_ppl"].unique()
+        if tp.size != 1:
+            raise ValueError(f"target {t!r} has {tp.size} different perplexities {list(tp)}; expected one")
+        row: dict[str, object] = {"target": t, "target_ppl": float(tp[0])}
+        for d in drafts:
+            hit = sub[sub["draft"] == d]
+            row[d] = _fmt_alpha(float(hit["alpha"].iloc[0]), float(hw[hit.index[0]])) if len(hit) else ""
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["target", "target_ppl", *drafts])
+
+
+def _by_table(df: pd.DataFrame, number: int) -> pd.DataFrame:
+    if "source_table" in df.columns:
+        sub = df[pd.to_numeric(df["source_table"], errors="coerce").astype(float).to_numpy() == number]
+    else:
+        sub = df.iloc[0:0]
+    if sub.empty:
+        raise ValueError(
+            f"no rows with source_table == {number}: Table {number} lists "
+            + ("the OPT drafts" if number == 1 else "the Qwen drafts")
+        )
+    return _paper_layout(sub)
+
+
+def has_table(df: pd.DataFrame, number: int) -> bool:
+    """Whether ``df`` has rows of the paper's Table ``number`` (column ``source_table``); a
+    user's own measurements leave ``source_table`` empty."""
+    if "source_table" not in df.columns:
+        return False
+    return bool(np.any(pd.to_numeric(df["source_table"], errors="coerce").astype(float).to_numpy() == number))
+
+
+def acceptance_matrix(df: pd.DataFrame) -> pd.DataFrame:
+    """All rows of ``df`` in the layout of Tables 1 and 2 (targets as rows with their perplexity,
+    drafts as columns with theirs, cells ``alpha ± half-width``): for measurements that are not
+    the paper's."""
+    return _paper_layout(df)
+
+
+def table1(df: pd.DataFrame) -> pd.DataFrame:
+    """The paper's Table 1 (OPT drafts): targets as rows with their perplexity, drafts as columns,
+    cells ``alpha ± 95 % half-width``; the first row ("Perplexity") holds each draft's perplexity.
+    Rows of ``df`` with ``source_table == 1``."""
+    return _by_table(df, 1)
+
+
+def table2(df: pd.DataFrame) -> pd.DataFrame:
+    """The paper's Table 2 (Qwen2.5 and Qwen1.5 drafts), in the layout of :func:`table1`.
+    Rows of ``df`` with ``source_table == 2``."""
+    return _by_table(df, 2)
+
+
+def table3(
+    fit: PlaneFit, paper: pd.DataFrame, paper_metrics: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """The paper's Table 3 (Eq. 5 coefficients and fit quality) beside our refit, long form.
+
+    Parameters
+    ----------
+    fit : :func:`fit_plane` on the pairs we have.
+    paper : ``sdsl.data.load("paper_table3")`` (parameter, estimate, std_error, moe, ci_lower,
+        ci_upper).
+    paper_metrics : ``sdsl.data.load("paper_metrics")`` (rows of table 3: ``mse``, ``r2``);
+        optional.
+
+    Returns columns ``parameter`` (A, B, C or ``model``), ``quantity``, ``paper``, ``refit``,
+    ``difference = refit - paper``. The ``model`` rows hold ``mse``, ``r2`` and ``n`` (the paper's
+    ``n`` is not printed: its value, 130, is implied by ``moe / std_error``, see
+    :func:`implied_residual_df`).
+    """
+    if not isinstance(fit, PlaneFit):
+        raise ValueError(f"fit must be a PlaneFit (from fit_plane), got {type(fit).__name__}")
+    cols = ("parameter", "estimate", "std_error", "moe", "ci_lower", "ci_upper")
+    missing = [c for c in cols if c not in paper.columns]
+    if missing:
+        raise ValueError(f"paper is missing column(s) {missing}; expected the paper's Table 3")
+    ours = fit.table().set_index("parameter")
+    pp = paper.set_index("parameter")
+    rows = []
+    for p in ("A", "B", "C"):
+        for q in cols[1:]:
+            a = float(pp.loc[p, q]) if p in pp.index else np.nan
+            b = float(ours.loc[p, q])
+            rows.append({"parameter": p, "quantity": q, "paper": a, "refit": b, "difference": b - a})
+    pm: dict[str, float] = {}
+    if paper_metrics is not None:
+        sub = paper_metrics[paper_metrics["table"].astype(str) == "3"]
+        pm = {str(m): float(v) for m, v in zip(sub["metric"], sub["value"])}
+    for q, b in (("mse", fit.mse), ("r2", fit.r2), ("n", float(fit.n))):
+        a = pm.get(q, np.nan)
+        rows.append({"parameter": "model", "quantity": q, "paper": a, "refit": b, "difference": b - a})
+    return pd.DataFrame(rows, columns=["parameter", "quantity", "paper", "refit", "difference"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Figures 1 and 3
+
+
+def figure1(
+    df: pd.DataFrame,
+    fit: PlaneFit | AcceptanceCoefficients,
+    elev: float = 22.0,
+    azim: float = -128.0,
+) -> Figure:
+    """The paper's Figure 1: observations ``(x, y, alpha)`` (draft perplexity, target perplexity,
+    acceptance rate) as a 3-D scatter coloured by draft family, with the Eq. 5 plane of ``fit``
+    (a :class:`PlaneFit` or :class:`sdsl.AcceptanceCoefficients`) as a surface over the data's
+    range. The view angle is fixed (``elev``, ``azim``) so the figure is the same every run."""
+    _check_frame(df, ("draft_family", "draft_ppl", "target_ppl", "alpha"))
+    if isinstance(fit, PlaneFit):
+        a, b, c = (float(fit.estimate[k]) for k in ("A", "B", "C"))
+    elif isinstance(fit, AcceptanceCoefficients):
+        a, b, c = fit.A, fit.B, fit.C
+    else:
+        raise ValueError(f"fit must be a PlaneFit or AcceptanceCoefficients, got {type(fit).__name__}")
+    fig = plt.figure(figsize=(7.0, 5.6))
+    ax = fig.add_subplot(projection="3d")
+    x, y = df["draft_ppl"].to_numpy(dtype=float), df["target_ppl"].to_numpy(dtype=float)
+    gx, gy = np.meshgrid(np.linspace(x.min(), x.max(), 20), np.linspace(y.min(), y.max(), 20))
+    ax.plot_surface(gx, gy, a * gx + b * gy + c, color="0.6", alpha=0.35, linewidth=0, shade=False)
+    ax.plot_wireframe(gx, gy, a * gx + b * gy + c, color="0.45", linewidth=0.3, rstride=4, cstride=4)
+    for fam in dict.fromkeys(df["draft_family"].tolist()):
+        s = df[df["draft_family"] == fam]
+        ax.scatter(
+            s["draft_ppl"], s["target_ppl"], s["alpha"], color=family_color(fam), s=22,
+            depthshade=False, label=f"{fam} drafts",
+        )
+    ax.set_xlabel("draft perplexity $x$")
+    ax.set_ylabel("target perplexity $y$")
+    ax.set_zlabel(r"acceptance rate $\alpha$")
+    ax.view_init(elev=elev, azim=azim)
+    ax.legend(loc="upper left")
+    return fig
+
+
+def figure3(df: pd.DataFrame, fits: Sequence[CurveFit] | Mapping[object, CurveFit]) -> Figure:
+    """The paper's Figure 3: alpha against draft perplexity, one panel per target, observations
+    coloured by draft family (with their 95 % half-widths when ``alpha_hw95`` is present) and the
+    fitted linear, logarithmic and power-law curves of ``fits`` (from :func:`fit_targets`)."""
+    _check_frame(df, ("target", "draft_family", "draft_ppl", "alpha"))
+    fits = list(fits.values()) if isinstance(fits, Mapping) else list(fits)
+    if not fits or not all(isinstance(f, CurveFit) for f in fits):
+        raise ValueError("fits must be a non-empty sequence of CurveFit (from fit_targets)")
+    targets = _targets_in_order(df)
+    ncols = min(3, len(targets))
+    nrows = int(np.ceil(len(targets) / ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.4 * ncols, 2.9 * nrows), sharex=True, sharey=True, squeeze=False)
+    xs = np.linspace(df["draft_ppl"].min() * 0.97, df["draft_ppl"].max() * 1.03, 200)
+    for ax, t in zip(axes.flat, targets):
+        sub = df[df["target"] == t]
+        for fam in dict.fromkeys(sub["draft_family"].tolist()):
+            s = sub[sub["draft_family"] == fam]
+            err = s["alpha_hw95"] if "alpha_hw95" in s.columns else None
+            ax.errorbar(
+                s["draft_ppl"], s["alpha"], yerr=err, fmt="o", ms=4, color=family_color(fam),
+                label=f"{fam} drafts", capsize=0,
+            )
+        for f in fits:
+            if f.target == t:
+                ax.plot(xs, f.predict(xs), label=f.form, linewidth=1.3, **_FORM_STYLE[f.form])
+        ax.text(0.97, 0.95, t, transform=ax.transAxes, ha="right", va="top", fontsize="small")
+    used = list(axes.flat)[: len(targets)]
+    for i, ax in enumerate(used):
+        below = i + ncols
+        if below >= len(targets):  # lowest panel of its column: show the x axis
+            ax.xaxis.set_tick_params(labelbottom=True)
+            ax.set_xlabel("draft perplexity $x$")
+    for ax in axes[:, 0]:
+        ax.set_ylabel(r"$\alpha$")
+    handles, labels = [], []
+    for ax in axes.flat:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    spare = list(axes.flat)[len(targets):]
+    if spare:
+        for ax in spare:
+            ax.axis("off")
+        spare[0].legend(handles, labels, loc="center")
+    else:
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 6))
+    return fig
