@@ -17,6 +17,7 @@ from sdsl.laws import (
     perplexity,
     resolve_constants,
 )
+from sdsl.grid import optimal_draft_sizes
 from sdsl.theory import (
     DraftOptimum,
     expected_tokens,
@@ -43,6 +44,7 @@ __all__ = [
     "flops_per_iteration",
     "loss",
     "optimal_draft_size",
+    "optimal_draft_sizes",
     "optimal_gamma",
     "optimal_tokens_per_flop",
     "perplexity",
