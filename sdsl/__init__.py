@@ -17,7 +17,6 @@ from sdsl.laws import (
     perplexity,
     resolve_constants,
 )
-from sdsl.grid import optimal_draft_sizes
 from sdsl.theory import (
     DraftOptimum,
     expected_tokens,
@@ -30,6 +29,16 @@ from sdsl.theory import (
 )
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # The vectorised grid solver pulls in statsmodels and matplotlib (sdsl.grid); import it on
+    # first use so that `import sdsl` (and the `sdsl` command) stays fast.
+    if name == "optimal_draft_sizes":
+        from sdsl.grid import optimal_draft_sizes
+
+        return optimal_draft_sizes
+    raise AttributeError(f"module 'sdsl' has no attribute {name!r}")
 
 __all__ = [
     "AcceptanceCoefficients",

@@ -87,8 +87,9 @@ def load_runs(path: Path | None = None) -> dict[str, dict[str, Any]]:
     return out
 
 
-def load_last(path: Path = RUNS_FILE) -> list[str]:
+def load_last(path: Path | None = None) -> list[str]:
     """Chapters listed under ``last:`` in ``runs.yml``: executed after every other chapter."""
+    path = RUNS_FILE if path is None else path
     with open(path, encoding="utf-8") as fh:
         doc = yaml.safe_load(fh) or {}
     last = doc.get("last") or []
