@@ -1,0 +1,167 @@
+"""The ``sdsl`` command line: plan a draft for a target from the shell.
+
+::
+
+    sdsl plan --preset llama-3-70b
+    sdsl plan --target-params 70.6e9 --target-tokens 15e12 --draft-tokens 15e12 --json
+    sdsl presets
+
+Bad input prints one line on stderr and exits with status 2 (as argparse's own usage errors); the
+message is the ``ValueError`` the notebook ``plan_draft`` raises for the same input
+(:func:`sdsl.plan.check_inputs`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Sequence
+
+__all__ = ["main", "build_parser"]
+
+EXIT_USAGE = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``sdsl`` (sub-commands ``plan`` and ``presets``)."""
+    parser = argparse.ArgumentParser(
+        prog="sdsl",
+        description=(
+            "Speculative Decoding Scaling Laws (arXiv 2603.11053): plan the throughput-optimal draft "
+            "size N* for a target model. Sizes are in parameters, data in pre-training tokens; "
+            "numbers accept scientific notation (70.6e9)."
+        ),
+        epilog="Run 'sdsl plan --help' for the planning options.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    p = sub.add_parser(
+        "plan",
+        help="optimal draft size N*, draft length gamma*, acceptance rate, tokens per FLOP and speedup",
+        description=(
+            "Throughput-optimal draft size N* for a target of M parameters trained on D' tokens, with a "
+            "draft of the family trained on D tokens: N* maximises tokens per FLOP "
+            "T = E(alpha, gamma*) / (2 N gamma* + 2 M) (the paper's Eq. 9), with alpha from the loss law "
+            "and the acceptance plane (Eq. 5). Prints N* (parameters), gamma* (draft tokens per "
+            "iteration), alpha (acceptance rate at N*), T(N*) (tokens per FLOP) and the speedup over plain "
+            "decoding, T(N*) * 2M (dimensionless)."
+        ),
+    )
+    tgt = p.add_argument_group("target (a preset, or its size and tokens; explicit values override the preset)")
+    tgt.add_argument("--preset", metavar="NAME",
+                     help="target preset from data/presets.csv, e.g. llama-3-70b ('sdsl presets' lists them)")
+    tgt.add_argument("--target-params", metavar="M", help="target size M, in parameters (e.g. 70.6e9)")
+    tgt.add_argument("--target-tokens", metavar="D'", help="target pre-training data D', in tokens (e.g. 15e12)")
+    p.add_argument("--draft-tokens", metavar="D",
+                   help="draft family's pre-training data D, in tokens (default with --preset: the family's own)")
+    p.add_argument("--constants", metavar="NAME|E,A,B,a,b", default="besiroglu2024",
+                   help="loss-law constants of L(N, D) = E + A/N^a + B/D^b: 'besiroglu2024' (default), "
+                        "'hoffmann2022', or five comma-separated numbers E,A,B,a,b (E in nats)")
+    p.add_argument("--alpha-source", metavar="paper|refit|CSV", default="paper",
+                   help="acceptance plane alpha = A x + B y + C: 'paper' (Table 3, default), 'refit' (OLS on "
+                        "the paper's Tables 1 and 2) or a CSV of your measurements with columns draft_ppl, "
+                        "target_ppl, alpha (perplexities, acceptance rate in (0, 1)), refitted")
+    p.add_argument("--integer-gamma", action="store_true",
+                   help="optimise over integer draft lengths gamma (default: continuous relaxation)")
+    p.add_argument("--n-range", nargs=2, metavar=("LOW", "HIGH"),
+                   help="range of draft sizes searched, in parameters (default: 1e7 to M/2)")
+    p.add_argument("--draft-params", metavar="N", action="append",
+                   help="a candidate draft size, in parameters, reported as a share of the optimum (repeatable)")
+    p.add_argument("--bootstrap", metavar="B", type=str, default="0",
+                   help="parametric bootstrap draws of the acceptance coefficients for a 95%% interval of N* "
+                        "(default 0: none)")
+    p.add_argument("--seed", metavar="S", default="0", help="seed of the bootstrap (integer, default 0)")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object (keys n_star, gamma_star, alpha, tokens_per_flop, speedup, "
+                        "plus n_star_ci95 and candidates when asked for) instead of a table")
+    sub.add_parser("presets", help="list the target presets (parameters, tokens, draft family tokens)",
+                   description="List the target presets of data/presets.csv: M in parameters, D' and D in tokens.")
+    return parser
+
+
+def _one_line(msg: str) -> str:
+    return " ".join(str(msg).split())
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from sdsl import plan as P
+
+    inputs = P.check_inputs(
+        preset=args.preset, target_params=args.target_params, target_tokens=args.target_tokens,
+        draft_tokens=args.draft_tokens, constants=args.constants, alpha_source=args.alpha_source,
+        integer_gamma=args.integer_gamma, n_range=args.n_range, candidates=args.draft_params,
+        n_boot=args.bootstrap, seed=args.seed,
+    )
+    opt = P.plan(inputs)
+    result = {
+        "n_star": opt.n_star, "gamma_star": opt.gamma_star, "alpha": opt.alpha,
+        "tokens_per_flop": opt.tokens_per_flop, "speedup": opt.speedup,
+    }
+    ci = None
+    if inputs.n_boot > 0:
+        ci = P.n_star_interval(P.bootstrap_n_star(inputs))
+        result["n_star_ci95"] = [ci["low"], ci["high"]]
+    cands = P.candidate_shares(inputs, inputs.draft_tokens[0], opt)
+    if len(cands):
+        result["candidates"] = [
+            {"params": float(r.params), "tokens_per_flop": float(r.tokens_per_flop),
+             "speedup": float(r.speedup), "share_of_optimum": float(r.share_of_optimum)}
+            for r in cands.itertuples()
+        ]
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    t = inputs.target
+    rows = [
+        ("target", f"{t.name}: M = {t.params:.4g} parameters, D' = {t.tokens:.3g} tokens"),
+        ("draft family tokens D", f"{inputs.draft_tokens[0]:.3g} tokens"),
+        ("loss-law constants", inputs.constants.name),
+        ("acceptance plane", inputs.alpha.label),
+        ("draft length", "integer" if inputs.integer else "continuous"),
+        ("N* (optimal draft size)", f"{opt.n_star:.4g} parameters"),
+    ]
+    if ci is not None:
+        rows.append(("N* 95 % interval", f"[{ci['low']:.4g}, {ci['high']:.4g}] ({ci['draws']} draws, seed {inputs.seed})"))
+    rows += [
+        ("gamma* (draft length)", f"{opt.gamma_star:.4g} tokens per iteration"),
+        ("alpha at N*", f"{opt.alpha:.4f}"),
+        ("T(N*)", f"{opt.tokens_per_flop:.4g} tokens per FLOP"),
+        ("speedup over plain decoding", f"{opt.speedup:.3f}x"),
+    ]
+    for r in cands.itertuples():
+        rows.append((f"candidate N = {r.params:.3g}", f"{100 * r.share_of_optimum:.1f} % of the optimum "
+                                                       f"(speedup {r.speedup:.3f}x)"))
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k:<{width}}  {v}")
+    return 0
+
+
+def _presets() -> int:
+    from sdsl import plan as P
+
+    df = P.presets()
+    print(f"{'preset':<14} {'model':<14} {'M (params)':>12} {'D_prime (tokens)':>17} {'D (tokens)':>11}")
+    for r in df.itertuples():
+        print(f"{r.preset:<14} {r.model:<14} {r.params:>12.4g} {r.tokens:>17.3g} {r.draft_tokens:>11.3g}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``sdsl`` console script; returns the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help (0) and usage errors (2)
+        return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+    try:
+        if args.command == "plan":
+            return _plan(args)
+        return _presets()
+    except ValueError as exc:
+        print(f"sdsl {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())
