@@ -29,7 +29,7 @@ from typing import Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
+from statsmodels.regression.linear_model import OLS
 from matplotlib import cm
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
@@ -347,7 +347,7 @@ def fit_table8(solution: pd.DataFrame):
         "g": np.log(s["d_draft"].to_numpy()),
         "g_prime": np.log(s["d_target"].to_numpy()),
     })
-    return sm.OLS(s["n_star"].to_numpy() / s["m"].to_numpy(), x).fit(cov_type="HC3")
+    return OLS(s["n_star"].to_numpy() / s["m"].to_numpy(), x).fit(cov_type="HC3")
 
 
 def fit_table9(solution: pd.DataFrame):
@@ -355,7 +355,7 @@ def fit_table9(solution: pd.DataFrame):
     the statsmodels results (parameters named :data:`TABLE9_TERMS`)."""
     s = _check_solution(solution)
     x = pd.DataFrame({"mu": s["m"].to_numpy(), "M0": np.ones(len(s))})
-    return sm.OLS(s["n_star"].to_numpy(), x).fit(cov_type="HC3")
+    return OLS(s["n_star"].to_numpy(), x).fit(cov_type="HC3")
 
 
 def coefficient_table(results, level: float = 0.95) -> pd.DataFrame:
@@ -471,6 +471,20 @@ def variants(
 # Figure 5
 
 
+def _fix_layout(fig):
+    """Solve the figure's constrained layout once and keep it: the SVG, the PNG and the
+    notebook's display then reuse the positions instead of solving the layout three times
+    (the layout dominates the cost of drawing these multi-panel figures)."""
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    engine = fig.get_layout_engine()
+    if isinstance(engine, ConstrainedLayoutEngine):
+        engine.execute(fig)
+        fig.set_layout_engine("none")
+    return fig
+
+
+
 def figure5(solution: pd.DataFrame) -> Figure:
     """Figure 5: N* (left) and N*/M (right) against M, D and D' (one row each).
 
@@ -505,7 +519,7 @@ def figure5(solution: pd.DataFrame) -> Figure:
         if norm is not None:
             sm_ = cm.ScalarMappable(norm=norm, cmap=cmap)
             fig.colorbar(sm_, ax=axes[r, :].tolist(), label=hue_label, pad=0.01, aspect=25)
-    return fig
+    return _fix_layout(fig)
 
 
 # --------------------------------------------------------------------------------------------

@@ -35,8 +35,9 @@ by the target's perplexity ``y``).
 Propagation to ``N*``: the perplexities come from the loss law, ``x = exp(L(N, D))`` and
 ``y = exp(L(M, D'))`` (method notes, section 4), as the paper does for Eq. 5; ``ln N`` and ``ln D``
 enter directly. ``T(N) = T(N, M, alpha(N), gamma*)`` (Eq. 9) is maximised over ``log N`` by a scan
-and a bounded scalar search; a maximum at the end of the range or where ``alpha`` leaves (0, 1)
-is reported as such (status), never as an optimum.
+and a bracketing search, for all variants of a law at once (one array scan and one vectorised
+``scipy.optimize.elementwise.find_minimum``); a maximum at the end of the range or where ``alpha``
+leaves (0, 1) is reported as such (status), never as an optimum.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ from sdsl.laws import (
     perplexity,
     resolve_constants,
 )
-from sdsl.theory import optimal_draft_size, optimal_gamma, tokens_per_flop
+from sdsl.theory import optimal_gamma, tokens_per_flop
 
 __all__ = [
     "Law",
@@ -79,6 +80,7 @@ __all__ = [
     "configurations",
     "LawOptimum",
     "law_optimal_draft_size",
+    "law_optimal_draft_sizes",
     "n_star_variants",
     "table5_check",
     "n_star_spread",
@@ -285,11 +287,11 @@ class Law:
         return FittedLaw(self, {str(k): self._fit_one(g) for k, g in groups})
 
     def _fit_one(self, g: pd.DataFrame):
-        import statsmodels.api as sm
+        from statsmodels.regression.linear_model import OLS
 
         if self.kind == "ols":
             exog = _design(self.formula, g)
-            result = sm.OLS(g["alpha"].to_numpy(dtype=float), exog).fit()
+            result = OLS(g["alpha"].to_numpy(dtype=float), exog).fit()
             return _LinearPiece(result, sorted(g["target"].astype(str).unique()))
         if self.kind == "power":
             x, a = g["x"].to_numpy(float), g["alpha"].to_numpy(float)
@@ -336,12 +338,12 @@ class FittedLaw:
 
     def predict(self, data: pd.DataFrame) -> np.ndarray:
         """Predicted ``alpha`` for every row of ``data`` (a frame like :func:`law_data`)."""
-        data = data.reset_index(drop=True)
+        targets = data["target"].astype(str).to_numpy()
+        cols = {c: data[c].to_numpy(float) for c in ("x", "y", "ln_x", "ln_n", "ln_d") if c in data}
         out = np.empty(len(data), dtype=float)
-        for target, idx in data.groupby("target", sort=False).indices.items():
-            rows = data.iloc[idx]
-            feats = {c: rows[c].to_numpy(float) for c in ("x", "y", "ln_x", "ln_n", "ln_d") if c in rows}
-            out[idx] = self.alpha(feats, str(target))
+        for target in pd.unique(targets):
+            idx = np.flatnonzero(targets == target)
+            out[idx] = self.alpha({c: v[idx] for c, v in cols.items()}, str(target))
         return out
 
     def parameters(self) -> pd.DataFrame:
@@ -623,6 +625,175 @@ def _features_at(n: np.ndarray, m: float, d_draft: float, d_target: float, c: Lo
     return {"x": x, "y": y, "ln_x": np.log(x), "ln_n": np.log(n), "ln_d": np.full(np.shape(n), np.log(d_draft))}
 
 
+def _rows_constants(constants, k: int) -> dict[str, np.ndarray]:
+    """Loss-law constants as per-row arrays ``E, A, B, a, b`` (one set, or one per row)."""
+    if isinstance(constants, (LossConstants, str)):
+        constants = [constants] * k
+    cs = [resolve_constants(c) for c in constants]
+    if len(cs) != k:
+        raise ValueError(f"constants must be one set or one per configuration ({k}), got {len(cs)}")
+    return {f: np.array([getattr(c, f) for c in cs], dtype=float) for f in ("E", "A", "B", "a", "b")}
+
+
+def _column(v: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """A per-row value shaped to broadcast against ``n`` (rows first)."""
+    return v.reshape(v.shape + (1,) * (n.ndim - 1))
+
+
+def _law_alpha_fn(fitted: FittedLaw, targets: np.ndarray, m: np.ndarray, d_draft: np.ndarray,
+                  d_target: np.ndarray, cs: Mapping[str, np.ndarray]) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """``alpha(n, rows)`` of a fitted law for the configurations ``rows`` (``n`` has one row, or one
+    entry, per element of ``rows``): the features of :func:`_features_at`, evaluated per target."""
+
+    def alpha(n: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        n = np.asarray(n, dtype=float)
+        col = {k: _column(v[rows], n) for k, v in cs.items()}
+        dd, mm, pp = _column(d_draft[rows], n), _column(m[rows], n), _column(d_target[rows], n)
+        x = np.exp(col["E"] + col["A"] * n ** -col["a"] + col["B"] * dd ** -col["b"])
+        y = np.exp(col["E"] + col["A"] * mm ** -col["a"] + col["B"] * pp ** -col["b"])
+        feats = {"x": x, "y": np.broadcast_to(y, n.shape), "ln_x": np.log(x), "ln_n": np.log(n),
+                 "ln_d": np.broadcast_to(np.log(dd), n.shape)}
+        out = np.empty(n.shape, dtype=float)
+        tr = targets[rows]
+        for t in np.unique(tr):
+            sel = tr == t
+            out[sel] = fitted.alpha({k: v[sel] for k, v in feats.items()}, str(t))
+        return out
+
+    return alpha
+
+
+def _t_and_gamma(alpha: np.ndarray, n: np.ndarray, m: np.ndarray, integer: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(T, gamma*)`` (Eq. 9 at the optimal draft length) where ``0 < alpha < 1`` (``(-inf, nan)`` elsewhere); arrays of one shape,
+    ``integer`` per element."""
+    t = np.full(alpha.shape, -np.inf)
+    gam = np.full(alpha.shape, np.nan)
+    ok = np.isfinite(alpha) & (alpha > 0) & (alpha < 1)
+    for integ in (False, True):
+        sel = ok & (integer == integ)
+        if sel.any():
+            g = optimal_gamma(alpha[sel], n[sel], m[sel], integer=integ)
+            t[sel] = tokens_per_flop(alpha[sel], n[sel], m[sel], g)
+            gam[sel] = g
+    return t, gam
+
+
+def _batch_optima(
+    alpha_fn: Callable[[np.ndarray, np.ndarray], np.ndarray], m: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+    integer: np.ndarray, grid_points: int, xatol: float,
+) -> list[LawOptimum]:
+    """The search of :func:`law_optimal_draft_size` for many configurations at once: the scan over
+    ``log N`` on every row, then one vectorised bracketing minimiser
+    (``scipy.optimize.elementwise.find_minimum``) over the rows with an interior grid maximum."""
+    from scipy.optimize.elementwise import find_minimum
+
+    k_cfg = m.size
+    grid = np.exp(np.linspace(np.log(lo), np.log(hi), grid_points, axis=-1))
+    grid[:, 0], grid[:, -1] = lo, hi
+    rows = np.arange(k_cfg)
+    alpha = alpha_fn(grid, rows)
+    valid = np.isfinite(alpha) & (alpha > 0) & (alpha < 1)
+    mm = np.broadcast_to(m[:, None], grid.shape)
+    t, g_full = _t_and_gamma(alpha, grid, mm, np.broadcast_to(integer[:, None], grid.shape))
+    k = np.argmax(t, axis=1)
+    idx = np.arange(grid_points)[None, :]
+    # the contiguous run of valid alpha that holds the maximum
+    i0 = np.where(~valid & (idx < k[:, None]), idx, -1).max(axis=1) + 1
+    i1 = np.where(~valid & (idx > k[:, None]), idx, grid_points).min(axis=1) - 1
+    any_valid = valid.any(axis=1)
+    interior = any_valid & (k != i0) & (k != i1)
+    n_star = np.full(k_cfg, np.nan)
+    inner = np.flatnonzero(interior)
+    if inner.size:
+        ki = k[inner]
+
+        def neg_t(u, r):
+            r = np.asarray(r).astype(int)
+            n = np.exp(u)
+            a = alpha_fn(n, r)
+            tt, _ = _t_and_gamma(a, n, m[r], integer[r])
+            return np.where(np.isfinite(tt), -tt * m[r], np.inf)
+
+        bracket = tuple(np.log(grid[inner, ki + s]) for s in (-1, 0, 1))
+        res = find_minimum(neg_t, bracket, args=(inner.astype(float),),
+                           tolerances={"xatol": xatol, "xrtol": 0.0}, maxiter=500)
+        ns = np.exp(res.x)
+        worse = ~(-res.f_x >= t[inner, ki] * m[inner])  # the refinement must not be worse than the grid
+        ns[worse] = grid[inner[worse], ki[worse]]
+        n_star[inner] = ns
+    out: list[LawOptimum] = []
+    a_star = np.full(k_cfg, np.nan)
+    t_star = np.full(k_cfg, np.nan)
+    g_star = np.full(k_cfg, np.nan)
+    if inner.size:
+        a_star[inner] = alpha_fn(n_star[inner], inner)
+        t_star[inner], g_star[inner] = _t_and_gamma(a_star[inner], n_star[inner], m[inner], integer[inner])
+    nan = float("nan")
+    for i in range(k_cfg):
+        if not any_valid[i]:
+            out.append(LawOptimum(nan, nan, nan, nan, float(m[i]), "alpha outside (0, 1) on the whole range", nan,
+                                  (nan, nan)))
+            continue
+        ki = int(k[i])
+        vrange = (float(grid[i, i0[i]]), float(grid[i, i1[i]]))
+        if interior[i]:
+            out.append(LawOptimum(float(n_star[i]), float(g_star[i]), float(a_star[i]), float(t_star[i]),
+                                  float(m[i]), "interior", float(n_star[i]), vrange))
+            continue
+        if ki == 0:
+            where = f"the lower end of the search range (N = {lo[i]:.3g})"
+        elif ki == grid_points - 1:
+            where = f"the upper end of the search range (N = M = {hi[i]:.3g})"
+        else:
+            side = "above" if ki == i1[i] else "below"
+            where = f"N = {grid[i, ki]:.3g}, where alpha = {alpha[i, ki]:.4f}: alpha leaves (0, 1) just {side} it"
+        out.append(LawOptimum(nan, float(g_full[i, ki]), float(alpha[i, ki]), float(t[i, ki]), float(m[i]),
+                              f"no interior optimum: T is largest at {where}", float(grid[i, ki]), vrange))
+    return out
+
+
+def law_optimal_draft_sizes(
+    fitted: FittedLaw, targets: Sequence[str] | str, m: ArrayLike, d_draft: ArrayLike, d_target: ArrayLike,
+    constants: LossConstants | str | Sequence[LossConstants | str] = BESIROGLU_2024,
+    integer: bool | Sequence[bool] = False, grid_points: int = 241, xatol: float = 1e-9,
+) -> list[LawOptimum]:
+    """:func:`law_optimal_draft_size` for many configurations of one fitted law at once (one entry
+    per configuration; ``targets``, ``m``, ``d_draft``, ``d_target``, ``constants`` and ``integer``
+    broadcast together). The scan runs on all configurations as one array and the refinement is one
+    vectorised bracketing search (``scipy.optimize.elementwise.find_minimum``) to ``xatol`` in
+    ``log N``. A configuration the law cannot evaluate (a target without a fit or a level) gets
+    status ``"not defined: ..."`` and NaNs. Search range per configuration: ``(min(1e6, M/10), M)``."""
+    m_ = np.atleast_1d(np.asarray(as_positive(m, "m (target parameters)"), dtype=float))
+    m_, d_, p_, integ_ = np.broadcast_arrays(
+        m_, np.atleast_1d(as_positive(d_draft, "d_draft (draft pre-training tokens)")),
+        np.atleast_1d(as_positive(d_target, "d_target (target pre-training tokens)")),
+        np.atleast_1d(np.asarray(integer, dtype=bool)))
+    k_cfg = m_.size
+    targets_ = np.broadcast_to(np.asarray([targets] if isinstance(targets, str) else list(targets), dtype=object),
+                               (k_cfg,))
+    m_, d_, p_, integ_ = (np.ascontiguousarray(v) for v in (m_, d_, p_, integ_))
+    cs = _rows_constants(constants, k_cfg)
+    nan = float("nan")
+    out: list[LawOptimum | None] = [None] * k_cfg
+    ok = np.ones(k_cfg, dtype=bool)
+    for t in np.unique(targets_):  # a target the law cannot evaluate
+        try:
+            fitted.alpha({c: np.ones(1) for c in ("x", "y", "ln_x", "ln_n", "ln_d")}, str(t))
+        except ValueError as exc:
+            for i in np.flatnonzero(targets_ == t):
+                ok[i] = False
+                out[i] = LawOptimum(nan, nan, nan, nan, float(m_[i]), f"not defined: {exc}", nan, (nan, nan))
+    sel = np.flatnonzero(ok)
+    if sel.size:
+        lo = np.minimum(1e6, m_[sel] / 10)
+        res = _batch_optima(_law_alpha_fn(fitted, targets_[sel], m_[sel], d_[sel], p_[sel],
+                                          {k: v[sel] for k, v in cs.items()}),
+                            m_[sel], lo, m_[sel].copy(), integ_[sel], grid_points, xatol)
+        for i, r in zip(sel, res):
+            out[i] = r
+    return out  # type: ignore[return-value]
+
+
 def law_optimal_draft_size(
     fitted: FittedLaw, target: str, m: float, d_draft: float, d_target: float,
     constants: LossConstants | str = BESIROGLU_2024, integer: bool = False,
@@ -632,65 +803,23 @@ def law_optimal_draft_size(
 
     ``alpha_law(N)`` takes ``x = exp(L(N, D))``, ``y = exp(L(M, D'))``, ``ln N`` and ``ln D``.
     A ``grid_points`` scan over ``log N`` in ``n_bounds`` (default ``(1e6, M)``) finds the largest
-    ``T`` where ``0 < alpha < 1``; if it lies strictly inside, a bounded scalar search refines
-    it. Otherwise the status names the edge and ``n_star`` is NaN.
+    ``T`` where ``0 < alpha < 1``; if it lies strictly inside, a bracketing search refines it to
+    ``xatol`` in ``log N``. Otherwise the status names the edge and ``n_star`` is NaN.
+    (:func:`law_optimal_draft_sizes` does many configurations at once.) Raises ``ValueError`` if
+    the law cannot evaluate ``target``.
     """
     c = resolve_constants(constants)
     m = float(as_positive(m, "m (target parameters)"))
     lo, hi = n_bounds if n_bounds is not None else (min(1e6, m / 10), m)
     if not 0 < lo < hi <= m:
         raise ValueError(f"n_bounds must satisfy 0 < low < high <= m = {m:.6g}, got ({lo:.6g}, {hi:.6g})")
-    grid = np.exp(np.linspace(np.log(lo), np.log(hi), grid_points))
-    grid[0], grid[-1] = lo, hi
-
-    def alpha_of(n):
-        return fitted.alpha(_features_at(np.atleast_1d(n), m, d_draft, d_target, c), target)
-
-    alpha = alpha_of(grid)
-    valid = np.isfinite(alpha) & (alpha > 0) & (alpha < 1)
-    nan = float("nan")
-    if not valid.any():
-        return LawOptimum(nan, nan, nan, nan, m, "alpha outside (0, 1) on the whole range", nan, (nan, nan))
-    t = np.full(grid.shape, -np.inf)
-    g = optimal_gamma(alpha[valid], grid[valid], m, integer=integer)
-    t[valid] = tokens_per_flop(alpha[valid], grid[valid], m, g)
-    g_full = np.full(grid.shape, np.nan)
-    g_full[valid] = g
-    k = int(np.argmax(t))
-    # the contiguous run of valid alpha that holds the maximum
-    i0 = k
-    while i0 > 0 and valid[i0 - 1]:
-        i0 -= 1
-    i1 = k
-    while i1 < grid.size - 1 and valid[i1 + 1]:
-        i1 += 1
-    vrange = (float(grid[i0]), float(grid[i1]))
-    if k in (i0, i1):
-        if k == 0:
-            where = f"the lower end of the search range (N = {lo:.3g})"
-        elif k == grid.size - 1:
-            where = f"the upper end of the search range (N = M = {hi:.3g})"
-        else:
-            side = "above" if k == i1 else "below"
-            where = f"N = {grid[k]:.3g}, where alpha = {alpha[k]:.4f}: alpha leaves (0, 1) just {side} it"
-        status = f"no interior optimum: T is largest at {where}"
-        return LawOptimum(nan, float(g_full[k]), float(alpha[k]), float(t[k]), m, status, float(grid[k]), vrange)
-
-    def neg_t(log_n):
-        n = np.exp(log_n)
-        a = float(alpha_of(n)[0])
-        if not 0 < a < 1:
-            return np.inf
-        return -float(tokens_per_flop(a, n, m, optimal_gamma(a, n, m, integer=integer))) * m
-
-    res = optimize.minimize_scalar(neg_t, bounds=(np.log(grid[k - 1]), np.log(grid[k + 1])), method="bounded",
-                                   options={"xatol": xatol})
-    n_star = float(np.exp(res.x))
-    if -res.fun < t[k] * m:  # the refinement must not be worse than the grid
-        n_star = float(grid[k])
-    a = float(alpha_of(n_star)[0])
-    gam = float(optimal_gamma(a, n_star, m, integer=integer))
-    return LawOptimum(n_star, gam, a, float(tokens_per_flop(a, n_star, m, gam)), m, "interior", n_star, vrange)
+    fitted.alpha(_features_at(np.ones(1), m, d_draft, d_target, c), target)  # raises for an unknown target
+    arr = np.array([m])
+    cs = _rows_constants(c, 1)
+    return _batch_optima(
+        _law_alpha_fn(fitted, np.array([target], dtype=object), arr, np.array([float(d_draft)]),
+                      np.array([float(d_target)]), cs),
+        arr, np.array([float(lo)]), np.array([float(hi)]), np.array([bool(integer)]), grid_points, xatol)[0]
 
 
 def n_star_variants(
@@ -699,29 +828,32 @@ def n_star_variants(
     integer: Sequence[bool] = (False, True),
 ) -> pd.DataFrame:
     """``N*`` for every law x loss-constant set x integer/continuous ``gamma`` x configuration.
-    A per-target law is evaluated only at the targets it was fitted on."""
+    A per-target law is evaluated only at the targets it was fitted on. All variants of one law
+    are solved at once (:func:`law_optimal_draft_sizes`)."""
+    cs = [resolve_constants(const) for const in constants]
     rows = []
     for name, fl in fitted.items():
+        keys = []
         for _, cfg in configs.iterrows():
             if fl.law.per_target and cfg["target"] not in fl.pieces:
                 continue
-            for const in constants:
-                c = resolve_constants(const)
+            for c in cs:
                 for integ in integer:
-                    try:
-                        opt = law_optimal_draft_size(fl, cfg["target"], cfg["m"], cfg["d_draft"], cfg["d_target"],
-                                                     c, integ)
-                    except ValueError as exc:  # e.g. a factor law at an unseen target
-                        opt = LawOptimum(*(float("nan"),) * 4, cfg["m"], f"not defined: {exc}", float("nan"),
-                                         (float("nan"),) * 2)
-                    rows.append({
-                        "law": name, "target": cfg["target"], "draft_family": cfg["draft_family"],
-                        "m": cfg["m"], "d_target": cfg["d_target"], "d_draft": cfg["d_draft"],
-                        "constants": c.name, "gamma": "integer" if integ else "continuous",
-                        "n_star": opt.n_star, "gamma_star": opt.gamma_star, "alpha": opt.alpha,
-                        "tokens_per_flop": opt.tokens_per_flop, "ratio": opt.ratio, "status": opt.status,
-                        "n_at_max": opt.n_at_max,
-                    })
+                    keys.append((cfg, c, integ))
+        if not keys:
+            continue
+        opts = law_optimal_draft_sizes(
+            fl, [k[0]["target"] for k in keys], [k[0]["m"] for k in keys], [k[0]["d_draft"] for k in keys],
+            [k[0]["d_target"] for k in keys], [k[1] for k in keys], [k[2] for k in keys])
+        for (cfg, c, integ), opt in zip(keys, opts):
+            rows.append({
+                "law": name, "target": cfg["target"], "draft_family": cfg["draft_family"],
+                "m": cfg["m"], "d_target": cfg["d_target"], "d_draft": cfg["d_draft"],
+                "constants": c.name, "gamma": "integer" if integ else "continuous",
+                "n_star": opt.n_star, "gamma_star": opt.gamma_star, "alpha": opt.alpha,
+                "tokens_per_flop": opt.tokens_per_flop, "ratio": opt.ratio, "status": opt.status,
+                "n_at_max": opt.n_at_max,
+            })
     return pd.DataFrame(rows)
 
 
@@ -770,19 +902,19 @@ def ratio_sweep(
     """``M / N*`` against the target size ``M`` for the laws with cross-target structure (the
     others have no way to move to another ``M``). ``d_drafts`` maps a draft family to its ``D``."""
     rows = []
+    ms = np.asarray(m_grid, float)
+    cs = [resolve_constants(const) for const in constants]
     for name, fl in fitted.items():
         if not fl.law.cross_target:
             continue
-        for fam, d in d_drafts.items():
-            for const in constants:
-                c = resolve_constants(const)
-                for integ in integer:
-                    for m in np.asarray(m_grid, float):
-                        opt = law_optimal_draft_size(fl, "new target", float(m), float(d), float(d_target), c, integ)
-                        rows.append({"law": name, "draft_family": fam, "constants": c.name,
-                                     "gamma": "integer" if integ else "continuous", "m": float(m),
-                                     "n_star": opt.n_star, "ratio": opt.ratio, "alpha": opt.alpha,
-                                     "status": opt.status})
+        keys = [(fam, d, c, integ, m) for fam, d in d_drafts.items() for c in cs for integ in integer for m in ms]
+        opts = law_optimal_draft_sizes(fl, "new target", [k[4] for k in keys], [float(k[1]) for k in keys],
+                                       float(d_target), [k[2] for k in keys], [k[3] for k in keys])
+        for (fam, _, c, integ, m), opt in zip(keys, opts):
+            rows.append({"law": name, "draft_family": fam, "constants": c.name,
+                         "gamma": "integer" if integ else "continuous", "m": float(m),
+                         "n_star": opt.n_star, "ratio": opt.ratio, "alpha": opt.alpha,
+                         "status": opt.status})
     return pd.DataFrame(rows)
 
 
@@ -835,6 +967,66 @@ def _perturbed(coefficients: AcceptanceCoefficients, constants: LossConstants, n
     return coefficients, replace(constants, **{field_: value})
 
 
+def _plane_optima(m: np.ndarray, d_draft: np.ndarray, d_target: np.ndarray, coefs: Sequence[AcceptanceCoefficients],
+                  consts: Sequence[LossConstants], integer: bool, xatol: float = 1e-12) -> list[LawOptimum]:
+    """``N*`` of Eq. 5 (each row with its own coefficients and loss-law constants) as
+    :func:`sdsl.optimal_draft_size` searches it (range ``(min(1e7, M), M)``, a 97-point scan over
+    ``log N``, refinement to ``xatol``), for all rows at once."""
+    cs = _rows_constants(list(consts), m.size)
+    pa, pb, pc = (np.array([getattr(co, f) for co in coefs], dtype=float) for f in ("A", "B", "C"))
+
+    def alpha(n: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        col = {k: _column(v[rows], n) for k, v in cs.items()}
+        x = np.exp(col["E"] + col["A"] * np.power(n, -col["a"]) + col["B"] * np.power(_column(d_draft[rows], n), -col["b"]))
+        y = np.exp(col["E"] + col["A"] * np.power(_column(m[rows], n), -col["a"])
+                   + col["B"] * np.power(_column(d_target[rows], n), -col["b"]))
+        return _column(pa[rows], n) * x + _column(pb[rows], n) * y + _column(pc[rows], n)
+
+    return _batch_optima(alpha, m, np.minimum(1e7, m), m.copy(), np.full(m.size, bool(integer)), 97, xatol)
+
+
+def _elasticity_frame(configs: Sequence[tuple[float, float, float]], coefficients: AcceptanceCoefficients,
+                      constants: LossConstants | str, integer: bool, h: float) -> list[pd.DataFrame]:
+    """:func:`elasticities` of several configurations ``(m, d_draft, d_target)``: every perturbed
+    ``N*`` of all of them solved at once (:func:`_plane_optima`)."""
+    c = resolve_constants(constants)
+    if not h > 0:
+        raise ValueError(f"h (log step) must be > 0, got {h!r}")
+    names = (*PLANE_PARAMETERS, *LOSS_PARAMETERS)
+    base = {name: (getattr(coefficients, name) if name in PLANE_PARAMETERS
+                   else getattr(c, {"A_loss": "A", "B_loss": "B"}.get(name, name))) for name in names}
+    keys, coefs, consts = [], [], []
+    for i, _ in enumerate(configs):
+        for name in names:
+            theta = base[name]
+            if theta == 0 or not np.isfinite(theta):
+                raise ValueError(f"theta must be finite and non-zero for an elasticity, got {theta!r}")
+            for v in (theta * np.exp(h), theta * np.exp(-h)):  # the two points log_elasticity asks for
+                co, cs = _perturbed(coefficients, c, name, v)
+                keys.append((i, name, v))
+                coefs.append(co)
+                consts.append(cs)
+    cfg = np.array(configs, dtype=float).reshape(-1, 3)
+    idx = np.array([k[0] for k in keys])
+    opts = _plane_optima(cfg[idx, 0], cfg[idx, 1], cfg[idx, 2], coefs, consts, integer)
+    bad = [k for k, o in zip(keys, opts) if o.status != "interior"]
+    if bad:
+        i, name, v = bad[0]
+        raise ValueError(f"no interior optimum of N at configuration {configs[i]} with {name} = {v!r}")
+    found = dict(zip(keys, opts))
+    frames = []
+    for i, _ in enumerate(configs):
+        rows = []
+        for name in names:
+            rows.append({
+                "parameter": name, "value": float(base[name]),
+                "elasticity_n_star": log_elasticity(lambda v: found[(i, name, v)].n_star, base[name], h),
+                "elasticity_t": log_elasticity(lambda v: found[(i, name, v)].tokens_per_flop, base[name], h),
+            })
+        frames.append(pd.DataFrame(rows))
+    return frames
+
+
 def elasticities(
     m: float, d_draft: float, d_target: float,
     coefficients: AcceptanceCoefficients = PAPER_EQ5, constants: LossConstants | str = BESIROGLU_2024,
@@ -842,35 +1034,23 @@ def elasticities(
 ) -> pd.DataFrame:
     """Elasticities of ``N*`` and of ``T(N*)`` with respect to the Eq. 5 coefficients ``A, B, C``
     and the loss-law constants ``E, A, B, a, b`` (``A_loss``, ``B_loss``), by central finite
-    differences in log space (:func:`log_elasticity`), at one configuration, with ``N*`` from
-    :func:`sdsl.optimal_draft_size`."""
-    c = resolve_constants(constants)
-    rows = []
-    for name in (*PLANE_PARAMETERS, *LOSS_PARAMETERS):
-        base = getattr(coefficients, name) if name in PLANE_PARAMETERS else getattr(
-            c, {"A_loss": "A", "B_loss": "B"}.get(name, name))
-
-        def opt(v, name=name):
-            co, cs = _perturbed(coefficients, c, name, v)
-            return optimal_draft_size(m, d_draft, d_target, constants=cs, coefficients=co, integer=integer,
-                                      xatol=1e-12)
-
-        rows.append({
-            "parameter": name, "value": float(base),
-            "elasticity_n_star": log_elasticity(lambda v: opt(v).n_star, base, h),
-            "elasticity_t": log_elasticity(lambda v: opt(v).tokens_per_flop, base, h),
-        })
-    return pd.DataFrame(rows)
+    differences in log space (:func:`log_elasticity`), at one configuration, with ``N*`` searched
+    as :func:`sdsl.optimal_draft_size` does (range ``(1e7, M)``, 97-point scan, refinement to
+    1e-12 in ``log N``), all perturbed optima at once."""
+    m = float(as_positive(m, "m (target parameters)"))
+    d_draft = float(as_positive(d_draft, "d_draft (draft pre-training tokens)"))
+    d_target = float(as_positive(d_target, "d_target (target pre-training tokens)"))
+    return _elasticity_frame([(m, d_draft, d_target)], coefficients, constants, integer, h)[0]
 
 
 def elasticity_table(configs: pd.DataFrame, coefficients: AcceptanceCoefficients = PAPER_EQ5,
                      constants: LossConstants | str = BESIROGLU_2024, integer: bool = False,
                      h: float = 1e-3) -> pd.DataFrame:
     """:func:`elasticities` at every configuration of ``configs`` (columns ``target, m, d_target,
-    draft_family, d_draft``)."""
+    draft_family, d_draft``), all configurations solved at once."""
+    cfgs = [(float(r["m"]), float(r["d_draft"]), float(r["d_target"])) for _, r in configs.iterrows()]
     frames = []
-    for _, cfg in configs.iterrows():
-        e = elasticities(cfg["m"], cfg["d_draft"], cfg["d_target"], coefficients, constants, integer, h)
+    for (_, cfg), e in zip(configs.iterrows(), _elasticity_frame(cfgs, coefficients, constants, integer, h)):
         e.insert(0, "draft_family", cfg["draft_family"])
         e.insert(0, "target", cfg["target"])
         frames.append(e)
@@ -879,6 +1059,20 @@ def elasticity_table(configs: pd.DataFrame, coefficients: AcceptanceCoefficients
 
 # ---------------------------------------------------------------------------------------------
 # figures
+
+
+def _fix_layout(fig):
+    """Solve the figure's constrained layout once and keep it: the SVG, the PNG and the
+    notebook's display then reuse the positions instead of solving the layout three times
+    (the layout dominates the cost of drawing these multi-panel figures)."""
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    engine = fig.get_layout_engine()
+    if isinstance(engine, ConstrainedLayoutEngine):
+        engine.execute(fig)
+        fig.set_layout_engine("none")
+    return fig
+
 
 
 def figure_predicted_observed(predictions: pd.DataFrame, laws: Sequence[str], labels: Mapping[str, str] | None = None):
@@ -920,7 +1114,7 @@ def figure_predicted_observed(predictions: pd.DataFrame, laws: Sequence[str], la
                 handles.append(hnd)
                 lab.append(l_)
     fig.legend(handles, lab, loc="outside lower center", ncol=3, fontsize=7.5)
-    return fig
+    return _fix_layout(fig)
 
 
 def figure_n_star(variants: pd.DataFrame, targets: Sequence[str], law_order: Sequence[str]):
@@ -943,15 +1137,20 @@ def figure_n_star(variants: pd.DataFrame, targets: Sequence[str], law_order: Seq
     xmin = variants.loc[variants["status"] == "interior", "n_star"].min()
     for ax, target in zip(axes.flat, targets):
         sub = variants[(variants["target"] == target) & variants["law"].isin(law_order)]
-        for _, r in sub.iterrows():
-            y = ypos[r["law"]] + offs[r["draft_family"]] + (0.06 if r["gamma"] == "integer" else -0.06)
-            col = family_color(r["draft_family"])
-            if r["status"] == "interior":
-                ax.scatter(r["n_star"], y, s=16, marker="o" if r["gamma"] == "continuous" else "s",
-                           facecolors=col if r["constants"] == "besiroglu2024" else "none", edgecolors=col,
-                           linewidths=0.8)
-            else:
-                ax.scatter(xmin / 1.6, y, s=16, marker="x", color=col, linewidths=0.8)
+        sub = sub.assign(
+            ypos=sub["law"].map(ypos) + sub["draft_family"].map(offs) + np.where(sub["gamma"] == "integer", 0.06, -0.06),
+            interior=sub["status"] == "interior",
+        )
+        # one scatter per marker shape (not per point): the same marks, far fewer artists to draw
+        cols = [family_color(f) for f in sub["draft_family"]]
+        sub = sub.assign(edge=cols, face=[c if k == "besiroglu2024" else "none" for c, k in zip(cols, sub["constants"])])
+        for gam, g in sub[sub["interior"]].groupby("gamma", sort=True):
+            ax.scatter(g["n_star"], g["ypos"], s=16, marker="o" if gam == "continuous" else "s",
+                       facecolors=list(g["face"]), edgecolors=list(g["edge"]), linewidths=0.8)
+        none = sub[~sub["interior"]]
+        if len(none):
+            ax.scatter(np.full(len(none), xmin / 1.6), none["ypos"], s=16, marker="x", color=list(none["edge"]),
+                       linewidths=0.8)
         ax.set_xscale("log")
         ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1e6:.0f}M"))
@@ -973,7 +1172,7 @@ def figure_n_star(variants: pd.DataFrame, targets: Sequence[str], law_order: Seq
         Line2D([], [], ls="", marker="x", color="0.3", label="no interior optimum"),
     ]
     fig.legend(handles=handles, loc="outside lower center", ncol=4, fontsize=7.5)
-    return fig
+    return _fix_layout(fig)
 
 
 def figure_ratio(sweep: pd.DataFrame, low: float = 150.0, high: float = 300.0, draft_family: str | None = None,
@@ -1003,7 +1202,7 @@ def figure_ratio(sweep: pd.DataFrame, low: float = 150.0, high: float = 300.0, d
     ax.set_xlabel("target size M (parameters)")
     ax.set_ylabel("M / N*")
     fig.legend(loc="outside right center", fontsize=7.5)
-    return fig
+    return _fix_layout(fig)
 
 
 def figure_tornado(elast: pd.DataFrame, reference: tuple[str, str]):
@@ -1031,6 +1230,6 @@ def figure_tornado(elast: pd.DataFrame, reference: tuple[str, str]):
         ax.set_xscale("symlog", linthresh=0.1)
         ax.set_xlabel(xlabel)
     axes[0].set_yticks(np.arange(len(order)), [p.replace("_loss", " (loss)") for p in order])
-    return fig
+    return _fix_layout(fig)
 
 

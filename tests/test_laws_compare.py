@@ -258,6 +258,54 @@ def test_loglinear_law_that_reaches_one_is_flagged():
     assert g.status == "interior" and 0.7 < g.alpha < 0.9
 
 
+def test_batched_solver_matches_one_at_a_time_and_brute_force(fitted):
+    """law_optimal_draft_sizes (all variants in one array) gives, per configuration, what the
+    one-configuration search gives, and the continuous-gamma optima agree with a brute-force
+    maximum of T on a dense grid of log N."""
+    rng = np.random.default_rng(7)
+    cfg = lc.configurations()
+    for name in ("plane_paper", "log_x", "loglin_nd_pooled", "target_mean"):
+        fl = fitted[name]
+        rows = cfg.iloc[rng.choice(len(cfg), 5, replace=False)]
+        consts = [sdsl.BESIROGLU_2024, sdsl.HOFFMANN_2022, sdsl.BESIROGLU_2024, sdsl.HOFFMANN_2022, sdsl.BESIROGLU_2024]
+        integ = [False, True, True, False, False]
+        batch = lc.law_optimal_draft_sizes(fl, rows["target"].tolist(), rows["m"], rows["d_draft"], rows["d_target"],
+                                           consts, integ)
+        for (_, r), c, i, b in zip(rows.iterrows(), consts, integ, batch):
+            one = lc.law_optimal_draft_size(fl, r["target"], r["m"], r["d_draft"], r["d_target"], c, i)
+            assert b.status == one.status
+            if one.status != "interior":
+                assert np.isnan(b.n_star)
+                continue
+            assert b.n_star == pytest.approx(one.n_star, rel=1e-12)
+            if i:
+                continue
+            n = np.geomspace(one.n_star / 1.05, one.n_star * 1.05, 200_001)
+            a = fl.alpha(lc._features_at(n, r["m"], r["d_draft"], r["d_target"], c), r["target"])
+            t = sdsl.tokens_per_flop(a, n, r["m"], sdsl.optimal_gamma(a, n, r["m"]))
+            assert b.n_star == pytest.approx(n[np.argmax(t)], rel=2e-6)  # the dense grid's step is 5e-7
+            assert b.tokens_per_flop >= t.max() * (1 - 1e-12)
+
+
+def test_elasticities_match_scalar_optimiser():
+    """The batched elasticities equal central differences of sdsl.optimal_draft_size (xatol
+    1e-12) to the optimiser's noise floor: N* at a flat maximum is resolved to ~1e-8 relative,
+    so elasticities with h = 1e-3 agree to ~1e-4."""
+    m, d, dp = 14_167_290_880, 180e9, 3e12
+    el = lc.elasticities(m, d, dp).set_index("parameter")
+    for name in ("A", "C", "E", "a"):
+        base = el.loc[name, "value"]
+
+        def f(v, name=name):
+            co, cs = lc._perturbed(sdsl.PAPER_EQ5, sdsl.BESIROGLU_2024, name, v)
+            return sdsl.optimal_draft_size(m, d, dp, constants=cs, coefficients=co, xatol=1e-12)
+
+        assert el.loc[name, "elasticity_n_star"] == pytest.approx(
+            lc.log_elasticity(lambda v: f(v).n_star, base), abs=1e-4)
+        assert el.loc[name, "elasticity_t"] == pytest.approx(
+            lc.log_elasticity(lambda v: f(v).tokens_per_flop, base), abs=1e-9)
+
+
 def test_variants_and_spread(fitted):
     cfg = lc.configurations(targets=["OPT-13B"], families=["OPT"])
     v = lc.n_star_variants({k: fitted[k] for k in ("plane_paper", "loglin_n", "target_mean")}, cfg)
