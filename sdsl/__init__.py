@@ -31,33 +31,24 @@ from sdsl.theory import (
 __version__ = "0.1.0"
 
 
+#: Public names that live in heavier modules (statsmodels, scipy.stats): imported on first use so
+#: that `import sdsl` and the `sdsl` command stay fast.
+_LAZY = {
+    "optimal_draft_sizes": "sdsl.grid",
+    "AlphaEstimate": "sdsl.estimators",
+    "ConstantAlphaTest": "sdsl.estimators",
+    "alpha_from_accepted": "sdsl.estimators",
+    "alpha_bootstrap": "sdsl.estimators",
+    "alpha_from_position_counts": "sdsl.estimators",
+    "alpha_from_mean_tokens": "sdsl.estimators",
+    "constant_alpha_test": "sdsl.estimators",
+    "read_spec_decode_counters": "sdsl.vllm_metrics",
+}
+
+
 def __getattr__(name: str):
-    # The vectorised grid solver pulls in statsmodels and matplotlib (sdsl.grid); import it on
-    # first use so that `import sdsl` (and the `sdsl` command) stays fast.
-    if name == "optimal_draft_sizes":
-        from sdsl.grid import optimal_draft_sizes
+    if name in _LAZY:
+        import importlib
 
-        return optimal_draft_sizes
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'sdsl' has no attribute {name!r}")
-
-__all__ = [
-    "AcceptanceCoefficients",
-    "BESIROGLU_2024",
-    "DraftOptimum",
-    "HOFFMANN_2022",
-    "LOSS_CONSTANTS",
-    "LossConstants",
-    "PAPER_EQ5",
-    "acceptance_rate",
-    "expected_tokens",
-    "flops_per_iteration",
-    "loss",
-    "optimal_draft_size",
-    "optimal_draft_sizes",
-    "optimal_gamma",
-    "optimal_tokens_per_flop",
-    "perplexity",
-    "resolve_constants",
-    "throughput_curve",
-    "tokens_per_flop",
-]
