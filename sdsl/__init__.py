@@ -52,3 +52,34 @@ def __getattr__(name: str):
 
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'sdsl' has no attribute {name!r}")
+
+
+__all__ = [
+    "AcceptanceCoefficients",
+    "AlphaEstimate",
+    "BESIROGLU_2024",
+    "ConstantAlphaTest",
+    "DraftOptimum",
+    "HOFFMANN_2022",
+    "LOSS_CONSTANTS",
+    "LossConstants",
+    "PAPER_EQ5",
+    "acceptance_rate",
+    "alpha_bootstrap",
+    "alpha_from_accepted",
+    "alpha_from_mean_tokens",
+    "alpha_from_position_counts",
+    "constant_alpha_test",
+    "expected_tokens",
+    "flops_per_iteration",
+    "loss",
+    "optimal_draft_size",
+    "optimal_draft_sizes",
+    "optimal_gamma",
+    "optimal_tokens_per_flop",
+    "perplexity",
+    "read_spec_decode_counters",
+    "resolve_constants",
+    "throughput_curve",
+    "tokens_per_flop",
+]

@@ -269,13 +269,21 @@ def run(
             except NotebookError as exc:
                 errors.append(str(exc))
     else:
+        # longest first (by the last recorded duration): the slowest notebook does not start last
+        from sdsl.artifacts import last_duration
+
+        def seconds(c: str) -> float:
+            d = last_duration(output_dir / f"{c}.ipynb")
+            return d if d != float("inf") else last_duration(EXECUTED / f"{c}.ipynb")
+
+        order = sorted(first, key=lambda c: -seconds(c))
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             futures = {
-                c: pool.submit(_run_one, c, p, output_dir, artifacts, force) for c, p in first.items()
+                c: pool.submit(_run_one, c, first[c], output_dir, artifacts, force) for c in order
             }
-            for chapter, fut in futures.items():
+            for chapter in first:
                 try:
-                    results.append(fut.result())
+                    results.append(futures[chapter].result())
                 except NotebookError as exc:
                     errors.append(str(exc))
     for chapter in [c for c in runs if c in last]:
