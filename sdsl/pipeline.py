@@ -304,7 +304,9 @@ def run(
 def build_book(builder_args: list[str] | None = None) -> Path:
     """Build the HTML book from the executed notebooks, warnings as errors; returns index.html."""
     exe = Path(sys.executable).parent / "jupyter-book"
-    cmd = [str(exe), "build", str(BOOK), "-W", "-n", "--keep-going", *(builder_args or [])]
+    # --all: Sphinx's incremental environment can keep stale labels (a removed duplicate equation
+    # label was still reported); a full build of the executed notebooks takes a few seconds.
+    cmd = [str(exe), "build", str(BOOK), "-W", "-n", "--keep-going", "--all", *(builder_args or [])]
     proc = subprocess.run(cmd, cwd=ROOT)
     if proc.returncode != 0:
         raise RuntimeError(f"jupyter-book build failed (exit {proc.returncode}): {' '.join(cmd)}")
