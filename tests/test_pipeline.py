@@ -85,7 +85,7 @@ def test_failed_notebook_raises_with_traceback_and_leaves_no_partial_artifacts(t
         pipeline.execute_notebook("toy", {"fail": True}, out, art)
     # the previous complete set is untouched, and no staging folder is left behind
     assert sorted(p.name for p in (art / "toy").iterdir()) == before
-    assert sorted(p.name for p in art.iterdir()) == ["toy"]
+    assert sorted(p.name for p in art.iterdir() if p.is_dir()) == ["toy"]
 
 
 def test_unknown_chapter_and_bad_runs_file_are_named(toy):
