@@ -37,6 +37,7 @@ from numpy.typing import ArrayLike
 from scipy.optimize.elementwise import find_minimum
 
 from sdsl import data as _data
+from sdsl.style import fix_layout
 from sdsl._validate import as_float_array, as_positive
 from sdsl.laws import (
     BESIROGLU_2024,
@@ -471,17 +472,6 @@ def variants(
 # Figure 5
 
 
-def _fix_layout(fig):
-    """Solve the figure's constrained layout once and keep it: the SVG, the PNG and the
-    notebook's display then reuse the positions instead of solving the layout three times
-    (the layout dominates the cost of drawing these multi-panel figures)."""
-    from matplotlib.layout_engine import ConstrainedLayoutEngine
-
-    engine = fig.get_layout_engine()
-    if isinstance(engine, ConstrainedLayoutEngine):
-        engine.execute(fig)
-        fig.set_layout_engine("none")
-    return fig
 
 
 
@@ -519,7 +509,7 @@ def figure5(solution: pd.DataFrame) -> Figure:
         if norm is not None:
             sm_ = cm.ScalarMappable(norm=norm, cmap=cmap)
             fig.colorbar(sm_, ax=axes[r, :].tolist(), label=hue_label, pad=0.01, aspect=25)
-    return _fix_layout(fig)
+    return fix_layout(fig)
 
 
 # --------------------------------------------------------------------------------------------

@@ -50,6 +50,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import optimize, stats
 
+from sdsl.style import fix_layout
 from sdsl._validate import as_positive
 from sdsl.laws import (
     BESIROGLU_2024,
@@ -1061,17 +1062,6 @@ def elasticity_table(configs: pd.DataFrame, coefficients: AcceptanceCoefficients
 # figures
 
 
-def _fix_layout(fig):
-    """Solve the figure's constrained layout once and keep it: the SVG, the PNG and the
-    notebook's display then reuse the positions instead of solving the layout three times
-    (the layout dominates the cost of drawing these multi-panel figures)."""
-    from matplotlib.layout_engine import ConstrainedLayoutEngine
-
-    engine = fig.get_layout_engine()
-    if isinstance(engine, ConstrainedLayoutEngine):
-        engine.execute(fig)
-        fig.set_layout_engine("none")
-    return fig
 
 
 
@@ -1114,7 +1104,7 @@ def figure_predicted_observed(predictions: pd.DataFrame, laws: Sequence[str], la
                 handles.append(hnd)
                 lab.append(l_)
     fig.legend(handles, lab, loc="outside lower center", ncol=3, fontsize=7.5)
-    return _fix_layout(fig)
+    return fix_layout(fig)
 
 
 def figure_n_star(variants: pd.DataFrame, targets: Sequence[str], law_order: Sequence[str]):
@@ -1172,7 +1162,7 @@ def figure_n_star(variants: pd.DataFrame, targets: Sequence[str], law_order: Seq
         Line2D([], [], ls="", marker="x", color="0.3", label="no interior optimum"),
     ]
     fig.legend(handles=handles, loc="outside lower center", ncol=4, fontsize=7.5)
-    return _fix_layout(fig)
+    return fix_layout(fig)
 
 
 def figure_ratio(sweep: pd.DataFrame, low: float = 150.0, high: float = 300.0, draft_family: str | None = None,
@@ -1202,7 +1192,7 @@ def figure_ratio(sweep: pd.DataFrame, low: float = 150.0, high: float = 300.0, d
     ax.set_xlabel("target size M (parameters)")
     ax.set_ylabel("M / N*")
     fig.legend(loc="outside right center", fontsize=7.5)
-    return _fix_layout(fig)
+    return fix_layout(fig)
 
 
 def figure_tornado(elast: pd.DataFrame, reference: tuple[str, str]):
@@ -1230,6 +1220,6 @@ def figure_tornado(elast: pd.DataFrame, reference: tuple[str, str]):
         ax.set_xscale("symlog", linthresh=0.1)
         ax.set_xlabel(xlabel)
     axes[0].set_yticks(np.arange(len(order)), [p.replace("_loss", " (loss)") for p in order])
-    return _fix_layout(fig)
+    return fix_layout(fig)
 
 

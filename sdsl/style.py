@@ -11,7 +11,7 @@ from pathlib import Path
 import matplotlib as mpl
 import seaborn as sns
 
-__all__ = ["use", "FAMILY_COLORS", "SAVEFIG_METADATA", "family_color"]
+__all__ = ["use", "FAMILY_COLORS", "SAVEFIG_METADATA", "family_color", "fix_layout"]
 
 #: One colour per draft family, the same in every figure.
 FAMILY_COLORS: dict[str, str] = {
@@ -53,3 +53,16 @@ def use() -> None:
     )
 
 
+
+
+def fix_layout(fig):
+    """Solve the figure's constrained layout once and keep it: the SVG, the PNG and the
+    notebook's display then reuse the positions instead of solving the layout three times
+    (the layout dominates the cost of drawing multi-panel figures)."""
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    engine = fig.get_layout_engine()
+    if isinstance(engine, ConstrainedLayoutEngine):
+        engine.execute(fig)
+        fig.set_layout_engine("none")
+    return fig
