@@ -45,6 +45,7 @@ browser-deps:
 
 test: install browser-deps
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
+	$(BIN)/python -m sdsl.check
 
 check: install
 	$(BIN)/python -m sdsl.check

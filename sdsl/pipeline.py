@@ -160,7 +160,12 @@ def execute_notebook(
     with tempfile.TemporaryDirectory(prefix=f"sdsl-{chapter}-", dir=final_root) as tmp:
         tmp = Path(tmp)
         source = tmp / f"{chapter}.source.ipynb"
-        _to_ipynb(chapter, source)
+        try:
+            _to_ipynb(chapter, source)
+        except Exception as exc:  # jupytext: malformed cell metadata, bad header, ...
+            raise NotebookError(
+                f"notebook {chapter!r} could not be read ({NOTEBOOKS / (chapter + '.md')}): {exc}"
+            ) from None
         staging = tmp / "artifacts" / chapter
         staging.mkdir(parents=True)
         params = {**parameters, "artifacts_dir": str(staging)}
@@ -301,8 +306,28 @@ def run(
     return results
 
 
-def build_book(builder_args: list[str] | None = None) -> Path:
-    """Build the HTML book from the executed notebooks, warnings as errors; returns index.html."""
+def _book_digest(builder_args: list[str] | None) -> str:
+    """Hash of everything the HTML book is built from: ``book/`` (sources, configuration, the
+    executed notebooks) except ``_build``, the lock file and the builder arguments."""
+    h = hashlib.sha256()
+    files = [p for p in BOOK.rglob("*") if p.is_file() and p.relative_to(BOOK).parts[0] != "_build"]
+    _digest_files([*files, ROOT / "requirements.lock"], h)
+    h.update(json.dumps(builder_args or []).encode())
+    return h.hexdigest()
+
+
+def build_book(builder_args: list[str] | None = None, force: bool = False) -> Path:
+    """Build the HTML book from the executed notebooks, warnings as errors; returns index.html.
+
+    Skipped when nothing it is built from changed since the last successful build (``force``
+    builds anyway); otherwise built in full (``--all``)."""
+    index = BOOK / "_build" / "html" / "index.html"
+    stamp = BOOK / "_build" / ".inputs"
+    digest = _book_digest(builder_args)
+    if not force and index.is_file() and stamp.is_file() and stamp.read_text() == digest:
+        return index
+    if stamp.exists():
+        stamp.unlink()
     exe = Path(sys.executable).parent / "jupyter-book"
     # --all: Sphinx's incremental environment can keep stale labels (a removed duplicate equation
     # label was still reported); a full build of the executed notebooks takes a few seconds.
@@ -310,7 +335,8 @@ def build_book(builder_args: list[str] | None = None) -> Path:
     proc = subprocess.run(cmd, cwd=ROOT)
     if proc.returncode != 0:
         raise RuntimeError(f"jupyter-book build failed (exit {proc.returncode}): {' '.join(cmd)}")
-    return BOOK / "_build" / "html" / "index.html"
+    stamp.write_text(digest)
+    return index
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -333,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
         state = "unchanged, skipped" if r.skipped else f"executed in {r.seconds:.1f} s"
         print(f"{r.chapter:>20}: {state}")
     if args.command == "book":
-        index = build_book()
+        index = build_book(force=args.force)
         print(f"book: {index} ({time.perf_counter() - t0:.1f} s in all)")
     return 0
 

@@ -1,0 +1,183 @@
+"""The regeneration check: rerun every notebook into a temporary folder and compare the artifacts
+with the committed baseline (``baseline/``).
+
+Command line::
+
+    python -m sdsl.check                    # regenerate everything, compare, exit 1 on any change
+    python -m sdsl.check acceptance scaling # only these chapters (the others are not compared)
+    python -m sdsl.check --accept           # make the regenerated artifacts the baseline, on purpose
+
+Tables are compared cell by cell (numbers within ``--rtol``/``--atol``), figures by image
+comparison of their PNGs (RMS within ``--figure-rms``, diff images saved in ``build/check/diff``)
+and the data behind each figure exactly; see :mod:`sdsl.artifacts`. A notebook that fails makes
+the check fail with the notebook's error (and leaves no artifacts behind). Exit status: 0 when
+everything matches (or was accepted), 1 when an artifact is missing, extra or changed, 2 when a
+notebook failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from sdsl.artifacts import MANIFEST_NAME, Report, Tolerance, compare_trees, list_files, write_manifest
+from sdsl.paths import BASELINE, BUILD
+
+__all__ = ["CheckResult", "check", "accept", "main", "DIFF_DIR"]
+
+#: Where diff images of changed figures are saved for inspection.
+DIFF_DIR = BUILD / "check" / "diff"
+
+
+@dataclass
+class CheckResult:
+    """``report`` is ``None`` when a notebook failed (``error`` holds its traceback)."""
+
+    report: Report | None
+    error: str | None
+    accepted: bool
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and (self.accepted or (self.report is not None and self.report.ok))
+
+    @property
+    def exit_code(self) -> int:
+        if self.error is not None:
+            return 2
+        return 0 if self.ok else 1
+
+    def text(self) -> str:
+        if self.error is not None:
+            return f"CHECK FAILED: a notebook failed, nothing was compared.\n{self.error}"
+        assert self.report is not None
+        out = self.report.text()
+        if self.accepted:
+            out += "\nACCEPTED: the regenerated artifacts are now the baseline."
+        return out + f"\n({self.seconds:.1f} s)"
+
+
+def accept(new_root: Path | str, baseline: Path | str = BASELINE, chapters: list[str] | None = None,
+           executed_dir: Path | str | None = None) -> Path:
+    """Copy the regenerated artifacts ``new_root`` into ``baseline`` (only ``chapters`` if given,
+    else the whole tree, removing chapters that were not regenerated) and rewrite the baseline's
+    manifest. Returns the baseline path."""
+    new_root, baseline = Path(new_root), Path(baseline)
+    baseline.mkdir(parents=True, exist_ok=True)
+    new_chapters = sorted({f.split("/", 1)[0] for f in list_files(new_root)})
+    if chapters is None:
+        for old in sorted({f.split("/", 1)[0] for f in list_files(baseline)}):
+            shutil.rmtree(baseline / old)
+        targets = new_chapters
+    else:
+        targets = list(chapters)
+    for chapter in targets:
+        dest = baseline / chapter
+        if dest.exists():
+            shutil.rmtree(dest)
+        if (new_root / chapter).is_dir():
+            shutil.copytree(new_root / chapter, dest)
+    write_manifest(baseline, executed_dir)
+    return baseline
+
+
+def check(
+    chapters: list[str] | None = None,
+    baseline: Path | str = BASELINE,
+    accept_new: bool = False,
+    tolerance: Tolerance = Tolerance(),
+    jobs: int = 2,
+    workdir: Path | str | None = None,
+    diff_dir: Path | str = DIFF_DIR,
+) -> CheckResult:
+    """Regenerate (all chapters, or ``chapters``) with ``sdsl.pipeline.run(force=True)`` into
+    ``workdir`` (default: a temporary folder, removed afterwards) and compare with ``baseline``.
+
+    With ``chapters``, the baseline's artifacts of the other chapters are copied into the
+    temporary tree first, so that a chapter reading them (the scorecard) can run alone; only the
+    named chapters are compared. ``accept_new`` copies the regenerated artifacts into the
+    baseline after the comparison (never after a failed notebook).
+    """
+    from sdsl.pipeline import NotebookError, run
+
+    t0 = time.perf_counter()
+    baseline = Path(baseline)
+    diff_dir = Path(diff_dir)
+    if diff_dir.exists():
+        shutil.rmtree(diff_dir)
+    tmp = None
+    if workdir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="sdsl-check-")
+        work = Path(tmp.name)
+    else:
+        work = Path(workdir)
+        work.mkdir(parents=True, exist_ok=True)
+    try:
+        new_root = work / "artifacts"
+        executed = work / "executed"
+        if new_root.exists():
+            shutil.rmtree(new_root)
+        new_root.mkdir(parents=True)
+        if chapters:
+            for rel in list_files(baseline):
+                if rel.split("/", 1)[0] not in chapters:
+                    (new_root / rel).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(baseline / rel, new_root / rel)
+        try:
+            run(chapters or None, force=True, jobs=jobs, output_dir=executed, artifacts=new_root)
+        except NotebookError as exc:
+            return CheckResult(None, str(exc), False, time.perf_counter() - t0)
+        except Exception as exc:  # a notebook that cannot even be read (jupytext), a bad runs.yml
+            return CheckResult(None, f"{type(exc).__name__}: {exc}", False, time.perf_counter() - t0)
+        report = compare_trees(baseline, new_root, tolerance, diff_dir, chapters=chapters or None)
+        if not baseline.is_dir():
+            report.notes.append(f"there is no baseline yet at {baseline}: create it with --accept")
+        elif not (baseline / MANIFEST_NAME).is_file():
+            report.notes.append(f"the baseline {baseline} has no {MANIFEST_NAME}")
+        accepted = False
+        if accept_new:
+            accept(new_root, baseline, chapters or None, executed)
+            accepted = True
+        return CheckResult(report, None, accepted, time.perf_counter() - t0)
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m sdsl.check",
+        description="Regenerate every table and figure into a temporary folder and compare them "
+        "with the committed baseline; exit 1 when one changed, 2 when a notebook failed.",
+    )
+    parser.add_argument("chapters", nargs="*", help="chapters to check (default: all in notebooks/runs.yml)")
+    parser.add_argument("--accept", action="store_true",
+                        help="make the regenerated artifacts the baseline (on purpose)")
+    parser.add_argument("--baseline", type=Path, default=BASELINE, help=f"baseline tree (default {BASELINE})")
+    parser.add_argument("--jobs", type=int, default=2, help="notebooks executed at once (default 2)")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="regenerate into this folder and keep it (default: a temporary folder)")
+    parser.add_argument("--diff-dir", type=Path, default=DIFF_DIR, help=f"diff images (default {DIFF_DIR})")
+    default = Tolerance()
+    parser.add_argument("--rtol", type=float, default=default.rtol, help="relative tolerance of table cells")
+    parser.add_argument("--atol", type=float, default=default.atol, help="absolute tolerance of table cells")
+    parser.add_argument("--figure-rms", type=float, default=default.figure_rms,
+                        help="largest RMS difference of a figure's PNG (grey levels 0-255)")
+    args = parser.parse_args(argv)
+    result = check(
+        args.chapters or None, args.baseline, args.accept,
+        Tolerance(rtol=args.rtol, atol=args.atol, figure_rms=args.figure_rms),
+        args.jobs, args.keep, args.diff_dir,
+    )
+    print(result.text(), file=sys.stdout if result.ok else sys.stderr)
+    return result.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
