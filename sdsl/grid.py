@@ -32,6 +32,7 @@ import pandas as pd
 from statsmodels.regression.linear_model import OLS
 from matplotlib import cm
 from matplotlib.colors import LogNorm
+from matplotlib.ticker import FuncFormatter
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 from scipy.optimize.elementwise import find_minimum
@@ -506,6 +507,8 @@ def figure5(solution: pd.DataFrame) -> Figure:
             ax.set_ylabel(ylabel)
             if x != "m":
                 ax.set_xscale("log")
+            else:  # target sizes in billions, without an offset text
+                ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1e9:g}B"))
         if norm is not None:
             sm_ = cm.ScalarMappable(norm=norm, cmap=cmap)
             fig.colorbar(sm_, ax=axes[r, :].tolist(), label=hue_label, pad=0.01, aspect=25)

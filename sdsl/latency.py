@@ -19,6 +19,7 @@ import math
 from typing import Sequence
 
 import numpy as np
+from matplotlib.ticker import FuncFormatter
 import pandas as pd
 from matplotlib.figure import Figure
 from scipy import stats
@@ -138,6 +139,10 @@ def figure4(table: pd.DataFrame, metrics: Sequence[str] = METRICS) -> Figure:
         ax.annotate("$N^*$", xy=(0.0, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -12),
                     textcoords="offset points", fontsize=9)
         ax.set_yscale("log")
+        # plain numbers (0.05, 2, 20) rather than a mix of 2x10^0 and 6x10^-2; minor ticks
+        # labelled at leading digits 2 and 5 only, so that the labels do not crowd
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "25" else ""))
         ax.set_xlabel("$|N - N^*| / M$")
         ax.set_ylabel(METRIC_LABELS[k])
         ax.set_xlim(-0.01, table["distance"].max() * 1.25)

@@ -1094,7 +1094,7 @@ def figure_predicted_observed(predictions: pd.DataFrame, laws: Sequence[str], la
     for ax in axes.flat[len(laws):]:
         ax.set_visible(False)
     for ax in axes[-1, :]:
-        ax.set_xlabel("observed alpha")
+        ax.set_xlabel(r"observed $\alpha$")
     for ax in axes[:, 0]:
         ax.set_ylabel("held-out prediction")
     handles, lab = [], []
@@ -1190,7 +1190,7 @@ def figure_ratio(sweep: pd.DataFrame, low: float = 150.0, high: float = 300.0, d
     ax.yaxis.set_major_formatter(ScalarFormatter())
     ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("target size M (parameters)")
-    ax.set_ylabel("M / N*")
+    ax.set_ylabel(r"$M/N^*$")
     fig.legend(loc="outside right center", fontsize=7.5)
     return fix_layout(fig)
 
@@ -1209,8 +1209,8 @@ def figure_tornado(elast: pd.DataFrame, reference: tuple[str, str]):
     ).loc[order]
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.6), sharey=True)
     for ax, col, lo, hi, xlabel in (
-        (axes[0], "elasticity_n_star", "n_lo", "n_hi", "elasticity of N*"),
-        (axes[1], "elasticity_t", "t_lo", "t_hi", "elasticity of T(N*)"),
+        (axes[0], "elasticity_n_star", "n_lo", "n_hi", r"elasticity of $N^*$"),
+        (axes[1], "elasticity_t", "t_lo", "t_hi", r"elasticity of $\mathcal{T}(N^*)$"),
     ):
         v = ref.loc[order, col].to_numpy()
         y = np.arange(len(order))
@@ -1219,7 +1219,7 @@ def figure_tornado(elast: pd.DataFrame, reference: tuple[str, str]):
         ax.axvline(0, color="0.3", lw=0.8)
         ax.set_xscale("symlog", linthresh=0.1)
         ax.set_xlabel(xlabel)
-    axes[0].set_yticks(np.arange(len(order)), [p.replace("_loss", " (loss)") for p in order])
+    axes[0].set_yticks(np.arange(len(order)), [p.replace("_loss", " (loss)") if p.endswith("_loss") else (f"{p} (plane)" if p in ("A", "B", "C") else p) for p in order])
     return fix_layout(fig)
 
 

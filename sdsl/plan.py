@@ -76,6 +76,7 @@ __all__ = [
     "plan_table",
     "covariance_sensitivity",
     "figure_throughput",
+    "throughput_curves",
 ]
 
 #: Name of the notebook chapter (and of its artifacts folder).
@@ -606,6 +607,21 @@ def covariance_sensitivity(inputs: PlanInputs, n_boot: int = 1000, seed: int = 0
     return pd.DataFrame(rows)
 
 
+def throughput_curves(inputs: PlanInputs, table: pd.DataFrame, points: int = 400) -> pd.DataFrame:
+    """The curves of :func:`figure_throughput`: ``T(N)`` (Eq. 9 at ``gamma*``) on ``points``
+    log-spaced draft sizes of ``inputs.n_range``, one curve per draft-token count ``D`` of
+    ``table``."""
+    lo, hi = inputs.n_range
+    n = np.exp(np.linspace(np.log(lo), np.log(hi), points))
+    frames = []
+    for d in table["d_draft"].astype(float):
+        cur = throughput_curve(n, inputs.target.params, d, inputs.target.tokens, inputs.constants,
+                               inputs.alpha.coefficients, inputs.integer)
+        frames.append(pd.DataFrame({"d_draft": d, "n": cur["n"], "alpha": cur["alpha"],
+                                    "gamma": cur["gamma"], "tokens_per_flop": cur["tokens_per_flop"]}))
+    return pd.concat(frames, ignore_index=True)
+
+
 def figure_throughput(inputs: PlanInputs, table: pd.DataFrame, candidates: pd.DataFrame | None = None,
                       points: int = 400):
     """Throughput ``T(N)`` (Eq. 9 with ``gamma*``) against draft size for each ``D``, the optimum
@@ -616,16 +632,14 @@ def figure_throughput(inputs: PlanInputs, table: pd.DataFrame, candidates: pd.Da
     from sdsl.style import family_color
 
     fig, ax = plt.subplots()
-    lo, hi = inputs.n_range
-    n = np.exp(np.linspace(np.log(lo), np.log(hi), points))
+    curves = throughput_curves(inputs, table, points)
     palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for i, row in table.reset_index(drop=True).iterrows():
         d = float(row["d_draft"])
         colour = (family_color(inputs.target.draft_family)
                   if inputs.target.draft_family and len(table) == 1 else palette[i % len(palette)])
-        cur = throughput_curve(n, inputs.target.params, d, inputs.target.tokens, inputs.constants,
-                               inputs.alpha.coefficients, inputs.integer)
-        ax.plot(n, cur["tokens_per_flop"], color=colour, label=f"D = {d:.3g} tokens")
+        cur = curves[curves["d_draft"] == d]
+        ax.plot(cur["n"], cur["tokens_per_flop"], color=colour, label=f"D = {d:.3g} tokens")
         ax.plot([row["n_star"]], [row["tokens_per_flop"]], marker="*", markersize=14, color=colour,
                 markeredgecolor="black", linestyle="none")
         if "n_star_ci_low" in row and np.isfinite(row.get("n_star_ci_low", np.nan)):
@@ -639,6 +653,6 @@ def figure_throughput(inputs: PlanInputs, table: pd.DataFrame, candidates: pd.Da
                             xytext=(6, 6), fontsize=8)
     ax.set_xscale("log")
     ax.set_xlabel("draft parameters N")
-    ax.set_ylabel("tokens per FLOP T(N)")
+    ax.set_ylabel(r"tokens per FLOP $\mathcal{T}(N)$")
     ax.legend(loc="lower left")
     return fig
