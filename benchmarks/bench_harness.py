@@ -14,6 +14,12 @@ prompts (best of --repeats). Theorem 3.8: expected walltime improvement
 relative to the target's; the theorem charges the target's verification of gamma + 1 tokens as one
 step, which on a CPU it is not, so a second prediction uses the measured verification cost.
 No assertion: a benchmark reports, tests assert.
+
+    /tmp/probe/bin/python benchmarks/bench_harness.py --phases
+
+times instead the phases of the measure_acceptance chapter with its default parameters (build and
+train the local pair with ``build_local_pair``'s defaults, load it, measure, summarize, perplexities),
+one torch thread, and prints the alpha it measures two ways.
 """
 
 from __future__ import annotations
@@ -64,8 +70,12 @@ def main(argv=None) -> dict:
     ap.add_argument("--width", type=int, default=256)
     ap.add_argument("--train-steps", type=int, default=120)
     ap.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 1.0])
+    ap.add_argument("--phases", action="store_true",
+                    help="time the measure_acceptance chapter's phases at its defaults instead")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
+    if args.phases:
+        return phases(threads=args.threads)
 
     texts = H.read_prompts(DATA / "prompts.txt")
     prompts = texts[: args.prompts]
@@ -196,6 +206,46 @@ def _compare(target, draft, tok, encoded, n_new, gamma, temperature, args, c, c_
     return {"t_plain": t_plain, "t_hf": t_hf, "t_assisted": t_assist, "t_harness": t_spec,
             "alpha": est.alpha, "beta": beta, "c": c, "predicted": predicted,
             "predicted_verify": predicted_verify, "measured": measured}
+
+
+def phases(*, seed: int = 20260225, gammas=(2, 4), n_prompts: int = 16, max_new_tokens: int = 24,
+           n_resamples: int = 2000, threads: int = 1) -> dict:
+    """Wall time of each phase of the measure_acceptance chapter at its default parameters (the
+    imports of torch and transformers are outside the timings: they are paid once per kernel)."""
+    from transformers import AutoModelForCausalLM, GPT2LMHeadModel  # noqa: F401  (import cost)
+
+    torch.set_num_threads(threads)
+    texts = H.read_prompts(DATA / "prompts.txt")
+    prompts = texts[:n_prompts]
+    times = {}
+    t = time.perf_counter()
+    draft_path, target_path = H.build_local_pair(tempfile.mkdtemp(prefix="sdsl-bench-"), texts=texts,
+                                                 seed=seed)
+    times["build"] = time.perf_counter() - t
+    t = time.perf_counter()
+    draft, target = H.load_model(draft_path), H.load_model(target_path)
+    tok = H.load_tokenizer(target_path)
+    times["load"] = time.perf_counter() - t
+    t = time.perf_counter()
+    m = H.measure_acceptance(draft, target, prompts, gammas=list(gammas), temperature=1.0,
+                             max_new_tokens=max_new_tokens, seed=seed, tokenizer=tok, progress=False)
+    times["measure"] = time.perf_counter() - t
+    t = time.perf_counter()
+    summary = H.summarize_measurement(m, np.random.default_rng(seed), n_resamples=n_resamples)
+    times["summarize"] = time.perf_counter() - t
+    t = time.perf_counter()
+    ppl = (H.model_perplexity(draft, tok, prompts), H.model_perplexity(target, tok, prompts))
+    times["perplexity"] = time.perf_counter() - t
+    for k, v in times.items():
+        print(f"{k:12s} {v:6.2f} s")
+    print(f"{'total':12s} {sum(times.values()):6.2f} s")
+    print(f"perplexity: draft {ppl[0]:.2f}, target {ppl[1]:.2f}")
+    for _, r in summary.iterrows():
+        print(f"gamma {int(r['gamma'])}: {int(r['evaluated'])} evaluated positions, alpha (MLE) "
+              f"{r['alpha']:.4f} [{r['ci_low']:.4f}, {r['ci_high']:.4f}], cluster bootstrap "
+              f"[{r['boot_ci_low']:.4f}, {r['boot_ci_high']:.4f}]; mean sum min(p, q) "
+              f"{r['alpha_min_pq']:.4f} (SE {r['alpha_min_pq_se']:.4f}); chi-square p {r['gof_p']:.3g}")
+    return {"times": times, "summary": summary}
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ PROMPTS = H.read_prompts(DATA / "prompts.txt")
 def pair(tmp_path_factory):
     folder = tmp_path_factory.mktemp("pair")
     draft, target = H.build_local_pair(folder, texts=PROMPTS, seed=3, target_layers=2,
-                                       target_width=32, train_steps=60, draft_train_steps=15)
+                                       target_width=32, train_steps=60, draft_train_steps=15, lr=5e-3)
     return draft, target
 
 
