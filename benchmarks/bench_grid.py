@@ -23,14 +23,7 @@ import numpy as np
 import sdsl
 from sdsl import grid
 
-
-def _best(fn, repeat: int) -> tuple[float, object]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+from _timing import best_of  # benchmarks/_timing.py, beside this script
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,8 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     lo, hi = float(n[0]), float(n[-1])
 
     grid.optimal_draft_sizes(m[:2], d[:2], dp[:2], n)  # warm-up (imports, caches)
-    t_vec, sol = _best(lambda: grid.optimal_draft_sizes(m, d, dp, n), args.repeat)
-    t_exh, exh = _best(lambda: grid.optimal_draft_sizes(m, d, dp, n, exhaustive=True), 1)
+    t_vec, sol = best_of(lambda: grid.optimal_draft_sizes(m, d, dp, n), args.repeat)
+    t_exh, exh = best_of(lambda: grid.optimal_draft_sizes(m, d, dp, n, exhaustive=True), 1)
     t0 = time.perf_counter()
     loop = np.array([sdsl.optimal_draft_size(mi, di, pi, n_bounds=(lo, hi)).n_star for mi, di, pi in zip(m, d, dp)])
     t_loop = time.perf_counter() - t0

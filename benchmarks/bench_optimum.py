@@ -27,14 +27,7 @@ import numpy as np
 import sdsl
 from sdsl import optimum
 
-
-def _best(fn, repeat: int):
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+from _timing import best_of  # benchmarks/_timing.py, beside this script
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{'N* closed':>14} {'N* brute':>14} {'rel diff':>10} {'gamma c/b':>13}")
     totals = {s: [0.0, 0.0, 0.0] for s in spacings}  # closed, brute, max |rel diff|
     for r in configs.itertuples(index=False):
-        t_c, o = _best(lambda: sdsl.optimal_draft_size(r.m, r.d_draft, r.d_target), args.repeat)
+        t_c, o = best_of(lambda: sdsl.optimal_draft_size(r.m, r.d_draft, r.d_target), args.repeat)
         for s in spacings:
             n = optimum.paper_n_grid(s)
             t0 = time.perf_counter()

@@ -87,6 +87,12 @@ class Reason:
     text: str
 
 
+_GRID_REASON = (
+    "the paper states neither the spacing of its grid nor the range that its regression implies: "
+    "with D and D' log-spaced over [1e12, 1e14] (Table 7 prints 1e13) every estimate and margin of "
+    "error lands next to the paper's; the chapter shows all four readings"
+)
+
 #: Reasons for "differs", first match wins; the last entry per table is the fallback.
 REASONS: tuple[Reason, ...] = (
     Reason("Table 3", r".*", "acceptance",
@@ -104,14 +110,8 @@ REASONS: tuple[Reason, ...] = (
            "chapter tests the candidate explanations"),
     Reason("Table 6", r".*", "latency",
            "N* of the OPT-13B target and the draft sizes used; see the chapter"),
-    Reason("Table 8", r".*", "scaling",
-           "the paper states neither the spacing of its grid nor the range that its regression "
-           "implies: with D and D' log-spaced over [1e12, 1e14] (Table 7 prints 1e13) every estimate "
-           "and margin of error lands next to the paper's; the chapter shows all four readings"),
-    Reason("Table 9", r".*", "scaling",
-           "the paper states neither the spacing of its grid nor the range that its regression "
-           "implies: with D and D' log-spaced over [1e12, 1e14] (Table 7 prints 1e13) every estimate "
-           "and margin of error lands next to the paper's; the chapter shows all four readings"),
+    Reason("Table 8", r".*", "scaling", _GRID_REASON),
+    Reason("Table 9", r".*", "scaling", _GRID_REASON),
     Reason("Claims", r".*", "latency",
            "in the paper's own measurements (Table 6) the claim does not hold for every draft family "
            "and latency metric"),
