@@ -4,7 +4,12 @@ Installs requirements.in into a fresh temporary virtual environment, freezes it,
 pins to both files, so that pip users (the Makefile) and conda users (environment.yml) get the
 same versions. `tests/test_environment.py` fails when the two drift apart.
 
-    python3.11 tools/lock.py
+The current pins are kept: the existing requirements.lock is passed to pip as constraints, so
+adding a package to requirements.in pins only that package and what it newly pulls in, and no
+number of the book moves because an unrelated library was upgraded. `--upgrade` re-resolves
+everything from scratch.
+
+    python3.11 tools/lock.py [--upgrade]
 """
 
 from __future__ import annotations
@@ -23,11 +28,18 @@ HEADER = (
 )
 
 
-def freeze() -> list[str]:
+def freeze(upgrade: bool = False) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
         venv.create(tmp, with_pip=True)
         pip = Path(tmp) / "bin" / "pip"
-        subprocess.run([pip, "install", "--quiet", "-r", ROOT / "requirements.in"], check=True)
+        keep: list[str | Path] = []
+        lock = ROOT / "requirements.lock"
+        if not upgrade and lock.is_file():
+            # pins of packages no longer required are harmless as constraints: pip ignores them
+            constraints = Path(tmp) / "constraints.txt"
+            constraints.write_text(lock.read_text())
+            keep = ["-c", constraints]
+        subprocess.run([pip, "install", "--quiet", "-r", ROOT / "requirements.in", *keep], check=True)
         out = subprocess.run([pip, "freeze", "--exclude-editable"], check=True, capture_output=True, text=True)
     pins = []
     for line in out.stdout.splitlines():
@@ -58,4 +70,4 @@ def write(pins: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    write(freeze())
+    write(freeze(upgrade="--upgrade" in sys.argv[1:]))
