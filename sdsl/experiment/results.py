@@ -1,0 +1,163 @@
+"""The raw results of one run of the experiment: tables with their schemas and provenance.
+
+A results folder (``data/laptop_scale/`` for the committed CPU run) holds ``runs.csv``,
+``curves.csv``, ``alpha_pairs.csv``, ``alpha_counts.csv``, ``alpha_prompts.csv``,
+``wallclock.csv`` and ``timings.csv``, each with a ``.yml`` schema beside it (the format of
+:mod:`sdsl.data`, with the CSV's sha256), ``tokenizer.json`` and ``provenance.yml`` (command,
+commit, machine, duration, seeds, corpus sources). :func:`load_results` reads and validates them
+with :func:`sdsl.data.load`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+import pandas as pd
+import yaml
+
+from sdsl import data as _data
+from sdsl.paths import DATA
+
+__all__ = ["RESULTS", "TABLES", "SCHEMAS", "write_table", "write_results", "load_results", "provenance"]
+
+#: The committed results of the full CPU run.
+RESULTS = DATA / "laptop_scale"
+
+_S, _I, _F = "str", "int", "float"
+_PAIR = [("draft", _S, "", "draft run id"), ("target", _S, "", "target run id"),
+         ("temperature", _F, "", "sampling temperature (0: greedy)")]
+
+#: Column schemas: (name, type, unit, description[, constraints]).
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "runs": {"title": "Training runs of the model family", "key": ["run"], "columns": [
+        ("run", _S, "", "run id: shape and token budget"), ("shape", _S, "", "w<width>l<layers>"),
+        ("width", _I, "", "embedding width"), ("layers", _I, "", "transformer blocks"),
+        ("heads", _I, "", "attention heads"),
+        ("params", _I, "parameters", "N: non-embedding plus the tied token table (FLOP-relevant)"),
+        ("non_embedding_params", _I, "parameters", "without token and position tables"),
+        ("total_params", _I, "parameters", "every parameter, tied embeddings counted once"),
+        ("role", _S, "", "target (one of the largest shapes at the common budget) or draft"),
+        ("tokens", _I, "tokens", "tokens predicted in training (D)"),
+        ("tokens_budget", _I, "tokens", "requested budget"), ("steps", _I, "", "optimiser steps"),
+        ("batch_size", _I, "sequences", "sequences per step"), ("seq_len", _I, "tokens", "predicted tokens per sequence"),
+        ("peak_lr", _F, "", "peak learning rate"), ("epochs", _F, "", "passes over the training split"),
+        ("tokens_per_param", _F, "", "D / N (Chinchilla-optimal: about 20)"),
+        ("val_loss", _F, "nats/token", "validation loss"), ("val_loss_se", _F, "nats/token", "SE over windows"),
+        ("val_ppl", _F, "", "exp(val_loss)"), ("val_tokens", _I, "tokens", "validation tokens scored"),
+        ("final_train_loss", _F, "nats/token", "mean training loss over the last curve interval"),
+        ("train_s", _F, "s", "wall time of the optimiser steps"), ("eval_s", _F, "s", "wall time of evaluations"),
+        ("wall_s", _F, "s", "wall time of the run"), ("flops_per_token", _F, "FLOP", "6 (N + layers seq_len width)"),
+        ("train_flops", _F, "FLOP", "flops_per_token * tokens"), ("flops_per_s", _F, "FLOP/s", "achieved"),
+        ("tokens_per_s", _F, "tokens/s", "training throughput")]},
+    "curves": {"title": "Loss curves", "key": ["run", "step"], "columns": [
+        ("run", _S, "", "run id"), ("step", _I, "", "optimiser steps done"), ("tokens", _I, "tokens", "tokens seen"),
+        ("lr", _F, "", "learning rate of the step"),
+        ("train_loss", _F, "nats/token", "mean training loss since the previous point"),
+        ("val_loss", _F, "nats/token", "loss on the curve's validation windows (empty: not evaluated)",
+         {"required": False})]},
+    "alpha_pairs": {"title": "Alpha per (draft, target, temperature)", "key": ["draft", "target", "temperature"],
+                    "columns": _PAIR + [
+        ("gamma", _I, "", "draft length of the measurement"), ("n_prompts", _I, "", "prompts decoded"),
+        ("reached_target", _S, "", "whether the half-width target was met", {"allowed": ["yes", "no"]}),
+        ("half_width", _F, "", "95 % half width at stopping (max of profile and cluster bootstrap)"),
+        ("overlap", _F, "", "teacher-forced mean of sum_x min(p, q) on validation windows (temperature 1)"),
+        ("overlap_se", _F, "", "its SE over windows"),
+        ("agree", _F, "", "teacher-forced argmax agreement (greedy alpha)"), ("agree_se", _F, "", "its SE"),
+        ("measure_s", _F, "s", "wall time of the measurement")]},
+    "alpha_counts": {"title": "Accepted-count histograms per prompt", "key": ["draft", "target", "temperature",
+                                                                               "prompt_id", "drafted", "accepted"],
+                     "columns": _PAIR + [
+        ("prompt_id", _I, "", "prompt index"), ("drafted", _I, "tokens", "tokens drafted in the iteration"),
+        ("accepted", _I, "tokens", "drafted tokens accepted"), ("iterations", _I, "", "iterations with these counts")]},
+    "alpha_prompts": {"title": "Per-prompt statistics of the alpha measurements",
+                      "key": ["draft", "target", "temperature", "prompt_id"], "columns": _PAIR + [
+        ("prompt_id", _I, "", "prompt index"), ("new_tokens", _I, "tokens", "tokens generated"),
+        ("iterations", _I, "", "speculative iterations"), ("evaluated", _I, "", "evaluated draft positions"),
+        ("beta_sum", _F, "", "sum over evaluated positions of sum_x min(p, q) (on-policy)"),
+        ("ttot_s", _F, "s", "wall time of the request")]},
+    "wallclock": {"title": "Wall-clock speed of speculative decoding", "key": ["draft", "target"], "columns": [
+        ("draft", _S, "", "draft run id"), ("target", _S, "", "target run id"),
+        ("temperature", _F, "", "sampling temperature"), ("alpha", _F, "", "measured alpha used for gamma"),
+        ("gamma", _I, "", "integer gamma maximising Theorem 3.8"), ("c", _F, "", "measured cost ratio draft/target"),
+        ("new_tokens", _I, "tokens", "tokens per method per round"),
+        ("target_tokens_per_s", _F, "tokens/s", "plain decoding of the target"),
+        ("draft_tokens_per_s", _F, "tokens/s", "plain decoding of the draft"),
+        ("spec_tokens_per_s", _F, "tokens/s", "speculative sampling"),
+        ("speedup", _F, "", "measured: spec over plain target"),
+        ("predicted_speedup", _F, "", "Theorem 3.8 at alpha, gamma, c"),
+        ("iterations", _I, "", "speculative iterations in the kept round"),
+        ("mean_accepted", _F, "tokens", "mean accepted tokens per iteration")]},
+    "timings": {"title": "Wall time of every task of the run", "key": ["task"], "columns": [
+        ("task", _S, "", "task id"), ("kind", _S, "", "corpus, train, alpha or wallclock"),
+        ("seconds", _F, "s", "wall time"), ("session", _I, "", "session (0: first start, then resumes)")]},
+}
+TABLES = tuple(SCHEMAS)
+
+
+def _schema_mapping(name: str, sha: str, extra: Mapping[str, Any]) -> dict[str, Any]:
+    spec = SCHEMAS[name]
+    cols = []
+    for col in spec["columns"]:
+        entry = {"name": col[0], "type": col[1], "unit": col[2], "description": col[3]}
+        if len(col) > 4:
+            entry.update(col[4])
+        cols.append(entry)
+    return {"title": f"Laptop-scale experiment: {spec['title']}",
+            "source": extra.get("source", "sdsl-companion, python -m sdsl.experiment run (see provenance.yml)"),
+            "licence": "CC0-1.0 (measurements made by this project)",
+            "description": extra.get("description", "Raw results of the laptop-scale experiment (issue 17)."),
+            "key": list(spec["key"]), "columns": cols, "sha256": sha}
+
+
+def write_table(df: pd.DataFrame, folder: str | os.PathLike, name: str, extra: Mapping[str, Any] | None = None) -> Path:
+    """Validate ``df`` against the schema ``name``, write ``<name>.csv`` and ``<name>.yml`` (with
+    the CSV's sha256) into ``folder``."""
+    if name not in SCHEMAS:
+        raise ValueError(f"name must be one of {list(SCHEMAS)}, got {name!r}")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    cols = [c[0] for c in SCHEMAS[name]["columns"]]
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise ValueError(f"table {name!r} lacks column(s) {missing}")
+    out = df[cols].sort_values(list(SCHEMAS[name]["key"]), kind="mergesort").reset_index(drop=True)
+    csv = folder / f"{name}.csv"
+    out.to_csv(csv, index=False, float_format="%.10g", lineterminator="\n")
+    meta = _schema_mapping(name, _data.sha256(csv), extra or {})
+    _data.validate(pd.read_csv(csv, dtype=str, keep_default_na=False), meta, str(csv), line_offset=2)
+    with open(folder / f"{name}.yml", "w", encoding="utf-8") as fh:
+        fh.write(f"# Schema and provenance of {name}.csv, written by sdsl.experiment.results.\n")
+        yaml.safe_dump(meta, fh, sort_keys=False, allow_unicode=True, width=100)
+    return csv
+
+
+def write_results(tables: Mapping[str, pd.DataFrame], folder: str | os.PathLike) -> list[Path]:
+    """Every table of ``tables`` written with :func:`write_table`."""
+    return [write_table(df, folder, name) for name, df in tables.items()]
+
+
+def load_results(folder: str | os.PathLike | None = None) -> dict[str, pd.DataFrame]:
+    """Every table of a results folder (default: the committed ``data/laptop_scale``), validated
+    against its schema; ValueError naming the folder if a table is missing."""
+    folder = Path(folder) if folder is not None else RESULTS
+    if not folder.is_dir():
+        raise ValueError(f"results folder {folder} does not exist (run: python -m sdsl.experiment run)")
+    out = {}
+    for name in TABLES:
+        p = folder / f"{name}.csv"
+        if not p.is_file():
+            raise ValueError(f"results folder {folder} lacks {p.name}")
+        out[name] = _data.load(p)
+    return out
+
+
+def provenance(folder: str | os.PathLike | None = None) -> dict[str, Any]:
+    """The ``provenance.yml`` of a results folder."""
+    folder = Path(folder) if folder is not None else RESULTS
+    p = folder / "provenance.yml"
+    if not p.is_file():
+        raise ValueError(f"results folder {folder} lacks provenance.yml")
+    with open(p, encoding="utf-8") as fh:
+        return yaml.safe_load(fh)

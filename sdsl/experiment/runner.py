@@ -1,0 +1,390 @@
+"""The runner of the experiment: corpus and tokenizer, every training run, alpha for every pair at
+every temperature, wall-clock timing of every pair, then the raw results with provenance.
+
+Work folder ``out`` (default ``build/experiment/<scale>``)::
+
+    state.json          scale, settings digest, sessions (start, end, command)
+    corpus/             tokenizer.json, train/val/prompts token ids (.npy), sources.json
+    models/<run>/       checkpoints (save_pretrained, safetensors)
+    train/<run>.json    metrics and loss curve of one run
+    alpha/<key>.json    one pair at one temperature (counts, per-prompt statistics)
+    wallclock/<key>.json
+    done/               one marker per finished task (:mod:`sdsl.experiment.tasks`)
+    results/            the tables, tokenizer.json and provenance.yml (what is committed)
+
+Resuming (``resume=True``) skips every finished task; a run started with other settings refuses to
+resume. Seeds: every random choice derives from ``Scale.seed`` and the task's name
+(:func:`sdsl.experiment.pairs.seed_for`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from datetime import datetime, timezone
+from functools import lru_cache, partial
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from sdsl.experiment import corpus as _corpus
+from sdsl.experiment import results as _results
+from sdsl.experiment import tokenizer as _tok
+from sdsl.experiment.config import SCALES, RunSpec, Scale
+from sdsl.estimators import alpha_from_accepted
+from sdsl.experiment.pairs import counts_to_iterations, make_prompts, measure_alpha, seed_for, teacher_forced_overlap
+from sdsl.experiment.tasks import Task, atomic_write_text, execute_tasks
+from sdsl.paths import BUILD, ROOT
+
+__all__ = ["Experiment", "run", "default_out"]
+
+#: Assumed throughput for the cost estimates of the progress bar (the bar's rate adapts).
+_EST_FLOPS = 40e9
+
+
+def default_out(scale: str) -> Path:
+    return BUILD / "experiment" / scale
+
+
+def _pair_key(draft: str, target: str, temperature: float | None = None) -> str:
+    key = f"{draft}__{target}"
+    return key if temperature is None else f"{key}__t{temperature:g}"
+
+
+class Experiment:
+    """One scale's tasks in one work folder (``device`` for training; decoding runs on the CPU)."""
+
+    def __init__(self, scale: Scale, out: str | os.PathLike, *, device: str = "cpu", threads: int = 1,
+                 decode_threads: int = 1) -> None:
+        self.scale, self.out, self.device = scale, Path(out), str(device)
+        self.threads, self.decode_threads = int(threads), int(decode_threads)
+        self._models: dict[str, object] = {}
+
+    # ------------------------------------------------------------------ corpus and tokenizer
+    def corpus_task(self, advance) -> None:
+        s = self.scale
+        docs, infos = _corpus.load_sources(s.corpus)
+        chunks = _corpus.chunk_documents(docs, s.max_chunk_chars)
+        splits = _corpus.split_chunks(chunks, s.val_fraction, s.prompt_fraction,
+                                      np.random.default_rng(seed_for(s.seed, "split")))
+        advance(0.2)
+        tok = _tok.train_tokenizer([c.text for c in splits["train"]], s.vocab_size)
+        advance(0.6)
+        folder = self.out / "corpus"
+        folder.mkdir(parents=True, exist_ok=True)
+        stats = {}
+        for name, part in splits.items():
+            ids = _tok.encode_documents(tok, [c.text for c in part])
+            np.save(folder / f"{name}.npy", ids)
+            by_source = {src: sum(len(c.text) for c in part if c.source == src) for src in sorted({c.source for c in part})}
+            stats[name] = {"chunks": len(part), "tokens": int(ids.size), "characters_by_source": by_source}
+        total = sum(v["tokens"] for v in stats.values())
+        if total < s.min_corpus_tokens:
+            raise ValueError(f"the corpus has {total} tokens, the scale needs at least {s.min_corpus_tokens}")
+        atomic_write_text(folder / "tokenizer.json", _tok.tokenizer_json(tok))
+        atomic_write_text(folder / "sources.json", json.dumps(
+            {"sources": [asdict(i) for i in infos], "splits": stats, "chunks": len(chunks),
+             "tokenizer_sha256": _tok.sha256_text(_tok.tokenizer_json(tok))}, indent=1))
+
+    @lru_cache(maxsize=None)
+    def tokenizer(self):
+        return _tok.load_tokenizer(self.out / "corpus" / "tokenizer.json")
+
+    @lru_cache(maxsize=None)
+    def hf_tokenizer(self):
+        return _tok.to_transformers(self.tokenizer())
+
+    @lru_cache(maxsize=None)
+    def split(self, name: str) -> np.ndarray:
+        return np.load(self.out / "corpus" / f"{name}.npy")
+
+    @lru_cache(maxsize=None)
+    def val_windows(self):
+        import torch
+
+        from sdsl.experiment.training import windows
+
+        w = windows(self.split("val"), self.scale.recipe.seq_len)
+        n = min(self.scale.recipe.eval_windows, w.shape[0])
+        return torch.from_numpy(w[:n])
+
+    @lru_cache(maxsize=None)
+    def prompts(self) -> tuple[str, ...]:
+        m = self.scale.measurement
+        tok = self.tokenizer()
+        return tuple(make_prompts(self.split("prompts"), tok.token_to_id(_tok.EOS), m.prompt_tokens, m.max_prompts,
+                                  lambda ids: tok.decode(ids)))
+
+    # ------------------------------------------------------------------ training
+    def train_cost(self, run: RunSpec) -> float:
+        from sdsl.experiment.training import flops_per_token
+
+        return flops_per_token(self.scale.params(run.shape), run.shape, self.scale.recipe.seq_len) * run.tokens / _EST_FLOPS
+
+    def train_task(self, run: RunSpec, advance) -> None:
+        import torch
+
+        from sdsl.experiment.training import build_model, train_run
+
+        s, rec = self.scale, self.scale.recipe
+        torch.set_num_threads(self.threads)
+        tok = self.tokenizer()
+        model = build_model(run.shape, tok.get_vocab_size(), 2 * rec.seq_len, seed_for(s.seed, "init", run.run_id),
+                            eos_token_id=tok.token_to_id(_tok.EOS)).to(self.device)
+        gen = torch.Generator().manual_seed(seed_for(s.seed, "order", run.run_id))
+        val = self.val_windows().to(self.device)
+        res = train_run(model, run, self.split("train"), val, rec, gen,
+                        on_step=lambda i, n: advance(0.97 * i / n) if i % 20 == 0 else None)
+        model.to("cpu").save_pretrained(str(self.out / "models" / run.run_id))
+        atomic_write_text(self.out / "train" / f"{run.run_id}.json",
+                          json.dumps({"metrics": res.metrics, "curve": res.curve}))
+
+    def model(self, run_id: str):
+        if run_id not in self._models:
+            from transformers import GPT2LMHeadModel
+
+            if len(self._models) >= 6:  # keep a few loaded: pairs are ordered by target
+                self._models.pop(next(iter(self._models)))
+            self._models[run_id] = GPT2LMHeadModel.from_pretrained(str(self.out / "models" / run_id)).eval()
+        return self._models[run_id]
+
+    # ------------------------------------------------------------------ pairs
+    def alpha_task(self, draft: RunSpec, target: RunSpec, temperature: float, advance) -> None:
+        import torch
+
+        torch.set_num_threads(self.decode_threads)
+        m = self.scale.measurement
+        d, t = self.model(draft.run_id), self.model(target.run_id)
+        t0 = time.perf_counter()
+        meas = measure_alpha(d, t, self.hf_tokenizer(), list(self.prompts()), temperature=temperature,
+                             measurement=m, seed=seed_for(self.scale.seed, "alpha", draft.run_id, target.run_id,
+                                                          int(temperature * 1000)))
+        seconds = time.perf_counter() - t0
+        ov = teacher_forced_overlap(d, t, self.val_windows()[: m.overlap_windows])
+        row = {"draft": draft.run_id, "target": target.run_id, "temperature": float(temperature), "gamma": m.gamma,
+               "n_prompts": meas.n_prompts, "reached_target": "yes" if meas.reached_target else "no",
+               "half_width": meas.half_width, "overlap": float(ov["overlap"].mean()),
+               "overlap_se": float(ov["overlap"].std(ddof=1) / np.sqrt(len(ov))),
+               "agree": float(ov["agree"].mean()), "agree_se": float(ov["agree"].std(ddof=1) / np.sqrt(len(ov))),
+               "measure_s": seconds}
+        atomic_write_text(self.out / "alpha" / f"{_pair_key(draft.run_id, target.run_id, temperature)}.json",
+                          json.dumps({"pair": row, "counts": meas.counts.to_dict(orient="list"),
+                                      "prompts": meas.prompts.to_dict(orient="list")}))
+
+    def wallclock_task(self, draft: RunSpec, target: RunSpec, advance) -> None:
+        import torch
+
+        from sdsl.experiment.wallclock import time_pair
+
+        torch.set_num_threads(self.decode_threads)
+        m = self.scale.measurement
+        temp = float(m.temperatures[0])
+        rec = json.loads((self.out / "alpha" / f"{_pair_key(draft.run_id, target.run_id, temp)}.json").read_text())
+        it = counts_to_iterations(pd.DataFrame(rec["counts"]))
+        it = it[it["drafted"] > 0]
+        alpha = alpha_from_accepted(it["accepted"], it["drafted"]).alpha
+        tok = self.hf_tokenizer()
+        prompts = [tok(p)["input_ids"] for p in self.prompts()[: m.timing_prompts]]
+        res = time_pair(self.model(target.run_id), self.model(draft.run_id), prompts, alpha=alpha,
+                        new_tokens=m.timing_new_tokens, temperature=temp, repeats=m.timing_repeats,
+                        max_gamma=m.max_gamma, seed=seed_for(self.scale.seed, "wallclock", draft.run_id, target.run_id))
+        row = {"draft": draft.run_id, "target": target.run_id, "temperature": temp, "alpha": alpha, **res}
+        atomic_write_text(self.out / "wallclock" / f"{_pair_key(draft.run_id, target.run_id)}.json", json.dumps(row))
+
+    # ------------------------------------------------------------------ the task list
+    def tasks(self) -> list[Task]:
+        """Phase 0 the corpus, 1 the training runs (largest first, in parallel), 2 the alpha
+        measurements (in parallel), 3 the wall-clock timings (one at a time, nothing beside them)."""
+        s, m = self.scale, self.scale.measurement
+        out = [Task("corpus", "corpus", 15.0 if s.corpus == "debian" else 2.0, phase=0)]
+        for r in sorted(s.runs(), key=self.train_cost, reverse=True):
+            out.append(Task(f"train/{r.run_id}", "train", self.train_cost(r), phase=1, parallel=True))
+        per_alpha = m.max_prompts * m.new_tokens * 0.5e-3
+        for d, t in s.pairs():
+            for temp in m.temperatures:
+                out.append(Task(f"alpha/{_pair_key(d.run_id, t.run_id, temp)}", "alpha", per_alpha, phase=2,
+                                parallel=True))
+        per_wall = m.timing_prompts * m.timing_new_tokens * (2 + 3 * m.timing_repeats) * 1.5e-3
+        for d, t in s.pairs():
+            out.append(Task(f"wallclock/{_pair_key(d.run_id, t.run_id)}", "wallclock", per_wall, phase=3))
+        return out
+
+    def work(self, task_id: str, advance) -> None:
+        """Do the task ``task_id`` (an id of :meth:`tasks`)."""
+        kind, _, key = task_id.partition("/")
+        if kind == "corpus":
+            return self.corpus_task(advance)
+        runs = {r.run_id: r for r in self.scale.runs()}
+        if kind == "train":
+            return self.train_task(runs[key], advance)
+        parts = key.split("__")
+        if kind == "alpha":
+            return self.alpha_task(runs[parts[0]], runs[parts[1]], float(parts[2][1:]), advance)
+        if kind == "wallclock":
+            return self.wallclock_task(runs[parts[0]], runs[parts[1]], advance)
+        raise ValueError(f"unknown task {task_id!r}")
+
+    # ------------------------------------------------------------------ results
+    def collect(self) -> Path:
+        """Assemble the raw results of every finished task into ``out/results``."""
+        folder = self.out / "results"
+        folder.mkdir(parents=True, exist_ok=True)
+        s = self.scale
+        targets = {t.run_id for t in s.targets()}
+        runs, curves = [], []
+        for r in s.runs():
+            rec = json.loads((self.out / "train" / f"{r.run_id}.json").read_text())
+            runs.append({**rec["metrics"], "role": "target" if r.run_id in targets else "draft"})
+            curves.extend({"run": r.run_id, **c} for c in rec["curve"])
+        pairs, counts, prompts = [], [], []
+        for d, t in s.pairs():
+            for temp in s.measurement.temperatures:
+                rec = json.loads((self.out / "alpha" / f"{_pair_key(d.run_id, t.run_id, temp)}.json").read_text())
+                key = {"draft": d.run_id, "target": t.run_id, "temperature": float(temp)}
+                pairs.append(rec["pair"])
+                counts.append(pd.DataFrame(rec["counts"]).assign(**key))
+                prompts.append(pd.DataFrame(rec["prompts"]).assign(**key))
+        wall = [json.loads((self.out / "wallclock" / f"{_pair_key(d.run_id, t.run_id)}.json").read_text())
+                for d, t in s.pairs()]
+        timings = [json.loads(p.read_text()) for p in sorted((self.out / "done").glob("*.json"))]
+        tables = {"runs": pd.DataFrame(runs), "curves": pd.DataFrame(curves), "alpha_pairs": pd.DataFrame(pairs),
+                  "alpha_counts": pd.concat(counts, ignore_index=True),
+                  "alpha_prompts": pd.concat(prompts, ignore_index=True), "wallclock": pd.DataFrame(wall),
+                  "timings": pd.DataFrame(timings)}
+        _results.write_results(tables, folder)
+        atomic_write_text(folder / "tokenizer.json", (self.out / "corpus" / "tokenizer.json").read_text())
+        self._write_provenance(folder, pd.DataFrame(timings))
+        return folder
+
+    def _write_provenance(self, folder: Path, timings: pd.DataFrame) -> None:
+        import tokenizers
+        import torch
+        import transformers
+
+        state = json.loads((self.out / "state.json").read_text())
+        sources = json.loads((self.out / "corpus" / "sources.json").read_text())
+        sessions = state["sessions"]
+        duration = sum(x["end"] - x["start"] for x in sessions if x.get("end"))
+        prov = {
+            "title": f"Laptop-scale experiment, scale {self.scale.name}: raw results",
+            "command": sessions[0]["command"], "resumed_with": [x["command"] for x in sessions[1:]],
+            "commit": _git("rev-parse", "HEAD"), "uncommitted_changes": bool(_git("status", "--porcelain")),
+            "machine": {"cpu": _cpu_model(), "logical_cpus": os.cpu_count(), "torch_threads_training": self.threads,
+                        "torch_threads_decoding": self.decode_threads, "device": self.device,
+                        "platform": platform.platform(), "python": platform.python_version()},
+            "versions": {"torch": str(torch.__version__), "transformers": str(transformers.__version__),
+                         "tokenizers": str(tokenizers.__version__), "numpy": str(np.__version__)},
+            "started": _iso(sessions[0]["start"]), "finished": _iso(max(x.get("end") or 0 for x in sessions)),
+            "duration_s": round(duration, 1), "sessions": len(sessions),
+            "task_seconds": {k: round(float(v), 1) for k, v in timings.groupby("kind")["seconds"].sum().items()},
+            "seed": self.scale.seed, "seeds": "every seed derives from 'seed' and the task's name "
+                                              "(sdsl.experiment.pairs.seed_for)",
+            "scale": json.loads(json.dumps(self.scale.as_dict())), "settings_digest": self.scale.digest(),
+            "corpus": sources, "checkpoints": "not committed (build/experiment/<scale>/models; "
+                                              "python -m sdsl.experiment run rebuilds them)",
+        }
+        with open(folder / "provenance.yml", "w", encoding="utf-8") as fh:
+            fh.write("# Provenance of the raw results in this folder, written by sdsl.experiment.runner.\n")
+            yaml.safe_dump(prov, fh, sort_keys=False, allow_unicode=True, width=100)
+
+
+_EXPERIMENTS: dict[tuple, Experiment] = {}
+
+
+def _quiet() -> None:
+    """No hub access, no per-load progress bars or config warnings from transformers."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+
+
+def _work(scale_name: str, out: str, device: str, threads: int, task_id: str, advance) -> None:
+    """Module-level entry point of a task (picklable for worker processes): one
+    :class:`Experiment` per process and work folder, reused across tasks."""
+    from sdsl.experiment.config import get_scale
+
+    key = (scale_name, out, device, threads)
+    if key not in _EXPERIMENTS:
+        _quiet()
+        _EXPERIMENTS[key] = Experiment(get_scale(scale_name), out, device=device, threads=threads,
+                                       decode_threads=threads)
+    _EXPERIMENTS[key].work(task_id, advance)
+
+
+def _git(*args: str) -> str:
+    try:
+        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, tz=timezone.utc).isoformat(timespec="seconds")
+
+
+def run(scale: Scale, out: str | os.PathLike | None = None, *, resume: bool = False, device: str = "cpu",
+        threads: int = 1, workers: int = 2, progress: bool = True, command: str | None = None) -> Path:
+    """Run (or resume) every task of ``scale`` in ``out`` and write ``out/results``; returns it.
+
+    ``workers`` processes with ``threads`` torch threads each run the training runs and the alpha
+    measurements side by side (:mod:`sdsl.experiment.tasks`); the wall-clock timings run alone.
+    ``scale`` must be one of :data:`sdsl.experiment.config.SCALES` (workers rebuild it by name).
+
+    Raises ValueError if ``out`` holds a run and ``resume`` is False, or holds a run of other
+    settings.
+    """
+    out = Path(out) if out is not None else default_out(scale.name)
+    state_path = out / "state.json"
+    if state_path.exists():
+        state = json.loads(state_path.read_text())
+        if not resume:
+            raise ValueError(f"--out {out} already holds a run (state.json): pass --resume to continue it, "
+                             "or choose another --out")
+        if state["digest"] != scale.digest():
+            raise ValueError(f"--out {out} holds a run of other settings (scale {state['scale']}, digest "
+                             f"{state['digest']}, now {scale.digest()}): cannot resume it")
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        state = {"scale": scale.name, "digest": scale.digest(), "sessions": []}
+    session = {"start": time.time(), "end": None, "command": command or " ".join(sys.argv)}
+    state["sessions"].append(session)
+    atomic_write_text(state_path, json.dumps(state, indent=1))
+    if scale.name not in SCALES or SCALES[scale.name] != scale:
+        raise ValueError(f"scale {scale.name!r} is not one of the named scales {sorted(SCALES)}")
+    _quiet()
+    exp = Experiment(scale, out, device=device, threads=threads, decode_threads=threads)
+    work = partial(_work, scale.name, str(out), str(device), int(threads))
+
+    def log(msg: str) -> None:
+        from tqdm.auto import tqdm
+
+        tqdm.write(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr)
+
+    try:
+        execute_tasks(exp.tasks(), work, out / "done", session=len(state["sessions"]) - 1, workers=workers,
+                      progress=progress, log=log)
+    finally:
+        session["end"] = time.time()
+        atomic_write_text(state_path, json.dumps(state, indent=1))
+    return exp.collect()
