@@ -58,6 +58,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_grid.py
 	$(BIN)/python benchmarks/bench_build.py
 	$(BIN)/python benchmarks/bench_harness.py
+	$(BIN)/python benchmarks/bench_training.py
 
 lock:
 	$(PYTHON) tools/lock.py

@@ -91,7 +91,10 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         ("mean_accepted", _F, "tokens", "mean accepted tokens per iteration")]},
     "timings": {"title": "Wall time of every task of the run", "key": ["task"], "columns": [
         ("task", _S, "", "task id"), ("kind", _S, "", "corpus, train, alpha or wallclock"),
-        ("seconds", _F, "s", "wall time"), ("session", _I, "", "session (0: first start, then resumes)")]},
+        ("seconds", _F, "s", "wall time"),
+        ("cpu_seconds", _F, "s", "CPU time of the process that ran it (empty: not recorded by the first session)",
+         {"required": False}),
+        ("session", _I, "", "session (0: first start, then resumes)")]},
 }
 TABLES = tuple(SCHEMAS)
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -253,7 +254,8 @@ class Experiment:
                 prompts.append(pd.DataFrame(rec["prompts"]).assign(**key))
         wall = [json.loads((self.out / "wallclock" / f"{_pair_key(d.run_id, t.run_id)}.json").read_text())
                 for d, t in s.pairs()]
-        timings = [json.loads(p.read_text()) for p in sorted((self.out / "done").glob("*.json"))]
+        timings = [{"cpu_seconds": float("nan"), **json.loads(p.read_text())}
+                   for p in sorted((self.out / "done").glob("*.json"))]
         tables = {"runs": pd.DataFrame(runs), "curves": pd.DataFrame(curves), "alpha_pairs": pd.DataFrame(pairs),
                   "alpha_counts": pd.concat(counts, ignore_index=True),
                   "alpha_prompts": pd.concat(prompts, ignore_index=True), "wallclock": pd.DataFrame(wall),
@@ -270,7 +272,8 @@ class Experiment:
 
         state = json.loads((self.out / "state.json").read_text())
         sources = json.loads((self.out / "corpus" / "sources.json").read_text())
-        sessions = state["sessions"]
+        sessions = [{**x, "end": x.get("end") or x.get("last_task_end") or _last_marker(self.out, i)}
+                    for i, x in enumerate(state["sessions"])]
         duration = sum(x["end"] - x["start"] for x in sessions if x.get("end"))
         prov = {
             "title": f"Laptop-scale experiment, scale {self.scale.name}: raw results",
@@ -283,7 +286,12 @@ class Experiment:
                          "tokenizers": str(tokenizers.__version__), "numpy": str(np.__version__)},
             "started": _iso(sessions[0]["start"]), "finished": _iso(max(x.get("end") or 0 for x in sessions)),
             "duration_s": round(duration, 1), "sessions": len(sessions),
+            "session_durations_s": [round(x["end"] - x["start"], 1) for x in sessions if x.get("end")],
+            "session_ends": ["recorded" if x.get("end") else "killed: last finished task" for x in state["sessions"]],
+            "load_average_1min_mean": [round(float(np.mean(x["load_average_1min"])), 2) if x.get("load_average_1min")
+                                       else None for x in sessions],
             "task_seconds": {k: round(float(v), 1) for k, v in timings.groupby("kind")["seconds"].sum().items()},
+            "task_cpu_seconds": {k: round(float(v), 1) for k, v in timings.groupby("kind")["cpu_seconds"].sum().items()},
             "seed": self.scale.seed, "seeds": "every seed derives from 'seed' and the task's name "
                                               "(sdsl.experiment.pairs.seed_for)",
             "scale": json.loads(json.dumps(self.scale.as_dict())), "settings_digest": self.scale.digest(),
@@ -319,6 +327,14 @@ def _work(scale_name: str, out: str, device: str, threads: int, task_id: str, ad
         _EXPERIMENTS[key] = Experiment(get_scale(scale_name), out, device=device, threads=threads,
                                        decode_threads=threads)
     _EXPERIMENTS[key].work(task_id, advance)
+
+
+def _last_marker(out: Path, session: int) -> float | None:
+    """When the last task of ``session`` finished (a session killed before it could record its
+    end ends there, as far as its results go)."""
+    times = [p.stat().st_mtime for p in (out / "done").glob("*.json")
+             if json.loads(p.read_text()).get("session") == session]
+    return max(times) if times else None
 
 
 def _git(*args: str) -> str:
@@ -376,15 +392,26 @@ def run(scale: Scale, out: str | os.PathLike | None = None, *, resume: bool = Fa
     exp = Experiment(scale, out, device=device, threads=threads, decode_threads=threads)
     work = partial(_work, scale.name, str(out), str(device), int(threads))
 
+    session["load_average_1min"] = []
+
     def log(msg: str) -> None:
         from tqdm.auto import tqdm
 
-        tqdm.write(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr)
+        load = os.getloadavg()[0]
+        session["load_average_1min"].append(round(load, 2))
+        session["last_task_end"] = time.time()  # the end of a session that is killed
+        atomic_write_text(state_path, json.dumps(state, indent=1))
+        tqdm.write(f"[{time.strftime('%H:%M:%S')}] {msg} (load average {load:.1f})", file=sys.stderr)
 
+    def terminate(signum, frame):  # a kill (SIGTERM) still records the session's end
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, terminate)
     try:
         execute_tasks(exp.tasks(), work, out / "done", session=len(state["sessions"]) - 1, workers=workers,
                       progress=progress, log=log)
     finally:
+        signal.signal(signal.SIGTERM, previous)
         session["end"] = time.time()
         atomic_write_text(state_path, json.dumps(state, indent=1))
     return exp.collect()

@@ -8,7 +8,8 @@ a time in the calling process. ``work(task_id, advance)`` does the work of one t
 ``advance(fraction)`` reports its progress in [0, 1].
 
 A finished task gets a marker ``<done_dir>/<task id>.json`` (written atomically, after the
-task's own outputs) holding its wall time and the session it ran in; a later session skips every
+task's own outputs) holding its wall time, the CPU time of its process and the session it ran
+in (CPU time well below wall time means the cores were shared with other work); a later session skips every
 task with a marker, so a killed run restarts from its last finished tasks. The bar counts
 estimated seconds (``tqdm``), so its rate, and hence its estimate of the time left, adapts to the
 machine as the run goes.
@@ -60,11 +61,12 @@ def is_done(done_dir: Path, task_id: str) -> bool:
     return done_marker(done_dir, task_id).is_file()
 
 
-def _in_worker(work: Callable, task_id: str, progress_queue) -> float:
-    """Run one task in a worker process, reporting progress through ``progress_queue``."""
-    t0 = time.perf_counter()
+def _in_worker(work: Callable, task_id: str, progress_queue) -> tuple[float, float]:
+    """Run one task in a worker process, reporting progress through ``progress_queue``; returns
+    its wall time and the process's CPU time spent on it."""
+    t0, c0 = time.perf_counter(), time.process_time()
     work(task_id, lambda f: progress_queue.put((task_id, float(f))))
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
 def execute_tasks(tasks: list[Task], work: Callable[[str, Callable[[float], None]], None],
@@ -100,11 +102,12 @@ def execute_tasks(tasks: list[Task], work: Callable[[str, Callable[[float], None
             bar.update(step)
             reported[task_id] = f
 
-    def finish(task_id: str, seconds: float) -> None:
+    def finish(task_id: str, seconds: float, cpu_seconds: float) -> None:
         advance(task_id, 1.0)
         t = by_id[task_id]
         atomic_write_text(done_marker(done_dir, task_id), json.dumps(
-            {"task": task_id, "kind": t.kind, "seconds": seconds, "session": int(session)}))
+            {"task": task_id, "kind": t.kind, "seconds": seconds, "cpu_seconds": cpu_seconds,
+             "session": int(session)}))
         ran.append(task_id)
         if log is not None:
             log(f"done {task_id} in {seconds:.1f} s")
@@ -116,9 +119,9 @@ def execute_tasks(tasks: list[Task], work: Callable[[str, Callable[[float], None
             parallel = [t for t in todo if t.parallel] if workers > 1 else []
             for t in [t for t in todo if t not in parallel]:
                 bar.set_description(t.task_id, refresh=False)
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 work(t.task_id, lambda f, i=t.task_id: advance(i, f))
-                finish(t.task_id, time.perf_counter() - t0)
+                finish(t.task_id, time.perf_counter() - t0, time.process_time() - c0)
             if not parallel:
                 continue
             if pool is None:
@@ -146,7 +149,7 @@ def execute_tasks(tasks: list[Task], work: Callable[[str, Callable[[float], None
                         for other in futures:
                             other.cancel()
                     else:
-                        finish(tid, fut.result())
+                        finish(tid, *fut.result())
                 if error is not None and all(f.done() for f in futures):
                     break
             if error is not None:

@@ -1,0 +1,1 @@
+"""One module per notebook chapter: the tables and figures of that chapter."""

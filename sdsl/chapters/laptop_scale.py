@@ -1,0 +1,236 @@
+"""Tables and figures of the chapter ``notebooks/laptop_scale.md``: the paper's central claim
+tested on a family of small GPT-2 models trained on this machine (issue 17).
+
+One function per table and per figure; every one reads the committed raw results
+(:func:`sdsl.experiment.results.load_results`) through the analysis of
+:mod:`sdsl.experiment.analysis`.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from scipy.interpolate import PchipInterpolator
+
+from sdsl.experiment.lossfit import LossFit
+from sdsl.experiment.predict import small_half
+from sdsl.laws import BESIROGLU_2024, HOFFMANN_2022, PAPER_EQ5
+from sdsl.style import fix_layout
+from sdsl.theory import optimal_tokens_per_flop
+
+__all__ = ["CHAPTER", "table_runs", "table_loss_law", "table_alpha", "figure1", "figure2", "figure3",
+           "figure4", "figure5", "figure6", "figure7", "prediction_curve", "predicted_alpha"]
+
+CHAPTER = "laptop_scale"
+_TARGET_COLORS = ("#0072B2", "#D55E00", "#009E73")
+
+
+def table_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """The training runs: shape, parameter counts, tokens, tokens per parameter (under-trained:
+    fewer than Chinchilla's 20), epochs, validation loss and perplexity, wall time, throughput."""
+    cols = ["run", "role", "width", "layers", "params", "non_embedding_params", "tokens", "tokens_per_param",
+            "epochs", "steps", "peak_lr", "val_loss", "val_loss_se", "val_ppl", "train_s", "tokens_per_s", "flops_per_s"]
+    out = runs[cols].sort_values(["params", "tokens"], ignore_index=True)
+    out.insert(8, "under_trained", out["tokens_per_param"] < 20)
+    return out
+
+
+def table_loss_law(fit: LossFit, fit_non_embedding: LossFit | None = None) -> pd.DataFrame:
+    """The loss-law parameters fitted on every run with 95 % bootstrap intervals, beside Hoffmann
+    et al. (2022) and Besiroglu et al. (2024) (point values, as :mod:`sdsl.laws` holds them)."""
+    t = fit.intervals()
+    t["hoffmann2022"] = [getattr(HOFFMANN_2022, p) for p in t["parameter"]]
+    t["besiroglu2024"] = [getattr(BESIROGLU_2024, p) for p in t["parameter"]]
+    t["inside_ci_hoffmann"] = (t["hoffmann2022"] >= t["ci_lower"]) & (t["hoffmann2022"] <= t["ci_upper"])
+    t["inside_ci_besiroglu"] = (t["besiroglu2024"] >= t["ci_lower"]) & (t["besiroglu2024"] <= t["ci_upper"])
+    if fit_non_embedding is not None:
+        t["estimate_non_embedding_n"] = [fit_non_embedding.values[p] for p in t["parameter"]]
+    return t
+
+
+def table_alpha(summary: pd.DataFrame) -> pd.DataFrame:
+    """Alpha per pair and temperature with the interval, beside ``E[sum min(p, q)]``."""
+    cols = ["target", "draft", "temperature", "n", "d", "draft_ppl", "n_prompts", "evaluated", "alpha",
+            "alpha_hw95", "boot_hw95", "min_pq_on_policy", "min_pq_teacher_forced"]
+    return summary[cols]
+
+
+def _finish(fig: Figure) -> Figure:
+    return fix_layout(fig)
+
+
+def figure2(runs: pd.DataFrame, fit: LossFit) -> tuple[Figure, pd.DataFrame]:
+    """Validation loss against ``N`` for each token budget, with the fitted law (lines)."""
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    budgets = sorted(runs["tokens"].unique())
+    grid = np.exp(np.linspace(np.log(runs["params"].min() * 0.8), np.log(runs["params"].max() * 1.25), 100))
+    rows = []
+    for i, d in enumerate(budgets):
+        sub = runs[runs["tokens"] == d]
+        c = plt.cm.viridis(i / max(len(budgets) - 1, 1))
+        ax.errorbar(sub["params"], sub["val_loss"], yerr=1.96 * sub["val_loss_se"], fmt="o", color=c,
+                    label=f"D = {d / 1e6:.2f}M tokens")
+        ax.plot(grid, fit.predict(grid, d), color=c, lw=1)
+        rows += [{"kind": "run", "tokens": d, "params": n, "loss": v} for n, v in zip(sub["params"], sub["val_loss"])]
+        rows += [{"kind": "law", "tokens": d, "params": n, "loss": v} for n, v in zip(grid, fit.predict(grid, d))]
+    ax.set_xscale("log")
+    ax.set_xlabel("parameters $N$ (non-embedding + tied token table)")
+    ax.set_ylabel("validation loss (nats/token)")
+    ax.legend(fontsize="small")
+    return _finish(fig), pd.DataFrame(rows)
+
+
+def figure4(frame: pd.DataFrame, fits) -> Figure:
+    """Alpha against draft perplexity per target with the three Table 4 forms
+    (:func:`sdsl.fits.figure3`)."""
+    from sdsl.fits import figure3 as per_target_figure
+
+    return _finish(per_target_figure(frame, fits))
+
+
+def predicted_alpha(frame: pd.DataFrame, runs: pd.DataFrame, law: str, loss: LossFit) -> pd.DataFrame:
+    """Every pair's alpha as the recipe predicts it from the smaller drafts: the law fitted on the
+    pairs of the smaller half, evaluated at ``x = exp(L(N, D))`` and ``y = exp(L(M, D'))`` of the
+    loss law fitted on the smaller half; ``held_out`` marks the larger drafts."""
+    from sdsl.experiment.predict import law_by_name
+
+    shapes = small_half(runs)
+    shape_of = runs.set_index("run")["shape"]
+    fit_rows = frame["draft"].map(shape_of).isin(shapes).to_numpy()
+    fitted = law_by_name(law).fit(frame[fit_rows].reset_index(drop=True))
+    f = frame.copy()
+    f["x"] = np.exp(loss.predict(f["n"], f["d"]))
+    f["y"] = np.exp(loss.predict(f["m"], f["d_target"]))
+    f["ln_x"] = np.log(f["x"])
+    out = frame[["target", "draft", "n", "d", "alpha"]].copy()
+    out["predicted"] = fitted.predict(f)
+    out["held_out"] = ~fit_rows
+    return out
+
+
+def figure5(pred: pd.DataFrame) -> Figure:
+    """Predicted against measured alpha; open markers: drafts the fits never saw."""
+    fig, ax = plt.subplots(figsize=(4.8, 4.4))
+    for i, (t, g) in enumerate(pred.groupby("target", sort=False)):
+        c = _TARGET_COLORS[i % len(_TARGET_COLORS)]
+        seen, held = g[~g["held_out"]], g[g["held_out"]]
+        ax.plot(seen["alpha"], seen["predicted"], "o", color=c, label=f"{t}: fitted on")
+        ax.plot(held["alpha"], held["predicted"], "o", mfc="none", color=c, label=f"{t}: held out")
+    lo = float(min(pred["alpha"].min(), pred["predicted"].min())) - 0.02
+    hi = float(max(pred["alpha"].max(), pred["predicted"].max())) + 0.02
+    ax.plot([lo, hi], [lo, hi], color="0.5", lw=0.8, ls="--")
+    ax.set_xlabel(r"measured $\alpha$")
+    ax.set_ylabel(r"predicted $\alpha$")
+    ax.legend(fontsize="x-small")
+    return _finish(fig)
+
+
+def prediction_curve(frame: pd.DataFrame, runs: pd.DataFrame, target: str, law: str, loss: LossFit,
+                     d: float, points: int = 200) -> pd.DataFrame:
+    """``2 M T(N)`` of the recipe fitted on the smaller drafts, and of a PCHIP curve through the
+    measured alpha of the trained drafts at budget ``d``, on a grid of ``N``."""
+    from sdsl.experiment.predict import law_by_name
+    from sdsl.laws_compare import _features_at
+
+    shapes = small_half(runs)
+    shape_of = runs.set_index("run")["shape"]
+    fitted = law_by_name(law).fit(frame[frame["draft"].map(shape_of).isin(shapes)].reset_index(drop=True))
+    sub = frame[(frame["target"] == target) & np.isclose(frame["d"], d)].sort_values("n")
+    m, dt = float(sub["m"].iloc[0]), float(sub["d_target"].iloc[0])
+    n = np.exp(np.linspace(np.log(0.5 * runs["params"].min()), np.log(m), points))
+    a_pred = fitted.alpha(_features_at(n, m, d, dt, loss.constants()), target)
+    ok = (a_pred > 0) & (a_pred < 1)
+    t_pred = np.full(n.shape, np.nan)
+    t_pred[ok] = 2 * m * optimal_tokens_per_flop(a_pred[ok], n[ok], m)
+    inside = (n >= sub["n"].min()) & (n <= sub["n"].max())
+    t_smooth = np.full(n.shape, np.nan)
+    a_s = PchipInterpolator(np.log(sub["n"]), sub["alpha"])(np.log(n[inside]))
+    t_smooth[inside] = 2 * m * optimal_tokens_per_flop(np.clip(a_s, 1e-9, 1 - 1e-9), n[inside], m)
+    return pd.DataFrame({"target": target, "n": n, "alpha_predicted": a_pred, "speedup_predicted": t_pred,
+                         "speedup_smooth": t_smooth})
+
+
+def figure6(frame: pd.DataFrame, curves: pd.DataFrame, preds: pd.DataFrame, d: float) -> Figure:
+    """``2 M T(N)`` (throughput over plain decoding at equal FLOPs, Eq. 9 at gamma*) per target:
+    trained drafts at measured alpha (points), the smooth curve through them, the recipe's curve
+    fitted on the smaller drafts, with the predicted and empirical ``N*``."""
+    targets = list(dict.fromkeys(curves["target"]))
+    fig, axes = plt.subplots(1, len(targets), figsize=(4.0 * len(targets), 3.6), squeeze=False)
+    for ax, t in zip(axes[0], targets):
+        sub = frame[(frame["target"] == t) & np.isclose(frame["d"], d)].sort_values("n")
+        m = float(sub["m"].iloc[0])
+        ax.plot(sub["n"], 2 * m * optimal_tokens_per_flop(np.clip(sub["alpha"], 1e-9, 1 - 1e-9), sub["n"], m),
+                "o", color="C0", label="trained drafts, measured alpha")
+        c = curves[curves["target"] == t]
+        ax.plot(c["n"], c["speedup_smooth"], color="C0", lw=1, label="smooth curve")
+        ax.plot(c["n"], c["speedup_predicted"], color="C3", lw=1, ls="--", label="predicted (smaller drafts)")
+        p = preds[preds["target"] == t].iloc[0]
+        ax.axvline(p["n_star_predicted"], color="C3", lw=0.8, ls="--")
+        ax.axvline(p["n_smooth"], color="C0", lw=0.8, ls=":")
+        ax.set_xscale("log")
+        ax.set_xlabel("draft parameters $N$")
+        ax.text(0.03, 0.04, t, transform=ax.transAxes, fontsize="small")
+    axes[0][0].set_ylabel(r"$2 M\, T(N)$ (FLOP speedup)")
+    axes[0][-1].legend(fontsize="x-small", loc="upper right")
+    return _finish(fig)
+
+
+def figure7(wall: pd.DataFrame) -> Figure:
+    """Measured wall-clock speedup against Theorem 3.8's prediction from measured alpha and cost
+    ratio, one colour per target."""
+    fig, ax = plt.subplots(figsize=(4.8, 4.4))
+    for i, (t, g) in enumerate(wall.groupby("target", sort=False)):
+        ax.plot(g["predicted_speedup"], g["speedup"], "o", color=_TARGET_COLORS[i % 3], label=t)
+    lo = float(min(wall["speedup"].min(), wall["predicted_speedup"].min())) * 0.95
+    hi = float(max(wall["speedup"].max(), wall["predicted_speedup"].max())) * 1.05
+    ax.plot([lo, hi], [lo, hi], color="0.5", lw=0.8, ls="--")
+    ax.axhline(1.0, color="0.7", lw=0.6)
+    ax.set_xlabel("predicted speedup (Theorem 3.8)")
+    ax.set_ylabel("measured speedup")
+    ax.legend(fontsize="small")
+    return _finish(fig)
+
+
+def figure1(curves: pd.DataFrame, runs: pd.DataFrame) -> Figure:
+    """Training loss against tokens seen for every run (colour: ``N``), validation points marked."""
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    lo, hi = np.log(runs["params"].min()), np.log(runs["params"].max())
+    for _, r in runs.sort_values(["params", "tokens"]).iterrows():
+        c = plt.cm.plasma(0.85 * (np.log(r["params"]) - lo) / max(hi - lo, 1e-9))
+        g = curves[curves["run"] == r["run"]]
+        ax.plot(g["tokens"], g["train_loss"], color=c, lw=0.9)
+        v = g.dropna(subset=["val_loss"])
+        ax.plot(v["tokens"], v["val_loss"], "o", ms=2.5, color=c)
+    sm = plt.cm.ScalarMappable(cmap="plasma", norm=plt.Normalize(np.exp(lo), np.exp(hi)))
+    fig.colorbar(sm, ax=ax, label="parameters $N$")
+    ax.set_xscale("log")
+    ax.set_xlabel("tokens seen")
+    ax.set_ylabel("loss (nats/token)")
+    return _finish(fig)
+
+
+def figure3(summary: pd.DataFrame) -> Figure:
+    """Alpha by speculative sampling against ``E[sum min(p, q)]`` on the evaluated positions
+    (filled) and teacher-forced on held-out text (open), temperature 1 and greedy."""
+    temps = sorted(summary["temperature"].unique(), reverse=True)
+    fig, axes = plt.subplots(1, len(temps), figsize=(4.2 * len(temps), 3.9), squeeze=False)
+    for ax, t in zip(axes[0], temps):
+        s = summary[summary["temperature"] == t]
+        ax.errorbar(s["alpha"], s["min_pq_on_policy"], xerr=s["alpha_hw95"], fmt="o", ms=4, color="C0",
+                    label="on the evaluated positions")
+        ax.plot(s["alpha"], s["min_pq_teacher_forced"], "o", ms=4, mfc="none", color="C1",
+                label="teacher-forced, held-out text")
+        lo, hi = float(s[["alpha", "min_pq_teacher_forced"]].min().min()) - 0.03, \
+            float(s[["alpha", "min_pq_teacher_forced"]].max().max()) + 0.03
+        ax.plot([lo, hi], [lo, hi], color="0.5", lw=0.8, ls="--")
+        ax.set_xlabel(r"$\alpha$, speculative sampling")
+        ax.text(0.03, 0.93, "temperature 1" if t > 0 else "greedy", transform=ax.transAxes, fontsize="small")
+    axes[0][0].set_ylabel(r"$E[\sum_x \min(p, q)]$")
+    axes[0][0].legend(fontsize="x-small", loc="lower right")
+    return _finish(fig)
+
+
+#: The paper's Table 3 plane, for the chapter's prose.
+PAPER_PLANE = PAPER_EQ5

@@ -1,0 +1,56 @@
+"""The runner's command line and its refusal to mix runs; the scales meet the issue's design."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from sdsl.experiment import __main__ as cli
+from sdsl.experiment.config import SCALES, get_scale
+from sdsl.experiment.runner import run
+
+
+def test_full_scale_meets_the_design_of_the_issue():
+    s = get_scale("full")
+    ne = [sh.non_embedding_params() for sh in s.shapes]
+    assert len(s.shapes) >= 8
+    assert np.log10(max(ne) / min(ne)) >= 1.5  # 1.5 decades of non-embedding parameters
+    budgets = {}
+    for r in s.runs():
+        budgets.setdefault(r.shape.name, set()).add(r.tokens)
+    assert sum(len(b) >= 3 for b in budgets.values()) >= 3
+    assert len(s.targets()) >= 2
+    for d, t in s.pairs():
+        assert s.params(d.shape) < s.params(t.shape)
+    assert s.vocab_size <= 65535
+
+
+def test_parameter_count_matches_the_built_model():
+    pytest.importorskip("transformers")
+    from sdsl.experiment.training import build_model, param_counts
+
+    for shape in SCALES["full"].shapes[:3]:
+        counts = param_counts(build_model(shape, 2048, 256, seed=0))
+        assert counts.n == shape.params(2048)
+        assert counts.non_embedding == shape.non_embedding_params()
+
+
+def test_bad_arguments_exit_2_with_one_line(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["run", "--scale", "huge"])
+    assert e.value.code == 2
+    assert "invalid choice: 'huge'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        cli.main(["run", "--workers", "0"])
+    assert e.value.code == 2
+
+
+def test_an_existing_run_is_not_overwritten_and_other_settings_do_not_resume(tmp_path, capsys):
+    s = get_scale("smoke")
+    (tmp_path / "state.json").write_text(json.dumps({"scale": "smoke", "digest": "0" * 16, "sessions": []}))
+    assert cli.main(["run", "--scale", "smoke", "--out", str(tmp_path), "--no-progress"]) == 2
+    assert "pass --resume" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="holds a run of other settings"):
+        run(s, tmp_path, resume=True, progress=False)
