@@ -20,8 +20,21 @@ from sdsl.laws import BESIROGLU_2024, HOFFMANN_2022, PAPER_EQ5
 from sdsl.style import fix_layout
 from sdsl.theory import optimal_tokens_per_flop
 
-__all__ = ["CHAPTER", "table_runs", "table_loss_law", "table_alpha", "figure1", "figure2", "figure3",
-           "figure4", "figure5", "figure6", "figure7", "prediction_curve", "predicted_alpha"]
+__all__ = [
+    "CHAPTER",
+    "figure1",
+    "figure2",
+    "figure3",
+    "figure4",
+    "figure5",
+    "figure6",
+    "figure7",
+    "predicted_alpha",
+    "prediction_curve",
+    "table_alpha",
+    "table_loss_law",
+    "table_runs",
+]
 
 CHAPTER = "laptop_scale"
 _TARGET_COLORS = ("#0072B2", "#D55E00", "#009E73")
@@ -139,7 +152,7 @@ def prediction_curve(frame: pd.DataFrame, runs: pd.DataFrame, target: str, law: 
     fitted = law_by_name(law).fit(frame[frame["draft"].map(shape_of).isin(shapes)].reset_index(drop=True))
     sub = frame[(frame["target"] == target) & np.isclose(frame["d"], d)].sort_values("n")
     m, dt = float(sub["m"].iloc[0]), float(sub["d_target"].iloc[0])
-    n = np.exp(np.linspace(np.log(0.5 * runs["params"].min()), np.log(m), points))
+    n = np.minimum(np.exp(np.linspace(np.log(0.5 * runs["params"].min()), np.log(m), points)), m)
     a_pred = fitted.alpha(_features_at(n, m, d, dt, loss.constants()), target)
     ok = (a_pred > 0) & (a_pred < 1)
     t_pred = np.full(n.shape, np.nan)

@@ -13,13 +13,30 @@ import pandas as pd
 from sdsl.estimators import alpha_bootstrap, alpha_from_accepted
 from sdsl.experiment.lossfit import LossFit, fit_loss_law
 from sdsl.experiment.pairs import counts_to_iterations
-from sdsl.experiment.predict import (empirical_optimum, law_by_name, law_frame, predict_n_star, small_half,
-                                     throughput_lost)
+from sdsl.experiment.predict import (
+    empirical_optimum,
+    law_by_name,
+    law_frame,
+    predict_n_star,
+    small_half,
+    throughput_lost,
+)
 from sdsl.laws import BESIROGLU_2024
 from sdsl.laws_compare import compare_laws, cross_validate, law_optimal_draft_size
 
-__all__ = ["alpha_summary", "pair_frame", "LOO_LAWS", "PREDICTION_LAWS", "law_comparison", "fit_all_runs",
-           "predictions", "small_half_loss", "paper_predictions", "wallclock_summary", "common_budget"]
+__all__ = [
+    "LOO_LAWS",
+    "PREDICTION_LAWS",
+    "alpha_summary",
+    "common_budget",
+    "fit_all_runs",
+    "law_comparison",
+    "pair_frame",
+    "paper_predictions",
+    "predictions",
+    "small_half_loss",
+    "wallclock_summary",
+]
 
 #: Laws compared by leave-one-draft-out error (names of :data:`sdsl.laws_compare.LAWS`).
 LOO_LAWS = ("plane", "linear_x", "log_x", "power_x", "loglin_n", "loglin_n_pooled", "loglin_nd_pooled",

@@ -15,7 +15,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 
-__all__ = ["ModelShape", "RunSpec", "Recipe", "Measurement", "Scale", "SCALES", "get_scale"]
+__all__ = ["SCALES", "Measurement", "ModelShape", "Recipe", "RunSpec", "Scale", "get_scale"]
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,7 @@ class Measurement:
     half_width: float = 0.02  # stop when the 95 % interval's half width is at most this
     min_prompts: int = 16
     max_prompts: int = 160
+    max_prompts_greedy: int = 48  # greedy: prompt-to-prompt variation keeps the cluster interval wide
     prompt_batch: int = 8
     n_resamples: int = 400  # cluster bootstrap inside the stopping rule
     overlap_windows: int = 48  # held-out windows for E[sum min(p, q)] by teacher forcing
@@ -179,17 +180,18 @@ class Scale:
         return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode()).hexdigest()[:16]
 
 
+#: Depth grows with width (width / layers between 8 and 40), head width 8 to 32.
 _FULL_SHAPES = (
-    ModelShape(16, 1, 1), ModelShape(32, 1, 2), ModelShape(48, 1, 3), ModelShape(64, 1, 4),
-    ModelShape(64, 2, 4), ModelShape(96, 2, 4), ModelShape(128, 2, 4), ModelShape(128, 3, 4),
+    ModelShape(8, 1, 1), ModelShape(16, 1, 1), ModelShape(24, 1, 2), ModelShape(32, 1, 2),
+    ModelShape(48, 2, 3), ModelShape(64, 2, 4), ModelShape(96, 3, 4), ModelShape(128, 3, 4),
     ModelShape(160, 4, 5),
 )
 
 SCALES: dict[str, Scale] = {
     "full": Scale(
         name="full", corpus="debian", vocab_size=2048, shapes=_FULL_SHAPES, common_tokens=2_000_000,
-        extra_budgets={"w32l1": (500_000, 1_000_000), "w64l2": (500_000, 1_000_000),
-                       "w128l2": (500_000, 1_000_000)},
+        extra_budgets={"w16l1": (500_000, 1_000_000), "w32l1": (500_000, 1_000_000),
+                       "w96l3": (500_000, 1_000_000)},
         min_corpus_tokens=5_000_000,
     ),
     "smoke": Scale(
@@ -199,7 +201,7 @@ SCALES: dict[str, Scale] = {
         recipe=Recipe(batch_size=8, seq_len=64, curve_points=10, curve_evals=2, curve_eval_windows=8,
                       eval_windows=64),
         measurement=Measurement(prompt_tokens=16, new_tokens=24, half_width=0.08, min_prompts=4,
-                                max_prompts=12, prompt_batch=4, n_resamples=100, overlap_windows=8,
+                                max_prompts=12, max_prompts_greedy=8, prompt_batch=4, n_resamples=100, overlap_windows=8,
                                 timing_prompts=2, timing_new_tokens=16, timing_repeats=1, max_gamma=6,
                                 cost_prompts=2),
         val_fraction=0.05, prompt_fraction=0.03, max_chunk_chars=2000,

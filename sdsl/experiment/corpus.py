@@ -31,15 +31,15 @@ import numpy as np
 from sdsl.paths import DATA
 
 __all__ = [
+    "KJV_SLICE",
     "Document",
     "SourceInfo",
-    "KJV_SLICE",
-    "parse_kjv",
-    "read_kjv",
-    "read_fortunes",
-    "read_python_docs",
-    "load_sources",
     "chunk_documents",
+    "load_sources",
+    "parse_kjv",
+    "read_fortunes",
+    "read_kjv",
+    "read_python_docs",
     "split_chunks",
 ]
 
@@ -82,7 +82,8 @@ def _sha(docs: list[Document]) -> str:
 def _package_version(package: str) -> str:
     if shutil.which("dpkg-query") is None:
         return "unknown"
-    res = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", package], capture_output=True, text=True)
+    res = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", package], capture_output=True, text=True,
+                         check=False)
     return res.stdout.strip() if res.returncode == 0 else "not installed"
 
 

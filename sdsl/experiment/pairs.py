@@ -14,8 +14,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -26,8 +27,14 @@ from sdsl.experiment.config import Measurement
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-__all__ = ["make_prompts", "PairMeasurement", "measure_alpha", "teacher_forced_overlap", "seed_for",
-           "counts_to_iterations"]
+__all__ = [
+    "PairMeasurement",
+    "counts_to_iterations",
+    "make_prompts",
+    "measure_alpha",
+    "seed_for",
+    "teacher_forced_overlap",
+]
 
 
 def seed_for(seed: int, *keys: int | str) -> int:
@@ -101,8 +108,8 @@ def measure_alpha(draft, target, tokenizer, prompts: Sequence[str], *, temperatu
                   measurement: Measurement, seed: int) -> PairMeasurement:
     """Alpha of ``(draft, target)`` at ``temperature`` by speculative sampling at draft length
     ``measurement.gamma``, prompts added ``measurement.prompt_batch`` at a time (at least
-    ``min_prompts``, at most ``max_prompts``) until the 95 % half width is at most
-    ``measurement.half_width``.
+    ``min_prompts``, at most ``max_prompts``, ``max_prompts_greedy`` at temperature 0) until the
+    95 % half width is at most ``measurement.half_width``.
 
     Parameters
     ----------
@@ -121,7 +128,8 @@ def measure_alpha(draft, target, tokenizer, prompts: Sequence[str], *, temperatu
     rng = np.random.default_rng(seed_for(seed, "bootstrap"))
     counts, reqs, iters = [], [], []
     alpha, hw, used = float("nan"), float("inf"), 0
-    for start in range(0, min(len(prompts), m.max_prompts), m.prompt_batch):
+    cap = m.max_prompts if temperature > 0 else m.max_prompts_greedy
+    for start in range(0, min(len(prompts), cap), m.prompt_batch):
         batch = list(prompts[start:start + m.prompt_batch])
         res = measure_acceptance(draft, target, batch, gammas=[m.gamma], temperature=temperature,
                                  max_new_tokens=m.new_tokens, seed=seed_for(seed, start), tokenizer=tokenizer,
@@ -147,7 +155,7 @@ def measure_alpha(draft, target, tokenizer, prompts: Sequence[str], *, temperatu
                            reached_target=bool(hw <= m.half_width))
 
 
-def teacher_forced_overlap(draft, target, wins: "torch.Tensor", batch: int = 16) -> pd.DataFrame:
+def teacher_forced_overlap(draft, target, wins: torch.Tensor, batch: int = 16) -> pd.DataFrame:
     """Per held-out window: the mean over its positions of ``sum_x min(p(x), q(x))`` of the
     target's ``p`` and the draft's ``q`` at temperature 1 (``overlap``), and the fraction of
     positions where their argmaxes agree (``agree``, alpha of greedy decoding), with ``positions``

@@ -30,8 +30,15 @@ from sdsl.laws import LossConstants
 from sdsl.laws_compare import LAWS, Law, law_optimal_draft_size
 from sdsl.theory import optimal_gamma, optimal_tokens_per_flop
 
-__all__ = ["law_frame", "small_half", "empirical_optimum", "Prediction", "predict_n_star", "throughput_lost",
-           "law_by_name"]
+__all__ = [
+    "Prediction",
+    "empirical_optimum",
+    "law_by_name",
+    "law_frame",
+    "predict_n_star",
+    "small_half",
+    "throughput_lost",
+]
 
 
 def law_by_name(name: str) -> Law:

@@ -11,8 +11,9 @@ with :func:`sdsl.data.load`.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import pandas as pd
 import yaml
@@ -20,7 +21,7 @@ import yaml
 from sdsl import data as _data
 from sdsl.paths import DATA
 
-__all__ = ["RESULTS", "TABLES", "SCHEMAS", "write_table", "write_results", "load_results", "provenance"]
+__all__ = ["RESULTS", "SCHEMAS", "TABLES", "load_results", "provenance", "write_results", "write_table"]
 
 #: The committed results of the full CPU run.
 RESULTS = DATA / "laptop_scale"

@@ -27,24 +27,30 @@ import subprocess
 import sys
 import time
 from dataclasses import asdict
-from datetime import datetime, timezone
-from functools import lru_cache, partial
+from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import yaml
 
+from sdsl.estimators import alpha_from_accepted
 from sdsl.experiment import corpus as _corpus
 from sdsl.experiment import results as _results
 from sdsl.experiment import tokenizer as _tok
 from sdsl.experiment.config import SCALES, RunSpec, Scale
-from sdsl.estimators import alpha_from_accepted
-from sdsl.experiment.pairs import counts_to_iterations, make_prompts, measure_alpha, seed_for, teacher_forced_overlap
+from sdsl.experiment.pairs import (
+    counts_to_iterations,
+    make_prompts,
+    measure_alpha,
+    seed_for,
+    teacher_forced_overlap,
+)
 from sdsl.experiment.tasks import Task, atomic_write_text, execute_tasks
 from sdsl.paths import BUILD, ROOT
 
-__all__ = ["Experiment", "run", "default_out"]
+__all__ = ["Experiment", "default_out", "run"]
 
 #: Assumed throughput for the cost estimates of the progress bar (the bar's rate adapts).
 _EST_FLOPS = 40e9
@@ -67,6 +73,7 @@ class Experiment:
         self.scale, self.out, self.device = scale, Path(out), str(device)
         self.threads, self.decode_threads = int(threads), int(decode_threads)
         self._models: dict[str, object] = {}
+        self._cache: dict[str, object] = {}
 
     # ------------------------------------------------------------------ corpus and tokenizer
     def corpus_task(self, advance) -> None:
@@ -94,34 +101,39 @@ class Experiment:
             {"sources": [asdict(i) for i in infos], "splits": stats, "chunks": len(chunks),
              "tokenizer_sha256": _tok.sha256_text(_tok.tokenizer_json(tok))}, indent=1))
 
-    @lru_cache(maxsize=None)
+    def _cached(self, key: str, make):
+        """``make()`` once per key and experiment (the corpus, tokenizer and prompts are read once)."""
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
     def tokenizer(self):
-        return _tok.load_tokenizer(self.out / "corpus" / "tokenizer.json")
+        return self._cached("tokenizer", lambda: _tok.load_tokenizer(self.out / "corpus" / "tokenizer.json"))
 
-    @lru_cache(maxsize=None)
     def hf_tokenizer(self):
-        return _tok.to_transformers(self.tokenizer())
+        return self._cached("hf_tokenizer", lambda: _tok.to_transformers(self.tokenizer()))
 
-    @lru_cache(maxsize=None)
     def split(self, name: str) -> np.ndarray:
-        return np.load(self.out / "corpus" / f"{name}.npy")
+        return self._cached(f"split/{name}", lambda: np.load(self.out / "corpus" / f"{name}.npy"))
 
-    @lru_cache(maxsize=None)
     def val_windows(self):
+        """The validation windows of the final loss (the same for every run)."""
         import torch
 
         from sdsl.experiment.training import windows
 
-        w = windows(self.split("val"), self.scale.recipe.seq_len)
-        n = min(self.scale.recipe.eval_windows, w.shape[0])
-        return torch.from_numpy(w[:n])
+        def make():
+            w = windows(self.split("val"), self.scale.recipe.seq_len)
+            return torch.from_numpy(w[: min(self.scale.recipe.eval_windows, w.shape[0])])
 
-    @lru_cache(maxsize=None)
+        return self._cached("val_windows", make)
+
     def prompts(self) -> tuple[str, ...]:
+        """The prompt texts, in the order the measurements use them."""
         m = self.scale.measurement
         tok = self.tokenizer()
-        return tuple(make_prompts(self.split("prompts"), tok.token_to_id(_tok.EOS), m.prompt_tokens, m.max_prompts,
-                                  lambda ids: tok.decode(ids)))
+        return self._cached("prompts", lambda: tuple(make_prompts(
+            self.split("prompts"), tok.token_to_id(_tok.EOS), m.prompt_tokens, m.max_prompts, tok.decode)))
 
     # ------------------------------------------------------------------ training
     def train_cost(self, run: RunSpec) -> float:
@@ -356,7 +368,7 @@ def _cpu_model() -> str:
 
 
 def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, tz=timezone.utc).isoformat(timespec="seconds")
+    return datetime.fromtimestamp(t, tz=UTC).isoformat(timespec="seconds")
 
 
 def run(scale: Scale, out: str | os.PathLike | None = None, *, resume: bool = False, device: str = "cpu",

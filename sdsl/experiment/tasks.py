@@ -25,12 +25,12 @@ import json
 import os
 import queue
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
-__all__ = ["Task", "done_marker", "is_done", "execute_tasks", "atomic_write_text"]
+__all__ = ["Task", "atomic_write_text", "done_marker", "execute_tasks", "is_done"]
 
 
 @dataclass(frozen=True)

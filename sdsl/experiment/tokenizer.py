@@ -11,13 +11,19 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["EOS", "train_tokenizer", "load_tokenizer", "tokenizer_json", "to_transformers",
-           "encode_documents"]
+__all__ = [
+    "EOS",
+    "encode_documents",
+    "load_tokenizer",
+    "to_transformers",
+    "tokenizer_json",
+    "train_tokenizer",
+]
 
 #: The document separator (also BOS/EOS of the models).
 EOS = "<|endoftext|>"

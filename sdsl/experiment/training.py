@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,8 +28,17 @@ from sdsl.experiment.config import ModelShape, Recipe, RunSpec
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-__all__ = ["ParamCounts", "build_model", "param_counts", "flops_per_token", "lr_at", "TrainResult",
-           "train_run", "evaluate_loss", "windows"]
+__all__ = [
+    "ParamCounts",
+    "TrainResult",
+    "build_model",
+    "evaluate_loss",
+    "flops_per_token",
+    "lr_at",
+    "param_counts",
+    "train_run",
+    "windows",
+]
 
 
 @dataclass(frozen=True)
@@ -98,7 +108,7 @@ def windows(ids: np.ndarray, seq_len: int) -> np.ndarray:
     return ids[idx].astype(np.int64)
 
 
-def evaluate_loss(model, wins: "torch.Tensor", batch: int = 32) -> tuple[float, np.ndarray]:
+def evaluate_loss(model, wins: torch.Tensor, batch: int = 32) -> tuple[float, np.ndarray]:
     """Mean next-token cross-entropy (nats) of ``model`` over ``wins`` (every predicted token of
     every window), and the per-window means."""
     import torch
@@ -132,8 +142,8 @@ def _param_groups(model, weight_decay: float):
     return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
 
 
-def train_run(model, run: RunSpec, train_ids: np.ndarray, val_windows: "torch.Tensor", recipe: Recipe,
-              generator: "torch.Generator", *, curve_val_windows: "torch.Tensor | None" = None,
+def train_run(model, run: RunSpec, train_ids: np.ndarray, val_windows: torch.Tensor, recipe: Recipe,
+              generator: torch.Generator, *, curve_val_windows: torch.Tensor | None = None,
               on_step: Callable[[int, int], None] | None = None) -> TrainResult:
     """Train ``model`` on ``run.tokens`` predicted tokens of ``train_ids`` with ``recipe`` and
     return its metrics and loss curve.

@@ -19,7 +19,7 @@ sampling at a given ``gamma``, all with :mod:`sdsl.harness`.
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike
 from sdsl._validate import as_in_range, as_positive
 from sdsl.theory import expected_tokens
 
-__all__ = ["theorem38_speedup", "best_integer_gamma", "time_pair"]
+__all__ = ["best_integer_gamma", "theorem38_speedup", "time_pair"]
 
 
 def theorem38_speedup(alpha: ArrayLike, gamma: ArrayLike, c: ArrayLike) -> np.ndarray:

@@ -46,9 +46,9 @@ def test_exact_data_are_fitted_exactly():
 def test_bootstrap_intervals_cover_the_truth():
     n, d, loss = _synthetic(np.random.default_rng(3), 5e-4)
     fit = lossfit.bootstrap_loss_law(lossfit.fit_loss_law(n, d, loss), n, d, loss, np.random.default_rng(1),
-                                     n_resamples=40, starts=2)
+                                     n_resamples=25, starts=2)
     t = fit.intervals().set_index("parameter")
-    assert fit.boot.shape == (40, 5)
+    assert fit.boot.shape == (25, 5)
     for k in ("a", "b", "E"):
         assert t.loc[k, "ci_lower"] <= t.loc[k, "estimate"] <= t.loc[k, "ci_upper"]
         assert t.loc[k, "ci_lower"] - 0.02 <= TRUE[k] <= t.loc[k, "ci_upper"] + 0.02

@@ -54,7 +54,7 @@ def test_small_half_is_the_smaller_draft_shapes(family):
 
 
 def test_empirical_optimum_is_the_best_trained_draft(family):
-    runs, frame, loss = family
+    _, frame, _ = family
     for t in N0:
         emp = predict.empirical_optimum(frame, t, D)
         sub = frame[(frame["target"] == t) & (frame["d"] == D)]
@@ -95,7 +95,7 @@ def test_throughput_lost_is_zero_at_the_best_draft_and_positive_elsewhere(family
 
 
 def test_unknown_law_and_target_are_named(family):
-    runs, frame, loss = family
+    runs, frame, _ = family
     with pytest.raises(ValueError, match="law must be one of"):
         predict.law_by_name("nope")
     with pytest.raises(ValueError, match="target 'x' is not a run"):

@@ -12,9 +12,9 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from sdsl.experiment.config import get_scale  # noqa: E402
-from sdsl.experiment.results import load_results, provenance  # noqa: E402
-from sdsl.experiment.runner import run  # noqa: E402
+from sdsl.experiment.config import get_scale
+from sdsl.experiment.results import load_results, provenance
+from sdsl.experiment.runner import run
 
 pytestmark = pytest.mark.slow
 
