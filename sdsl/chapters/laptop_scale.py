@@ -231,7 +231,8 @@ def figure3(summary: pd.DataFrame) -> Figure:
     fig, axes = plt.subplots(1, len(temps), figsize=(4.2 * len(temps), 3.9), squeeze=False)
     for ax, t in zip(axes[0], temps):
         s = summary[summary["temperature"] == t]
-        ax.errorbar(s["alpha"], s["min_pq_on_policy"], xerr=s["alpha_hw95"], fmt="o", ms=4, color="C0",
+        ax.errorbar(s["alpha"], s["min_pq_on_policy"], xerr=np.maximum(s["alpha_hw95"], s["boot_hw95"]), fmt="o",
+                    ms=4, color="C0",
                     label="on the evaluated positions")
         ax.plot(s["alpha"], s["min_pq_teacher_forced"], "o", ms=4, mfc="none", color="C1",
                 label="teacher-forced, held-out text")
