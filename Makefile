@@ -28,10 +28,10 @@ $(STAMP): requirements.lock pyproject.toml
 install: $(STAMP)
 
 notebooks: install
-	$(BIN)/python -m sdsl.pipeline run
+	$(BIN)/python -m sdsl.build.pipeline run
 
 book: install
-	$(BIN)/python -m sdsl.pipeline book
+	$(BIN)/python -m sdsl.build.pipeline book
 
 # Headless Chromium for the rendered-book test (Debian packages); without root or apt the
 # browser test is skipped and says why.
@@ -45,13 +45,13 @@ browser-deps:
 
 test: install browser-deps
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
-	$(BIN)/python -m sdsl.check
+	$(BIN)/python -m sdsl.build.check
 
 check: install
-	$(BIN)/python -m sdsl.check
+	$(BIN)/python -m sdsl.build.check
 
 accept: install
-	$(BIN)/python -m sdsl.check --accept
+	$(BIN)/python -m sdsl.build.check --accept
 
 bench: install
 	$(BIN)/python benchmarks/bench_optimum.py

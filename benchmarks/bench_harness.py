@@ -35,10 +35,10 @@ import numpy as np
 import torch
 from transformers import DynamicCache
 
-from sdsl import harness as H
-from sdsl.estimators import alpha_from_accepted
+from sdsl.measure import harness as H
+from sdsl.measure.estimators import alpha_from_accepted
 from sdsl.paths import DATA
-from sdsl.theory import expected_tokens
+from sdsl.model.throughput import expected_tokens
 
 
 def _time_forward(model, n_tokens: int, context: int, reps: int) -> float:
@@ -183,7 +183,7 @@ def _compare(target, draft, tok, encoded, n_new, gamma, temperature, args, c, c_
         ("plain decoding (sdsl, KV cache)", t_plain),
         ("plain decoding (transformers generate)", t_hf),
         (f"assisted generation (transformers, gamma={gamma})", t_assist),
-        (f"speculative sampling (sdsl.harness, gamma={gamma})", t_spec),
+        (f"speculative sampling (sdsl.measure.harness, gamma={gamma})", t_spec),
     ]
     print(f"{'method':52s} {'time s':>8s} {'tokens/s':>9s} {'vs plain':>9s}")
     for name, t in rows:

@@ -1,11 +1,11 @@
 """sdsl: the reproducible companion to "Speculative Decoding Scaling Laws (SDSL): Throughput
 Optimization Made Simple" (Bozorgkhoo and Molybog 2026, arXiv 2603.11053).
 
-The public API re-exports the pure functions of the theory (:mod:`sdsl.theory`,
-:mod:`sdsl.laws`); data loading lives in :mod:`sdsl.data`, paths in :mod:`sdsl.paths`.
+The public API re-exports the pure functions of the theory (:mod:`sdsl.model.throughput`,
+:mod:`sdsl.model.laws`); data loading lives in :mod:`sdsl.data`, paths in :mod:`sdsl.paths`.
 """
 
-from sdsl.laws import (
+from sdsl.model.laws import (
     BESIROGLU_2024,
     HOFFMANN_2022,
     LOSS_CONSTANTS,
@@ -17,7 +17,7 @@ from sdsl.laws import (
     perplexity,
     resolve_constants,
 )
-from sdsl.theory import (
+from sdsl.model.throughput import (
     DraftOptimum,
     expected_tokens,
     flops_per_iteration,
@@ -34,15 +34,15 @@ __version__ = "0.1.0"
 #: Public names that live in heavier modules (statsmodels, scipy.stats): imported on first use so
 #: that `import sdsl` and the `sdsl` command stay fast.
 _LAZY = {
-    "optimal_draft_sizes": "sdsl.grid",
-    "AlphaEstimate": "sdsl.estimators",
-    "ConstantAlphaTest": "sdsl.estimators",
-    "alpha_from_accepted": "sdsl.estimators",
-    "alpha_bootstrap": "sdsl.estimators",
-    "alpha_from_position_counts": "sdsl.estimators",
-    "alpha_from_mean_tokens": "sdsl.estimators",
-    "constant_alpha_test": "sdsl.estimators",
-    "read_spec_decode_counters": "sdsl.vllm_metrics",
+    "optimal_draft_sizes": "sdsl.chapters.scaling",
+    "AlphaEstimate": "sdsl.measure.estimators",
+    "ConstantAlphaTest": "sdsl.measure.estimators",
+    "alpha_from_accepted": "sdsl.measure.estimators",
+    "alpha_bootstrap": "sdsl.measure.estimators",
+    "alpha_from_position_counts": "sdsl.measure.estimators",
+    "alpha_from_mean_tokens": "sdsl.measure.estimators",
+    "constant_alpha_test": "sdsl.measure.estimators",
+    "read_spec_decode_counters": "sdsl.measure.vllm_metrics",
 }
 
 

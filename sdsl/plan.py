@@ -6,7 +6,7 @@ acceptance plane (the paper's Eq. 5), this module answers "how big should my dra
 will I gain?":
 
 * :func:`plan` -- ``N*``, ``gamma*``, ``alpha(N*)``, ``T(N*)`` and the speedup over plain decoding
-  (method notes, section 6; :func:`sdsl.theory.optimal_draft_size`), one row per ``D``;
+  (method notes, section 6; :func:`sdsl.model.throughput.optimal_draft_size`), one row per ``D``;
 * :func:`candidate_shares` -- the throughput of given drafts as a share of the optimum;
 * :func:`bootstrap_n_star` -- a seeded parametric bootstrap of ``N*`` from the covariance of the
   acceptance coefficients (Table 3's standard errors, or a refit's covariance), and
@@ -41,8 +41,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from sdsl.laws import PAPER_EQ5, AcceptanceCoefficients, LossConstants, perplexity, resolve_constants
-from sdsl.theory import (
+from sdsl.model.laws import PAPER_EQ5, AcceptanceCoefficients, LossConstants, perplexity, resolve_constants
+from sdsl.model.throughput import (
     DraftOptimum,
     optimal_draft_size,
     optimal_gamma,
@@ -197,7 +197,7 @@ def resolve_n_range(n_range: Any, m: float) -> tuple[float, float]:
     """The searched range of draft sizes ``(low, high)`` in parameters.
 
     ``None``: ``(1e7, M/2)``. Only the form is checked here (two positive numbers); the order and
-    the upper bound against ``M`` are checked by :func:`sdsl.theory.optimal_draft_size` (its
+    the upper bound against ``M`` are checked by :func:`sdsl.model.throughput.optimal_draft_size` (its
     messages name ``n_bounds``)."""
     if n_range is None:
         return (min(DEFAULT_N_LOW, m / 4), m / 2)
@@ -297,10 +297,10 @@ def read_measurements(path: str | os.PathLike) -> pd.DataFrame:
 
 def fit_acceptance_plane(df: pd.DataFrame, label: str = "refit") -> AlphaModel:
     """OLS fit of the paper's Eq. 5, ``alpha = A x + B y + C`` (``x = draft_ppl``,
-    ``y = target_ppl``), with the coefficients' covariance: :func:`sdsl.fits.fit_plane`
+    ``y = target_ppl``), with the coefficients' covariance: :func:`sdsl.chapters.acceptance.fit_plane`
     (statsmodels, non-robust, as the paper's Table 3 standard errors), wrapped as an
     :class:`AlphaModel` for the bootstrap."""
-    from sdsl.fits import fit_plane
+    from sdsl.chapters.acceptance import fit_plane
 
     fit = fit_plane(df)
     cov = fit.covariance.loc[["A", "B", "C"], ["A", "B", "C"]].to_numpy(dtype=float)
@@ -420,7 +420,7 @@ def check_inputs(
     ------
     ValueError with a one-line message for the first problem found; the acceptance plane leaving
     (0, 1) anywhere in ``n_range`` or at a candidate is found here too (by a dry run of
-    :func:`sdsl.theory.throughput_curve`).
+    :func:`sdsl.model.throughput.throughput_curve`).
     """
     target = resolve_target(preset, target_params, target_tokens)
     d_draft = resolve_draft_tokens(draft_tokens, target)
@@ -455,7 +455,7 @@ def check_inputs(
 
 def plan(inputs: PlanInputs, d_draft: float | None = None) -> DraftOptimum:
     """The throughput-optimal draft for one ``D`` (default: the first of ``inputs.draft_tokens``):
-    :func:`sdsl.theory.optimal_draft_size` over ``inputs.n_range``."""
+    :func:`sdsl.model.throughput.optimal_draft_size` over ``inputs.n_range``."""
     d = inputs.draft_tokens[0] if d_draft is None else d_draft
     return optimal_draft_size(
         inputs.target.params, d, inputs.target.tokens, inputs.constants, inputs.alpha.coefficients,
@@ -505,7 +505,7 @@ def bootstrap_n_star(
 
     Vectorised over the draws: a ``grid_points`` scan of ``log N`` brackets each draw's maximum,
     then ``iterations`` golden-section steps refine it (relative precision ~1e-9 in ``N``; the
-    tests check it against :func:`sdsl.theory.optimal_draft_size`). A draw for which the plane
+    tests check it against :func:`sdsl.model.throughput.optimal_draft_size`). A draw for which the plane
     leaves (0, 1) anywhere in the range is returned as NaN (reported by :func:`n_star_interval`).
 
     ``rng`` defaults to ``np.random.default_rng(inputs.seed)``.
@@ -629,7 +629,7 @@ def figure_throughput(inputs: PlanInputs, table: pd.DataFrame, candidates: pd.Da
     with their share of the optimum."""
     import matplotlib.pyplot as plt
 
-    from sdsl.style import family_color
+    from sdsl.book.style import family_color
 
     fig, ax = plt.subplots()
     curves = throughput_curves(inputs, table, points)

@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdsl import data, fits
-from sdsl.pipeline import NotebookError, execute_notebook
+from sdsl import data
+from sdsl.chapters import acceptance as fits
+from sdsl.build.pipeline import NotebookError, execute_notebook
 
 pytestmark = pytest.mark.slow
 

@@ -19,9 +19,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from sdsl import artifacts  # noqa: E402
-from sdsl.artifacts import Tolerance, compare_tables, compare_trees  # noqa: E402
-from sdsl.outputs import save_figure, save_table  # noqa: E402
+from sdsl.build import artifacts  # noqa: E402
+from sdsl.build.artifacts import Tolerance, compare_tables, compare_trees  # noqa: E402
+from sdsl.book.outputs import save_figure, save_table  # noqa: E402
 
 
 def _figure(y: float = 1.0, marker_x: float = 0.5):
@@ -244,8 +244,8 @@ _DRAW = textwrap.dedent(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
-    from sdsl import style
-    from sdsl.outputs import save_figure
+    from sdsl.book import style
+    from sdsl.book.outputs import save_figure
 
     def draw(name):
         rng = np.random.default_rng(0)
@@ -256,7 +256,7 @@ _DRAW = textwrap.dedent(
         ax.legend()
         save_figure(fig, "c", name, sys.argv[1])
 
-    draw("plain")      # without sdsl.style.use(): save_figure fixes the hash salt itself
+    draw("plain")      # without sdsl.book.style.use(): save_figure fixes the hash salt itself
     style.use()
     draw("styled")
     """
@@ -265,7 +265,7 @@ _DRAW = textwrap.dedent(
 
 def test_figures_are_byte_stable_across_processes(tmp_path):
     """Two fresh interpreters draw the same figures: identical SVG and PNG bytes, with and
-    without sdsl.style.use(), and no date or version in the SVG."""
+    without sdsl.book.style.use(), and no date or version in the SVG."""
     outs = []
     for i in range(2):
         out = tmp_path / str(i)

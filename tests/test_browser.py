@@ -72,7 +72,7 @@ def book_html() -> Path:
     """The built book: reused when fresh, else every notebook is run (unchanged ones are skipped)
     and the book is built with warnings as errors."""
     if not _book_is_fresh():
-        from sdsl.pipeline import build_book, run
+        from sdsl.build.pipeline import build_book, run
 
         run()
         build_book()

@@ -1,6 +1,6 @@
 """The regeneration check end to end, on a copy of the repository.
 
-``python -m sdsl.check`` runs in a copy (``sdsl/``, ``data/``, the notebooks needed, a
+``python -m sdsl.build.check`` runs in a copy (``sdsl/``, ``data/``, the notebooks needed, a
 ``runs.yml`` naming only them) with ``PYTHONPATH`` pointing at the copy, so that the notebooks'
 kernels import the copy's ``sdsl`` and read the copy's ``data/``. Only the affected chapter is
 executed: changing one number of ``data/acceptance.csv`` must make the check fail naming the
@@ -58,7 +58,7 @@ def run_check(repo: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(repo)}
     env.pop("SDSL_ARTIFACTS", None)
     return subprocess.run(
-        [sys.executable, "-m", "sdsl.check", "--jobs", "1", *args],
+        [sys.executable, "-m", "sdsl.build.check", "--jobs", "1", *args],
         cwd=repo, env=env, capture_output=True, text=True, timeout=900,
     )
 
@@ -119,7 +119,7 @@ fail = False
 
 ```{code-cell} ipython3
 import pandas as pd
-from sdsl.outputs import save_table
+from sdsl.book.outputs import save_table
 save_table(pd.DataFrame({"value": [value]}), "first", "t", artifacts_dir)
 if fail:
     raise RuntimeError("the first notebook was told to fail")
@@ -137,7 +137,7 @@ artifacts_dir = None
 ```{code-cell} ipython3
 import pandas as pd
 from sdsl.paths import artifacts_root
-from sdsl.outputs import save_table
+from sdsl.book.outputs import save_table
 t = pd.read_csv(artifacts_root() / "first" / "u.csv")  # fails if 'first' has not run yet
 save_table(t * 10, "card", "scores", artifacts_dir)
 ```

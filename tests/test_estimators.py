@@ -1,4 +1,4 @@
-"""Estimators of alpha (sdsl.estimators; method notes, section 9) on simulated counts with known
+"""Estimators of alpha (sdsl.measure.estimators; method notes, section 9) on simulated counts with known
 alpha: recovery within the interval at the stated rate, agreement between the estimators, and
 clear errors on invalid counts."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sdsl.estimators import (
+from sdsl.measure.estimators import (
     INTERVALS,
     alpha_bootstrap,
     alpha_from_accepted,
@@ -17,7 +17,7 @@ from sdsl.estimators import (
     constant_alpha_test,
     position_counts,
 )
-from sdsl.theory import expected_tokens
+from sdsl.model.throughput import expected_tokens
 
 
 def simulate(rng, alpha, gamma, n):

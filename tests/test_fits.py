@@ -1,4 +1,4 @@
-"""sdsl.fits: the Eq. 5 plane (Table 3) and the per-target fits (Table 4) against the paper's
+"""sdsl.chapters.acceptance: the Eq. 5 plane (Table 3) and the per-target fits (Table 4) against the paper's
 printed digits, recovery of known coefficients from seeded simulated data, and input errors."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from sdsl import data, fits  # noqa: E402
-from sdsl.laws import AcceptanceCoefficients  # noqa: E402
+from sdsl import data  # noqa: E402
+from sdsl.chapters import acceptance as fits  # noqa: E402
+from sdsl.model.laws import AcceptanceCoefficients  # noqa: E402
 
 PRINTED_TARGETS = ("Qwen1.5-14B", "Qwen1.5-32B")
 

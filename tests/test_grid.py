@@ -1,4 +1,4 @@
-"""Tests of sdsl.grid: the vectorised N* solver, Table 7's grid, Tables 8 and 9, Figure 5 and the
+"""Tests of sdsl.chapters.scaling: the vectorised N* solver, Table 7's grid, Tables 8 and 9, Figure 5 and the
 chapter "scaling".
 
 Reference values are the paper's printed Tables 8 and 9 (``data/paper_table8.csv``,
@@ -38,7 +38,8 @@ import pandas as pd
 import pytest
 
 import sdsl
-from sdsl import data, grid
+from sdsl import data
+from sdsl.chapters import scaling as grid
 
 WIDE = 1e14  # the upper end of D and D' that reproduces Tables 8 and 9 (see the chapter)
 
@@ -330,7 +331,7 @@ def test_data_effects_and_ratio_band(primary):
 
 
 def test_notebook_executes(tmp_path):
-    from sdsl.pipeline import execute_notebook
+    from sdsl.build.pipeline import execute_notebook
 
     path = execute_notebook("scaling", output_dir=tmp_path / "executed", artifacts=tmp_path / "artifacts")
     assert path.is_file()

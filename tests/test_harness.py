@@ -1,4 +1,4 @@
-"""The speculative-sampling harness (sdsl.harness) on small GPT-2 models built offline, saved to a
+"""The speculative-sampling harness (sdsl.measure.harness) on small GPT-2 models built offline, saved to a
 temporary folder and loaded through the real path (AutoModelForCausalLM.from_pretrained).
 
 Checks: greedy speculative decoding reproduces the target's greedy output token for token (ours
@@ -21,7 +21,7 @@ from scipy import stats
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from sdsl import harness as H  # noqa: E402
+from sdsl.measure import harness as H  # noqa: E402
 from sdsl.paths import DATA  # noqa: E402
 
 torch.set_num_threads(1)  # tiny models: one thread is fastest and immune to oversubscription
@@ -174,7 +174,7 @@ def test_measurement_tables_and_acceptance_row(pair):
     assert (m.requests["ttft_s"] > 0).all() and (m.requests["ttot_s"] >= m.requests["ttft_s"]).all()
     summary = H.summarize_measurement(m, np.random.default_rng(0), n_resamples=200)
     assert summary["gamma"].tolist() == [2, 4]
-    from sdsl.estimators import alpha_from_accepted
+    from sdsl.measure.estimators import alpha_from_accepted
 
     est = alpha_from_accepted(m.iterations["accepted"], m.iterations["drafted"])
     row = H.acceptance_row(target="local-target", draft="local-draft", draft_family="local",
@@ -231,7 +231,7 @@ def test_notebook_runs_with_small_parameters(tmp_path):
     import pandas as pd
 
     from sdsl import data
-    from sdsl.pipeline import execute_notebook
+    from sdsl.build.pipeline import execute_notebook
 
     params = {"gammas": [2, 3], "n_prompts": 4, "max_new_tokens": 12, "n_resamples": 200}
     execute_notebook("measure_acceptance", params, output_dir=tmp_path / "executed",

@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdsl import data, latency
-from sdsl.pipeline import execute_notebook
+from sdsl import data
+from sdsl.chapters import latency
+from sdsl.build.pipeline import execute_notebook
 
 
 @pytest.fixture(scope="module")

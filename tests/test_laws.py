@@ -1,4 +1,4 @@
-"""Tests of sdsl.laws: the Chinchilla loss law with its named constant sets, perplexity, and the
+"""Tests of sdsl.model.laws: the Chinchilla loss law with its named constant sets, perplexity, and the
 acceptance plane of Eq. 5 (coefficients compared with the paper's Table 3 loaded from data/)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from sdsl import data
-from sdsl.laws import (
+from sdsl.model.laws import (
     BESIROGLU_2024,
     HOFFMANN_2022,
     LOSS_CONSTANTS,

@@ -1,4 +1,4 @@
-"""Tests of sdsl.laws_compare: competing acceptance laws, held-out validation, N* propagation and
+"""Tests of sdsl.chapters.beyond: competing acceptance laws, held-out validation, N* propagation and
 elasticities (chapter "beyond")."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 import sdsl
 from sdsl import data
-from sdsl import laws_compare as lc
+from sdsl.chapters import beyond as lc
 
 
 @pytest.fixture(scope="module")
@@ -373,7 +373,7 @@ def test_elasticity_of_n_star_is_step_independent():
 def test_notebook_executes(tmp_path):
     import nbformat
 
-    from sdsl.pipeline import execute_notebook
+    from sdsl.build.pipeline import execute_notebook
 
     params = {"n_resamples": 300, "sweep_points": 7, "seed": 5}
     nb = execute_notebook("beyond", params, output_dir=tmp_path, artifacts=tmp_path / "art")

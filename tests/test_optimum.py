@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 
 import sdsl
-from sdsl import data, optimum
-from sdsl.pipeline import execute_notebook
+from sdsl import data
+from sdsl.chapters import optimal_draft as optimum
+from sdsl.build.pipeline import execute_notebook
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sdsl import pipeline
+from sdsl.build import pipeline
 from sdsl.paths import NOTEBOOKS, RUNS_FILE
 
 HEADER = """---
@@ -34,7 +34,7 @@ fail = False
 
 ```{code-cell} ipython3
 import pandas as pd
-from sdsl.outputs import save_table
+from sdsl.book.outputs import save_table
 save_table(pd.DataFrame({"value": [value]}), "toy", "first", artifacts_dir)
 if fail:
     raise RuntimeError("the toy notebook was told to fail")

@@ -270,7 +270,7 @@ def _glue(nb_path: Path) -> dict[str, object]:
 
 @pytest.mark.slow
 def test_notebook_default_run(tmp_path):
-    from sdsl.pipeline import execute_notebook
+    from sdsl.build.pipeline import execute_notebook
 
     nb = execute_notebook("plan_draft", None, output_dir=tmp_path, artifacts=tmp_path / "art")
     art = tmp_path / "art" / "plan_draft"
@@ -293,7 +293,7 @@ def test_notebook_second_parameter_set_matches_cli(tmp_path):
     import subprocess
     import sys
 
-    from sdsl.pipeline import execute_notebook
+    from sdsl.build.pipeline import execute_notebook
 
     meas = tmp_path / "meas.csv"
     data.load("acceptance").to_csv(meas, index=False)
@@ -320,7 +320,7 @@ def test_notebook_second_parameter_set_matches_cli(tmp_path):
     (dict(n_range=[1e8, 1e12]), "exceeds the target size"),
 ])
 def test_notebook_bad_parameters_fail_before_any_figure(tmp_path, params, message):
-    from sdsl.pipeline import NotebookError, execute_notebook
+    from sdsl.build.pipeline import NotebookError, execute_notebook
 
     with pytest.raises(NotebookError) as err:
         execute_notebook("plan_draft", params, output_dir=tmp_path, artifacts=tmp_path / "art")

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from sdsl import data
-from sdsl import scorecard as sc
-from sdsl.outputs import save_table
+from sdsl.chapters import scorecard as sc
+from sdsl.book.outputs import save_table
 
 
 def _paper_artifacts(root):
@@ -81,7 +81,7 @@ def test_a_changed_number_differs_with_its_reason_and_chapter(tmp_path):
 def test_missing_chapter_artifacts_fail_loudly(tmp_path):
     root = _paper_artifacts(tmp_path)
     (root / "latency" / "table6.csv").unlink()
-    with pytest.raises(sc.MissingArtifactsError, match=r"latency/table6\.csv.*sdsl\.pipeline run latency"):
+    with pytest.raises(sc.MissingArtifactsError, match=r"latency/table6\.csv.*sdsl\.build\.pipeline run latency"):
         sc.scorecard(root)
 
 

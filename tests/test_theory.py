@@ -1,4 +1,4 @@
-"""Tests of sdsl.theory: Eq. 1, the FLOP model, Eq. 9, the optimal draft length (closed form with
+"""Tests of sdsl.model.throughput: Eq. 1, the FLOP model, Eq. 9, the optimal draft length (closed form with
 Lambert W against brute force over the whole domain) and the optimal draft size against the
 paper's Tables 5 and 6 (values loaded from data/)."""
 
@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sdsl import data
-from sdsl.laws import BESIROGLU_2024, HOFFMANN_2022, PAPER_EQ5, perplexity
-from sdsl.theory import (
+from sdsl.model.laws import BESIROGLU_2024, HOFFMANN_2022, PAPER_EQ5, perplexity
+from sdsl.model.throughput import (
     DraftOptimum,
     expected_tokens,
     flops_per_iteration,

@@ -1,4 +1,4 @@
-"""vLLM /metrics scrapes (sdsl.vllm_metrics) into alpha: parsing, label sets, the bonus-token
+"""vLLM /metrics scrapes (sdsl.measure.vllm_metrics) into alpha: parsing, label sets, the bonus-token
 convention, and recovery of the alpha the fixture counts were simulated with
 (tests/fixtures/vllm_*.txt, seed 20260225)."""
 
@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sdsl.estimators import alpha_from_position_counts
-from sdsl.theory import expected_tokens
-from sdsl.vllm_metrics import (
+from sdsl.measure.estimators import alpha_from_position_counts
+from sdsl.model.throughput import expected_tokens
+from sdsl.measure.vllm_metrics import (
     combine_counters,
     counters_delta,
     parse_prometheus_text,

@@ -13,12 +13,12 @@ file) have not changed since its last successful run is not executed again.
 Chapters listed under ``last:`` in ``runs.yml`` (the scorecard) read the other chapters'
 artifacts: they run after all the others have succeeded, and their inputs include those
 artifacts. After a run the artifacts tree gets its ``manifest.json`` and the executed notebooks
-a ``status.md`` page (:mod:`sdsl.artifacts`).
+a ``status.md`` page (:mod:`sdsl.build.artifacts`).
 
 Command line::
 
-    python -m sdsl.pipeline run [CHAPTER ...] [--force] [--jobs N]
-    python -m sdsl.pipeline book [--force]      # run, then build the HTML book
+    python -m sdsl.build.pipeline run [CHAPTER ...] [--force] [--jobs N]
+    python -m sdsl.build.pipeline book [--force]      # run, then build the HTML book
 """
 
 from __future__ import annotations
@@ -216,7 +216,7 @@ def _run_one(
 ) -> RunResult:
     digest = inputs_digest(chapter, params)
     if last:  # a chapter that reads the others' artifacts depends on them too
-        from sdsl.artifacts import tree_digest
+        from sdsl.build.artifacts import tree_digest
 
         digest += ":" + tree_digest(artifacts, exclude=[chapter])
     stamp = _stamp_path(chapter, output_dir)
@@ -251,7 +251,7 @@ def run(
 
     Raises :class:`NotebookError` naming every notebook that failed, with its traceback.
     """
-    from sdsl.artifacts import write_manifest, write_status
+    from sdsl.build.artifacts import write_manifest, write_status
 
     runs = load_runs()
     all_chapters = list(runs)
@@ -275,7 +275,7 @@ def run(
                 errors.append(str(exc))
     else:
         # longest first (by the last recorded duration): the slowest notebook does not start last
-        from sdsl.artifacts import last_duration
+        from sdsl.build.artifacts import last_duration
 
         def seconds(c: str) -> float:
             d = last_duration(output_dir / f"{c}.ipynb")
@@ -340,7 +340,7 @@ def build_book(builder_args: list[str] | None = None, force: bool = False) -> Pa
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sdsl.pipeline", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m sdsl.build.pipeline", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p_run = sub.add_parser("run", help="execute notebooks with papermill into book/executed/")
     p_run.add_argument("chapters", nargs="*", help="chapters to run (default: all in notebooks/runs.yml)")

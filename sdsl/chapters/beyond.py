@@ -50,9 +50,9 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import optimize, stats
 
-from sdsl.style import fix_layout
+from sdsl.book.style import fix_layout
 from sdsl._validate import as_positive
-from sdsl.laws import (
+from sdsl.model.laws import (
     BESIROGLU_2024,
     HOFFMANN_2022,
     PAPER_EQ5,
@@ -61,7 +61,7 @@ from sdsl.laws import (
     perplexity,
     resolve_constants,
 )
-from sdsl.theory import optimal_gamma, tokens_per_flop
+from sdsl.model.throughput import optimal_gamma, tokens_per_flop
 
 __all__ = [
     "Law",
@@ -306,7 +306,7 @@ class Law:
                 lambda x, p1, p2: p1 * np.power(x, p2), x, a, p0=(np.exp(start[1]), start[0]), jac=jac,
                 method="lm", ftol=1e-15, xtol=1e-15, gtol=1e-15, maxfev=10_000,
             )
-            # covariance s^2 (J'J)^-1 from the analytic Jacobian at the optimum (as sdsl.fits):
+            # covariance s^2 (J'J)^-1 from the analytic Jacobian at the optimum (as sdsl.chapters.acceptance):
             # MINPACK's pcov moves in the 7th digit with the starting point
             j = jac(x, *p)
             ssr = float(np.sum((a - p[0] * np.power(x, p[1])) ** 2))
@@ -1070,7 +1070,7 @@ def figure_predicted_observed(predictions: pd.DataFrame, laws: Sequence[str], la
     leave-one-draft-out, open markers leave-one-target-out; colour = draft family."""
     import matplotlib.pyplot as plt
 
-    from sdsl.style import family_color
+    from sdsl.book.style import family_color
 
     ncol = min(4, len(laws))
     nrow = int(np.ceil(len(laws) / ncol))
@@ -1113,7 +1113,7 @@ def figure_n_star(variants: pd.DataFrame, targets: Sequence[str], law_order: Seq
     Variants without an interior optimum are marked with a cross at the left edge."""
     import matplotlib.pyplot as plt
 
-    from sdsl.style import family_color
+    from sdsl.book.style import family_color
 
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 

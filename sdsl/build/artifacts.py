@@ -2,14 +2,14 @@
 
 Every notebook writes its tables (``<name>.csv``) and figures (``<name>.svg`` for the book,
 ``<name>.png`` for a quick look, ``<name>.data.csv`` for the numbers plotted, see
-:func:`sdsl.outputs.save_figure`) into one folder per chapter under
+:func:`sdsl.book.outputs.save_figure`) into one folder per chapter under
 :func:`sdsl.paths.artifacts_root`. After a run the pipeline writes ``manifest.json`` at the root of
 the tree (:func:`write_manifest`): every file with its sha256 and size, the notebook and the
 parameters that made it, and the versions of the packages that matter. The manifest holds no
 dates or timings, so two runs of the same inputs give the same manifest.
 
 :func:`compare_trees` compares a regenerated tree with the committed baseline
-(``python -m sdsl.check``):
+(``python -m sdsl.build.check``):
 
 - tables cell by cell: numbers agree when ``|new - old| <= atol + rtol * |old|``
   (:class:`Tolerance`, default ``rtol = 1e-6``, ``atol = 1e-12``), text exactly, NaN equals NaN;
@@ -203,7 +203,7 @@ def build_manifest(
     chapters = sorted({f.split("/", 1)[0] for f in files})
     prev_chapters = (previous or {}).get("chapters", {})
     try:
-        from sdsl.pipeline import load_runs
+        from sdsl.build.pipeline import load_runs
 
         runs = load_runs()
     except Exception:  # a runs.yml that does not parse must not hide the artifacts
@@ -225,7 +225,7 @@ def build_manifest(
         chapter_info[chapter] = info
     return {
         "description": "Artifacts of the SDSL companion: every file with its sha256, the notebook and "
-        "parameters that made it, and the package versions (written by sdsl.pipeline.run).",
+        "parameters that made it, and the package versions (written by sdsl.build.pipeline.run).",
         "packages": package_versions(),
         "chapters": chapter_info,
         "files": {
@@ -667,7 +667,7 @@ def write_status(executed_dir: Path | str, chapters: Iterable[str]) -> Path:
         "# Build status",
         "",
         "How long each notebook took when it was last executed by papermill "
-        "(`python -m sdsl.pipeline run`), and the parameters of that run (from "
+        "(`python -m sdsl.build.pipeline run`), and the parameters of that run (from "
         "`notebooks/runs.yml`; *defaults* means the notebook's own, which reproduce the paper). "
         "A notebook whose inputs did not change is not executed again, so its time is that of "
         "its last execution.",

@@ -16,7 +16,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from sdsl.paths import artifacts_dir
-from sdsl.style import SAVEFIG_METADATA
+from sdsl.book.style import SAVEFIG_METADATA
 
 __all__ = ["save_table", "save_figure", "chapter_dir"]
 
@@ -56,13 +56,13 @@ def save_figure(
 ) -> list[Path]:
     """Write ``fig`` as ``<chapter>/<name>.svg`` and ``.png``, without dates or other run-dependent
     metadata, and, when ``data`` is given, the numbers plotted as ``<name>.data.csv`` (written like
-    :func:`save_table`), which the regeneration check (``python -m sdsl.check``) compares exactly.
+    :func:`save_table`), which the regeneration check (``python -m sdsl.build.check``) compares exactly.
 
     Returns the paths written (SVG, PNG, then the data CSV if any).
     """
     folder = chapter_dir(chapter, out_dir)
     paths = []
-    # byte-stable SVG ids even when a notebook forgot sdsl.style.use()
+    # byte-stable SVG ids even when a notebook forgot sdsl.book.style.use()
     salt = mpl.rcParams["svg.hashsalt"] or "sdsl-companion"
     with mpl.rc_context({"svg.hashsalt": salt}):
         for fmt in ("svg", "png"):

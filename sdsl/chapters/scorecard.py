@@ -143,7 +143,7 @@ def check_artifacts(root: Path | str) -> None:
         chapters = sorted({m.split("/")[0] for m in missing})
         raise MissingArtifactsError(
             f"the scorecard needs artifacts that are missing under {root}: {', '.join(missing)}; run "
-            f"`python -m sdsl.pipeline run {' '.join(chapters)}` first"
+            f"`python -m sdsl.build.pipeline run {' '.join(chapters)}` first"
         )
 
 

@@ -29,7 +29,7 @@ from scipy.optimize import brentq
 
 from sdsl import data as _data
 from sdsl._validate import as_in_range, as_open_unit, as_positive
-from sdsl.laws import (
+from sdsl.model.laws import (
     BESIROGLU_2024,
     PAPER_EQ5,
     AcceptanceCoefficients,
@@ -38,8 +38,8 @@ from sdsl.laws import (
     perplexity,
     resolve_constants,
 )
-from sdsl.style import family_color
-from sdsl.theory import DraftOptimum, optimal_draft_size, optimal_gamma, throughput_curve, tokens_per_flop
+from sdsl.book.style import family_color
+from sdsl.model.throughput import DraftOptimum, optimal_draft_size, optimal_gamma, throughput_curve, tokens_per_flop
 
 __all__ = [
     "CHAPTER",

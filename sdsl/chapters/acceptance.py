@@ -35,8 +35,8 @@ from matplotlib.figure import Figure
 from scipy import stats
 from scipy.optimize import curve_fit
 
-from sdsl.laws import AcceptanceCoefficients
-from sdsl.style import family_color
+from sdsl.model.laws import AcceptanceCoefficients
+from sdsl.book.style import family_color
 
 __all__ = [
     "FORMS",

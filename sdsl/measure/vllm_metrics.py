@@ -1,5 +1,5 @@
 """Speculative-decoding counters from a vLLM ``/metrics`` scrape, into the estimators of
-:mod:`sdsl.estimators` (method notes, section 9).
+:mod:`sdsl.measure.estimators` (method notes, section 9).
 
 vLLM's V1 engine exports four Prometheus counters when speculative decoding is on (source:
 ``vllm/v1/spec_decode/metrics.py``, class ``SpecDecodingProm``), each labelled by ``model_name`` and
@@ -16,7 +16,7 @@ vLLM's V1 engine exports four Prometheus counters when speculative decoding is o
 vLLM's own "draft acceptance rate" ``accepted / draft_tokens`` is *not* alpha: it is the mean
 fraction of the ``gamma`` drafted tokens kept, ``alpha (1 - alpha**gamma) / (gamma (1 - alpha))``,
 which is below alpha for ``gamma > 1``. The MLE of alpha from the per-position counters is
-:func:`sdsl.estimators.alpha_from_position_counts`.
+:func:`sdsl.measure.estimators.alpha_from_position_counts`.
 
 The text exposition format is parsed by :func:`parse_prometheus_text` (comments, ``HELP``/``TYPE``,
 label escaping, ``NaN``/``Inf``, timestamps; ``_created`` samples are kept but not used).
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sdsl.estimators import (
+from sdsl.measure.estimators import (
     AlphaEstimate,
     ConstantAlphaTest,
     alpha_from_mean_tokens,
@@ -186,20 +186,20 @@ class SpecDecodeCounters:
 
     def alpha(self, *, level: float = 0.95, interval: str = "profile") -> AlphaEstimate:
         """MLE of alpha from the per-position counters
-        (:func:`sdsl.estimators.alpha_from_position_counts`)."""
+        (:func:`sdsl.measure.estimators.alpha_from_position_counts`)."""
         return alpha_from_position_counts(self.accepted_per_pos, self.num_drafts, level=level,
                                           interval=interval)
 
     def alpha_from_mean_length(self, *, level: float = 0.95) -> AlphaEstimate:
         """Alpha from the mean acceptance length alone, inverting ``E(alpha, gamma)``
-        (:func:`sdsl.estimators.alpha_from_mean_tokens`); approximate, for scrapes without the
+        (:func:`sdsl.measure.estimators.alpha_from_mean_tokens`); approximate, for scrapes without the
         per-position counters."""
         return alpha_from_mean_tokens(self.mean_acceptance_length, self.gamma, self.num_drafts,
                                       level=level)
 
     def constant_alpha_test(self) -> ConstantAlphaTest:
         """Chi-square test of a constant alpha across positions
-        (:func:`sdsl.estimators.constant_alpha_test`)."""
+        (:func:`sdsl.measure.estimators.constant_alpha_test`)."""
         return constant_alpha_test(accepted_per_pos=self.accepted_per_pos, num_drafts=self.num_drafts)
 
 

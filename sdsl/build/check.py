@@ -3,13 +3,13 @@ with the committed baseline (``baseline/``).
 
 Command line::
 
-    python -m sdsl.check                    # regenerate everything, compare, exit 1 on any change
-    python -m sdsl.check acceptance scaling # only these chapters (the others are not compared)
-    python -m sdsl.check --accept           # make the regenerated artifacts the baseline, on purpose
+    python -m sdsl.build.check                    # regenerate everything, compare, exit 1 on any change
+    python -m sdsl.build.check acceptance scaling # only these chapters (the others are not compared)
+    python -m sdsl.build.check --accept           # make the regenerated artifacts the baseline, on purpose
 
 Tables are compared cell by cell (numbers within ``--rtol``/``--atol``), figures by image
 comparison of their PNGs (RMS within ``--figure-rms``, diff images saved in ``build/check/diff``)
-and the data behind each figure exactly; see :mod:`sdsl.artifacts`. A notebook that fails makes
+and the data behind each figure exactly; see :mod:`sdsl.build.artifacts`. A notebook that fails makes
 the check fail with the notebook's error (and leaves no artifacts behind). Exit status: 0 when
 everything matches (or was accepted), 1 when an artifact is missing, extra or changed, 2 when a
 notebook failed.
@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from sdsl.artifacts import MANIFEST_NAME, Report, Tolerance, compare_trees, list_files, write_manifest
+from sdsl.build.artifacts import MANIFEST_NAME, Report, Tolerance, compare_trees, list_files, write_manifest
 from sdsl.paths import BASELINE, BUILD
 
 __all__ = ["CheckResult", "check", "accept", "main", "DIFF_DIR"]
@@ -96,7 +96,7 @@ def check(
     workdir: Path | str | None = None,
     diff_dir: Path | str = DIFF_DIR,
 ) -> CheckResult:
-    """Regenerate (all chapters, or ``chapters``) with ``sdsl.pipeline.run(force=True)`` into
+    """Regenerate (all chapters, or ``chapters``) with ``sdsl.build.pipeline.run(force=True)`` into
     ``workdir`` (default: a temporary folder, removed afterwards) and compare with ``baseline``.
 
     With ``chapters``, the baseline's artifacts of the other chapters are copied into the
@@ -104,7 +104,7 @@ def check(
     named chapters are compared. ``accept_new`` copies the regenerated artifacts into the
     baseline after the comparison (never after a failed notebook).
     """
-    from sdsl.pipeline import NotebookError, run
+    from sdsl.build.pipeline import NotebookError, run
 
     t0 = time.perf_counter()
     baseline = Path(baseline)
@@ -152,7 +152,7 @@ def check(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m sdsl.check",
+        prog="python -m sdsl.build.check",
         description="Regenerate every table and figure into a temporary folder and compare them "
         "with the committed baseline; exit 1 when one changed, 2 when a notebook failed.",
     )

@@ -19,7 +19,7 @@ iff it is the target's argmax, and the correction is the target's argmax, so the
 the target's greedy output. With sampling the output is distributed as the target's (Leviathan et
 al., Theorem 3.5). Per evaluated position the harness also records
 ``beta = sum_x min(p(x), q(x))``, whose mean is alpha (Leviathan et al., Corollary 3.6): an
-independent check of the estimate from accepted counts (:mod:`sdsl.estimators`).
+independent check of the estimate from accepted counts (:mod:`sdsl.measure.estimators`).
 
 :func:`build_local_pair` makes a small draft/target pair offline (a character-level tokenizer and
 two GPT-2 models of different sizes trained for a few seconds on the prompts), so that tests, the
@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from sdsl.estimators import (
+from sdsl.measure.estimators import (
     AlphaEstimate,
     alpha_bootstrap,
     alpha_from_accepted,
@@ -638,9 +638,9 @@ def acceptance_row(*, target: str, draft: str, draft_family: str, draft_ppl: flo
 
 # --------------------------------------------------------------------------- tables and figures
 def _finish_layout(fig):
-    """Solve the layout once (constrained layout under ``sdsl.style.use()``, else tight layout)
+    """Solve the layout once (constrained layout under ``sdsl.book.style.use()``, else tight layout)
     and keep it, so that the SVG, the PNG and the notebook's display do not solve it again."""
-    from sdsl.style import fix_layout
+    from sdsl.book.style import fix_layout
 
     if fig.get_layout_engine() is None:
         fig.tight_layout()
@@ -651,9 +651,9 @@ def _finish_layout(fig):
 def position_rates(iterations: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
     """Per draft length and position (1-based): evaluated trials, accepted, the conditional
     acceptance rate and its Wilson interval; plus the pooled MLE ``alpha`` of that draft length.
-    Under the constant-alpha model every rate equals alpha (:func:`sdsl.estimators.
+    Under the constant-alpha model every rate equals alpha (:func:`sdsl.measure.estimators.
     constant_alpha_test`)."""
-    from sdsl.estimators import _binomial_interval, position_counts
+    from sdsl.measure.estimators import _binomial_interval, position_counts
 
     rows = []
     for g, it in iterations.groupby("gamma", sort=True):

@@ -19,7 +19,7 @@ from scipy.optimize import minimize_scalar
 from scipy.special import lambertw
 
 from sdsl._validate import as_float_array, as_in_range, as_open_unit, as_positive
-from sdsl.laws import (
+from sdsl.model.laws import (
     BESIROGLU_2024,
     PAPER_EQ5,
     AcceptanceCoefficients,

@@ -38,9 +38,9 @@ from numpy.typing import ArrayLike
 from scipy.optimize.elementwise import find_minimum
 
 from sdsl import data as _data
-from sdsl.style import fix_layout
+from sdsl.book.style import fix_layout
 from sdsl._validate import as_float_array, as_positive
-from sdsl.laws import (
+from sdsl.model.laws import (
     BESIROGLU_2024,
     PAPER_EQ5,
     AcceptanceCoefficients,
@@ -49,7 +49,7 @@ from sdsl.laws import (
     perplexity,
     resolve_constants,
 )
-from sdsl.theory import optimal_gamma, optimal_tokens_per_flop, tokens_per_flop
+from sdsl.model.throughput import optimal_gamma, optimal_tokens_per_flop, tokens_per_flop
 
 __all__ = [
     "SPACINGS",

@@ -1,0 +1,1 @@
+"""One module per chapter of the book: its tables and figures (same stem as its notebook)."""

@@ -1,0 +1,1 @@
+"""Measuring alpha: estimators, engine readers, local models and the speculative-sampling harness."""
