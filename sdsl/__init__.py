@@ -17,14 +17,12 @@ from sdsl.model.laws import (
     perplexity,
     resolve_constants,
 )
+from sdsl.model.optimum import DraftOptimum, optimal_draft_size, optimal_draft_sizes, throughput_curve
 from sdsl.model.throughput import (
-    DraftOptimum,
     expected_tokens,
     flops_per_iteration,
-    optimal_draft_size,
     optimal_gamma,
     optimal_tokens_per_flop,
-    throughput_curve,
     tokens_per_flop,
 )
 
@@ -34,7 +32,6 @@ __version__ = "0.1.0"
 #: Public names that live in heavier modules (statsmodels, scipy.stats): imported on first use so
 #: that `import sdsl` and the `sdsl` command stay fast.
 _LAZY = {
-    "optimal_draft_sizes": "sdsl.chapters.scaling",
     "AlphaEstimate": "sdsl.measure.estimators",
     "ConstantAlphaTest": "sdsl.measure.estimators",
     "alpha_from_accepted": "sdsl.measure.estimators",

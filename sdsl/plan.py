@@ -36,19 +36,13 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
 
-from sdsl.model.laws import PAPER_EQ5, AcceptanceCoefficients, LossConstants, perplexity, resolve_constants
-from sdsl.model.throughput import (
-    DraftOptimum,
-    optimal_draft_size,
-    optimal_gamma,
-    optimal_tokens_per_flop,
-    throughput_curve,
-)
+from sdsl.model.laws import PAPER_EQ5, AcceptanceCoefficients, LossConstants, resolve_constants
+from sdsl.model.optimum import DraftOptimum, log_grid, optimal_draft_size, plane_alpha, solve, throughput_curve
 
 __all__ = [
     "CHAPTER",
@@ -479,34 +473,20 @@ def candidate_shares(inputs: PlanInputs, d_draft: float, optimum: DraftOptimum) 
     }, columns=cols)
 
 
-def _t_of_log_n(log_n, coef, m, d_draft, y, constants, integer):
-    """Tokens per FLOP (times M) for draws ``coef`` (k x 3) at ``log_n`` (k x g); NaN where alpha
-    leaves (0, 1)."""
-    n = np.exp(log_n)
-    x = perplexity(n, d_draft, constants)
-    alpha = coef[:, [0]] * x + coef[:, [1]] * y + coef[:, [2]]
-    ok = (alpha > 0) & (alpha < 1)
-    out = np.full(alpha.shape, np.nan)
-    if np.any(ok):
-        out[ok] = optimal_tokens_per_flop(alpha[ok], n[ok], m, integer) * m
-    return out
-
-
 def bootstrap_n_star(
     inputs: PlanInputs,
     d_draft: float | None = None,
     n_boot: int | None = None,
     rng: np.random.Generator | None = None,
     grid_points: int = 161,
-    iterations: int = 48,
 ) -> np.ndarray:
     """Parametric bootstrap of ``N*``: ``n_boot`` draws of ``(A, B, C)`` from a normal with the
     alpha model's mean and covariance, each maximised over ``inputs.n_range``.
 
-    Vectorised over the draws: a ``grid_points`` scan of ``log N`` brackets each draw's maximum,
-    then ``iterations`` golden-section steps refine it (relative precision ~1e-9 in ``N``; the
-    tests check it against :func:`sdsl.model.throughput.optimal_draft_size`). A draw for which the plane
-    leaves (0, 1) anywhere in the range is returned as NaN (reported by :func:`n_star_interval`).
+    All draws are solved at once by the kernel :func:`sdsl.model.optimum.solve` (a
+    ``grid_points`` scan of ``log N`` over ``inputs.n_range``, then the root of the derivative). A
+    draw for which the plane leaves (0, 1) anywhere in the range, or whose maximum lies at an end of
+    it, is returned as NaN (counted by :func:`n_star_interval`).
 
     ``rng`` defaults to ``np.random.default_rng(inputs.seed)``.
     """
@@ -519,34 +499,15 @@ def bootstrap_n_star(
             raise ValueError("seed is required for the bootstrap (n_boot > 0): give an integer")
         rng = np.random.default_rng(inputs.seed)
     cf = inputs.alpha.coefficients
-    coef = rng.multivariate_normal([cf.A, cf.B, cf.C], inputs.alpha.cov, size=b, method="eigh")
-    m = inputs.target.params
-    y = float(perplexity(m, inputs.target.tokens, inputs.constants))
-    lo, hi = np.log(inputs.n_range[0]), np.log(inputs.n_range[1])
-    grid = np.linspace(lo, hi, grid_points)
-    t = _t_of_log_n(np.broadcast_to(grid, (b, grid_points)), coef, m, d, y, inputs.constants, inputs.integer)
-    valid = ~np.any(np.isnan(t), axis=1)
-    out = np.full(b, np.nan)
-    if not np.any(valid):
-        return out
-    coef, t = coef[valid], t[valid]
-    k = np.argmax(t, axis=1)
-    a = grid[np.maximum(k - 1, 0)]
-    c = grid[np.minimum(k + 1, grid_points - 1)]
-    g = (math.sqrt(5.0) - 1.0) / 2.0
-    x1, x2 = c - g * (c - a), a + g * (c - a)
-
-    def f(x):
-        return _t_of_log_n(x[:, None], coef, m, d, y, inputs.constants, inputs.integer)[:, 0]
-
-    f1, f2 = f(x1), f(x2)
-    for _ in range(iterations):
-        left = f1 > f2  # the maximum lies in [a, x2]; otherwise in [x1, c]
-        a, c = np.where(left, a, x1), np.where(left, x2, c)
-        x1, x2 = np.where(left, c - g * (c - a), x2), np.where(left, x1, a + g * (c - a))
-        f1, f2 = np.where(left, f(x1), f2), np.where(left, f1, f(x2))
-    out[valid] = np.exp(0.5 * (a + c))
-    return out
+    # Cholesky, not eigh: the factor is unique, so the draws do not depend on the signs LAPACK's
+    # kernels give eigenvectors (with eigh, another BLAS gave draws 1-4 % apart at the same seed)
+    coef = rng.multivariate_normal([cf.A, cf.B, cf.C], inputs.alpha.cov, size=b, method="cholesky")
+    m = np.full(b, inputs.target.params)
+    grid = log_grid(np.full(b, inputs.n_range[0]), np.full(b, inputs.n_range[1]), grid_points)
+    alpha = plane_alpha(m, np.full(b, d), np.full(b, inputs.target.tokens), inputs.constants, coef)
+    o = solve(alpha, m, grid, inputs.integer)
+    whole = (o.valid_low == grid[:, 0]) & (o.valid_high == grid[:, -1])
+    return np.where(o.interior & whole, o.n_star, np.nan)
 
 
 def n_star_interval(draws: np.ndarray, level: float = 0.95) -> dict[str, float]:

@@ -13,14 +13,12 @@ from hypothesis import strategies as st
 
 from sdsl import data
 from sdsl.model.laws import BESIROGLU_2024, HOFFMANN_2022, PAPER_EQ5, perplexity
+from sdsl.model.optimum import DraftOptimum, optimal_draft_size, throughput_curve
 from sdsl.model.throughput import (
-    DraftOptimum,
     expected_tokens,
     flops_per_iteration,
-    optimal_draft_size,
     optimal_gamma,
     optimal_tokens_per_flop,
-    throughput_curve,
     tokens_per_flop,
 )
 

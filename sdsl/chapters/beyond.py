@@ -35,20 +35,20 @@ by the target's perplexity ``y``).
 Propagation to ``N*``: the perplexities come from the loss law, ``x = exp(L(N, D))`` and
 ``y = exp(L(M, D'))`` (method notes, section 4), as the paper does for Eq. 5; ``ln N`` and ``ln D``
 enter directly. ``T(N) = T(N, M, alpha(N), gamma*)`` (Eq. 9) is maximised over ``log N`` by a scan
-and a bracketing search, for all variants of a law at once (one array scan and one vectorised
-``scipy.optimize.elementwise.find_minimum``); a maximum at the end of the range or where ``alpha``
+and the root of its derivative, for all variants of a law at once (one call of the kernel
+:func:`sdsl.model.optimum.solve`); a maximum at the end of the range or where ``alpha``
 leaves (0, 1) is reported as such (status), never as an optimum.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy import optimize, stats
+from scipy import stats
 
 from sdsl.book.style import fix_layout
 from sdsl._validate import as_positive
@@ -58,10 +58,11 @@ from sdsl.model.laws import (
     PAPER_EQ5,
     AcceptanceCoefficients,
     LossConstants,
-    perplexity,
+    loss_law,
     resolve_constants,
 )
-from sdsl.model.throughput import optimal_gamma, tokens_per_flop
+from sdsl.model.fitting import fit_power_law, ols
+from sdsl.model.optimum import log_grid, plane_alpha, solve
 
 __all__ = [
     "Law",
@@ -288,30 +289,13 @@ class Law:
         return FittedLaw(self, {str(k): self._fit_one(g) for k, g in groups})
 
     def _fit_one(self, g: pd.DataFrame):
-        from statsmodels.regression.linear_model import OLS
-
         if self.kind == "ols":
             exog = _design(self.formula, g)
-            result = OLS(g["alpha"].to_numpy(dtype=float), exog).fit()
+            result = ols(g["alpha"].to_numpy(dtype=float), exog)
             return _LinearPiece(result, sorted(g["target"].astype(str).unique()))
         if self.kind == "power":
-            x, a = g["x"].to_numpy(float), g["alpha"].to_numpy(float)
-            start = np.polyfit(np.log(x), np.log(a), 1)
-
-            def jac(x, p1, p2):
-                xp = np.power(x, p2)
-                return np.column_stack([xp, p1 * xp * np.log(x)])
-
-            p, _ = optimize.curve_fit(
-                lambda x, p1, p2: p1 * np.power(x, p2), x, a, p0=(np.exp(start[1]), start[0]), jac=jac,
-                method="lm", ftol=1e-15, xtol=1e-15, gtol=1e-15, maxfev=10_000,
-            )
-            # covariance s^2 (J'J)^-1 from the analytic Jacobian at the optimum (as sdsl.chapters.acceptance):
-            # MINPACK's pcov moves in the 7th digit with the starting point
-            j = jac(x, *p)
-            ssr = float(np.sum((a - p[0] * np.power(x, p[1])) ** 2))
-            cov = ssr / (len(x) - 2) * np.linalg.inv(j.T @ j)
-            return _PowerPiece(np.asarray(p), np.asarray(cov), len(g))
+            pf = fit_power_law(g["x"].to_numpy(float), g["alpha"].to_numpy(float))
+            return _PowerPiece(pf.p, pf.cov, len(g))
         raise ValueError(f"law {self.name!r}: unknown kind {self.kind!r}; allowed: ols, power, fixed")
 
 
@@ -621,8 +605,8 @@ class LawOptimum:
 
 def _features_at(n: np.ndarray, m: float, d_draft: float, d_target: float, c: LossConstants) -> dict[str, np.ndarray]:
     n = np.asarray(n, dtype=float)
-    x = np.exp(c.E + c.A * n ** -c.a + c.B * d_draft ** -c.b)  # perplexity(n, d_draft, c) without checks
-    y = np.full(n.shape, np.exp(c.E + c.A * m ** -c.a + c.B * d_target ** -c.b))
+    x = np.exp(loss_law(n, d_draft, *c.as_tuple()))  # perplexity(n, d_draft, c) without checks
+    y = np.full(n.shape, np.exp(loss_law(m, d_target, *c.as_tuple())))
     return {"x": x, "y": y, "ln_x": np.log(x), "ln_n": np.log(n), "ln_d": np.full(np.shape(n), np.log(d_draft))}
 
 
@@ -650,8 +634,8 @@ def _law_alpha_fn(fitted: FittedLaw, targets: np.ndarray, m: np.ndarray, d_draft
         n = np.asarray(n, dtype=float)
         col = {k: _column(v[rows], n) for k, v in cs.items()}
         dd, mm, pp = _column(d_draft[rows], n), _column(m[rows], n), _column(d_target[rows], n)
-        x = np.exp(col["E"] + col["A"] * n ** -col["a"] + col["B"] * dd ** -col["b"])
-        y = np.exp(col["E"] + col["A"] * mm ** -col["a"] + col["B"] * pp ** -col["b"])
+        x = np.exp(loss_law(n, dd, col["E"], col["A"], col["B"], col["a"], col["b"]))
+        y = np.exp(loss_law(mm, pp, col["E"], col["A"], col["B"], col["a"], col["b"]))
         feats = {"x": x, "y": np.broadcast_to(y, n.shape), "ln_x": np.log(x), "ln_n": np.log(n),
                  "ln_d": np.broadcast_to(np.log(dd), n.shape)}
         out = np.empty(n.shape, dtype=float)
@@ -664,105 +648,29 @@ def _law_alpha_fn(fitted: FittedLaw, targets: np.ndarray, m: np.ndarray, d_draft
     return alpha
 
 
-def _t_and_gamma(alpha: np.ndarray, n: np.ndarray, m: np.ndarray, integer: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(T, gamma*)`` (Eq. 9 at the optimal draft length) where ``0 < alpha < 1`` (``(-inf, nan)`` elsewhere); arrays of one shape,
-    ``integer`` per element."""
-    t = np.full(alpha.shape, -np.inf)
-    gam = np.full(alpha.shape, np.nan)
-    ok = np.isfinite(alpha) & (alpha > 0) & (alpha < 1)
-    for integ in (False, True):
-        sel = ok & (integer == integ)
-        if sel.any():
-            g = optimal_gamma(alpha[sel], n[sel], m[sel], integer=integ)
-            t[sel] = tokens_per_flop(alpha[sel], n[sel], m[sel], g)
-            gam[sel] = g
-    return t, gam
-
-
 def _batch_optima(
     alpha_fn: Callable[[np.ndarray, np.ndarray], np.ndarray], m: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-    integer: np.ndarray, grid_points: int, xatol: float,
+    integer: np.ndarray, grid_points: int,
 ) -> list[LawOptimum]:
-    """The search of :func:`law_optimal_draft_size` for many configurations at once: the scan over
-    ``log N`` on every row, then one vectorised bracketing minimiser
-    (``scipy.optimize.elementwise.find_minimum``) over the rows with an interior grid maximum."""
-    from scipy.optimize.elementwise import find_minimum
-
-    k_cfg = m.size
-    grid = np.exp(np.linspace(np.log(lo), np.log(hi), grid_points, axis=-1))
-    grid[:, 0], grid[:, -1] = lo, hi
-    rows = np.arange(k_cfg)
-    alpha = alpha_fn(grid, rows)
-    valid = np.isfinite(alpha) & (alpha > 0) & (alpha < 1)
-    mm = np.broadcast_to(m[:, None], grid.shape)
-    t, g_full = _t_and_gamma(alpha, grid, mm, np.broadcast_to(integer[:, None], grid.shape))
-    k = np.argmax(t, axis=1)
-    idx = np.arange(grid_points)[None, :]
-    # the contiguous run of valid alpha that holds the maximum
-    i0 = np.where(~valid & (idx < k[:, None]), idx, -1).max(axis=1) + 1
-    i1 = np.where(~valid & (idx > k[:, None]), idx, grid_points).min(axis=1) - 1
-    any_valid = valid.any(axis=1)
-    interior = any_valid & (k != i0) & (k != i1)
-    n_star = np.full(k_cfg, np.nan)
-    inner = np.flatnonzero(interior)
-    if inner.size:
-        ki = k[inner]
-
-        def neg_t(u, r):
-            r = np.asarray(r).astype(int)
-            n = np.exp(u)
-            a = alpha_fn(n, r)
-            tt, _ = _t_and_gamma(a, n, m[r], integer[r])
-            return np.where(np.isfinite(tt), -tt * m[r], np.inf)
-
-        bracket = tuple(np.log(grid[inner, ki + s]) for s in (-1, 0, 1))
-        res = find_minimum(neg_t, bracket, args=(inner.astype(float),),
-                           tolerances={"xatol": xatol, "xrtol": 0.0}, maxiter=500)
-        ns = np.exp(res.x)
-        worse = ~(-res.f_x >= t[inner, ki] * m[inner])  # the refinement must not be worse than the grid
-        ns[worse] = grid[inner[worse], ki[worse]]
-        n_star[inner] = ns
-    out: list[LawOptimum] = []
-    a_star = np.full(k_cfg, np.nan)
-    t_star = np.full(k_cfg, np.nan)
-    g_star = np.full(k_cfg, np.nan)
-    if inner.size:
-        a_star[inner] = alpha_fn(n_star[inner], inner)
-        t_star[inner], g_star[inner] = _t_and_gamma(a_star[inner], n_star[inner], m[inner], integer[inner])
-    nan = float("nan")
-    for i in range(k_cfg):
-        if not any_valid[i]:
-            out.append(LawOptimum(nan, nan, nan, nan, float(m[i]), "alpha outside (0, 1) on the whole range", nan,
-                                  (nan, nan)))
-            continue
-        ki = int(k[i])
-        vrange = (float(grid[i, i0[i]]), float(grid[i, i1[i]]))
-        if interior[i]:
-            out.append(LawOptimum(float(n_star[i]), float(g_star[i]), float(a_star[i]), float(t_star[i]),
-                                  float(m[i]), "interior", float(n_star[i]), vrange))
-            continue
-        if ki == 0:
-            where = f"the lower end of the search range (N = {lo[i]:.3g})"
-        elif ki == grid_points - 1:
-            where = f"the upper end of the search range (N = M = {hi[i]:.3g})"
-        else:
-            side = "above" if ki == i1[i] else "below"
-            where = f"N = {grid[i, ki]:.3g}, where alpha = {alpha[i, ki]:.4f}: alpha leaves (0, 1) just {side} it"
-        out.append(LawOptimum(nan, float(g_full[i, ki]), float(alpha[i, ki]), float(t[i, ki]), float(m[i]),
-                              f"no interior optimum: T is largest at {where}", float(grid[i, ki]), vrange))
-    return out
+    """:func:`sdsl.model.optimum.solve` on a ``grid_points`` log grid from ``lo`` to ``hi`` per
+    configuration, as one :class:`LawOptimum` per configuration."""
+    o = solve(alpha_fn, m, log_grid(lo, hi, grid_points), integer)
+    return [
+        LawOptimum(float(o.n_star[i]), float(o.gamma_star[i]), float(o.alpha[i]), float(o.tokens_per_flop[i]),
+                   float(o.m[i]), str(o.status[i]), float(o.n_at_max[i]),
+                   (float(o.valid_low[i]), float(o.valid_high[i])))
+        for i in range(len(o))
+    ]
 
 
 def law_optimal_draft_sizes(
     fitted: FittedLaw, targets: Sequence[str] | str, m: ArrayLike, d_draft: ArrayLike, d_target: ArrayLike,
     constants: LossConstants | str | Sequence[LossConstants | str] = BESIROGLU_2024,
-    integer: bool | Sequence[bool] = False, grid_points: int = 241, xatol: float = 1e-9,
+    integer: bool | Sequence[bool] = False, grid_points: int = 241,
 ) -> list[LawOptimum]:
     """:func:`law_optimal_draft_size` for many configurations of one fitted law at once (one entry
     per configuration; ``targets``, ``m``, ``d_draft``, ``d_target``, ``constants`` and ``integer``
-    broadcast together). The scan runs on all configurations as one array and the refinement is one
-    vectorised bracketing search (``scipy.optimize.elementwise.find_minimum``) to ``xatol`` in
-    ``log N``. A configuration the law cannot evaluate (a target without a fit or a level) gets
+    broadcast together), all solved by one call of :func:`sdsl.model.optimum.solve`. A configuration the law cannot evaluate (a target without a fit or a level) gets
     status ``"not defined: ..."`` and NaNs. Search range per configuration: ``(min(1e6, M/10), M)``."""
     m_ = np.atleast_1d(np.asarray(as_positive(m, "m (target parameters)"), dtype=float))
     m_, d_, p_, integ_ = np.broadcast_arrays(
@@ -789,7 +697,7 @@ def law_optimal_draft_sizes(
         lo = np.minimum(1e6, m_[sel] / 10)
         res = _batch_optima(_law_alpha_fn(fitted, targets_[sel], m_[sel], d_[sel], p_[sel],
                                           {k: v[sel] for k, v in cs.items()}),
-                            m_[sel], lo, m_[sel].copy(), integ_[sel], grid_points, xatol)
+                            m_[sel], lo, m_[sel].copy(), integ_[sel], grid_points)
         for i, r in zip(sel, res):
             out[i] = r
     return out  # type: ignore[return-value]
@@ -798,14 +706,15 @@ def law_optimal_draft_sizes(
 def law_optimal_draft_size(
     fitted: FittedLaw, target: str, m: float, d_draft: float, d_target: float,
     constants: LossConstants | str = BESIROGLU_2024, integer: bool = False,
-    n_bounds: tuple[float, float] | None = None, grid_points: int = 241, xatol: float = 1e-9,
+    n_bounds: tuple[float, float] | None = None, grid_points: int = 241,
 ) -> LawOptimum:
     """``N* = argmax_N T(N, M, alpha_law(N), gamma*)`` for a fitted law (method notes, s. 6).
 
     ``alpha_law(N)`` takes ``x = exp(L(N, D))``, ``y = exp(L(M, D'))``, ``ln N`` and ``ln D``.
     A ``grid_points`` scan over ``log N`` in ``n_bounds`` (default ``(1e6, M)``) finds the largest
-    ``T`` where ``0 < alpha < 1``; if it lies strictly inside, a bracketing search refines it to
-    ``xatol`` in ``log N``. Otherwise the status names the edge and ``n_star`` is NaN.
+    ``T`` where ``0 < alpha < 1``; if it lies strictly inside, it is refined to the root of the
+    derivative (:func:`sdsl.model.optimum.solve`). Otherwise the status names the edge and
+    ``n_star`` is NaN.
     (:func:`law_optimal_draft_sizes` does many configurations at once.) Raises ``ValueError`` if
     the law cannot evaluate ``target``.
     """
@@ -820,7 +729,7 @@ def law_optimal_draft_size(
     return _batch_optima(
         _law_alpha_fn(fitted, np.array([target], dtype=object), arr, np.array([float(d_draft)]),
                       np.array([float(d_target)]), cs),
-        arr, np.array([float(lo)]), np.array([float(hi)]), np.array([bool(integer)]), grid_points, xatol)[0]
+        arr, np.array([float(lo)]), np.array([float(hi)]), np.array([bool(integer)]), grid_points)[0]
 
 
 def n_star_variants(
@@ -969,21 +878,12 @@ def _perturbed(coefficients: AcceptanceCoefficients, constants: LossConstants, n
 
 
 def _plane_optima(m: np.ndarray, d_draft: np.ndarray, d_target: np.ndarray, coefs: Sequence[AcceptanceCoefficients],
-                  consts: Sequence[LossConstants], integer: bool, xatol: float = 1e-12) -> list[LawOptimum]:
+                  consts: Sequence[LossConstants], integer: bool) -> list[LawOptimum]:
     """``N*`` of Eq. 5 (each row with its own coefficients and loss-law constants) as
     :func:`sdsl.optimal_draft_size` searches it (range ``(min(1e7, M), M)``, a 97-point scan over
-    ``log N``, refinement to ``xatol``), for all rows at once."""
-    cs = _rows_constants(list(consts), m.size)
-    pa, pb, pc = (np.array([getattr(co, f) for co in coefs], dtype=float) for f in ("A", "B", "C"))
-
-    def alpha(n: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        col = {k: _column(v[rows], n) for k, v in cs.items()}
-        x = np.exp(col["E"] + col["A"] * np.power(n, -col["a"]) + col["B"] * np.power(_column(d_draft[rows], n), -col["b"]))
-        y = np.exp(col["E"] + col["A"] * np.power(_column(m[rows], n), -col["a"])
-                   + col["B"] * np.power(_column(d_target[rows], n), -col["b"]))
-        return _column(pa[rows], n) * x + _column(pb[rows], n) * y + _column(pc[rows], n)
-
-    return _batch_optima(alpha, m, np.minimum(1e7, m), m.copy(), np.full(m.size, bool(integer)), 97, xatol)
+    ``log N``, the kernel's refinement), for all rows at once."""
+    alpha = plane_alpha(m, d_draft, d_target, list(consts), list(coefs))
+    return _batch_optima(alpha, m, np.minimum(1e7, m), m.copy(), np.full(m.size, bool(integer)), 97)
 
 
 def _elasticity_frame(configs: Sequence[tuple[float, float, float]], coefficients: AcceptanceCoefficients,

@@ -29,7 +29,7 @@ from sdsl._validate import as_positive
 from sdsl.model.laws import BESIROGLU_2024, PAPER_EQ5, AcceptanceCoefficients, LossConstants, resolve_constants
 from sdsl.chapters.optimal_draft import family_tokens
 from sdsl.book.style import family_color
-from sdsl.model.throughput import optimal_draft_size
+from sdsl.model.optimum import optimal_draft_size
 
 __all__ = [
     "CHAPTER",

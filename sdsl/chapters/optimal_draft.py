@@ -39,7 +39,8 @@ from sdsl.model.laws import (
     resolve_constants,
 )
 from sdsl.book.style import family_color
-from sdsl.model.throughput import DraftOptimum, optimal_draft_size, optimal_gamma, throughput_curve, tokens_per_flop
+from sdsl.model.optimum import DraftOptimum, optimal_draft_size, throughput_curve
+from sdsl.model.throughput import optimal_gamma, tokens_per_flop
 
 __all__ = [
     "CHAPTER",

@@ -29,27 +29,23 @@ from typing import Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from statsmodels.regression.linear_model import OLS
 from matplotlib import cm
 from matplotlib.colors import LogNorm
 from matplotlib.ticker import FuncFormatter
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
-from scipy.optimize.elementwise import find_minimum
 
 from sdsl import data as _data
 from sdsl.book.style import fix_layout
-from sdsl._validate import as_float_array, as_positive
+from sdsl._validate import as_positive
 from sdsl.model.laws import (
     BESIROGLU_2024,
     PAPER_EQ5,
     AcceptanceCoefficients,
     LossConstants,
-    acceptance_rate,
-    perplexity,
-    resolve_constants,
 )
-from sdsl.model.throughput import optimal_gamma, optimal_tokens_per_flop, tokens_per_flop
+from sdsl.model import optimum as _optimum
+from sdsl.model.fitting import ols
 
 __all__ = [
     "SPACINGS",
@@ -163,6 +159,69 @@ def table7(spacing: str = "log", n_spacing: str = "log", d_high: float | None = 
 # the vectorised solver
 
 
+def optimal_draft_sizes(
+    m: ArrayLike,
+    d_draft: ArrayLike,
+    d_target: ArrayLike,
+    n: ArrayLike | None = None,
+    constants: LossConstants | str = BESIROGLU_2024,
+    coefficients: AcceptanceCoefficients = PAPER_EQ5,
+    integer: bool = False,
+    refine: bool = True,
+    exhaustive: bool = False,
+) -> pd.DataFrame:
+    """``N*`` for many configurations on a shared draft-size grid, as a table: the kernel
+    :func:`sdsl.model.optimum.optimal_draft_sizes` (the paper's Eq. 9 with Eq. 5 and the closed-form
+    ``gamma*``; grid argmax refined by the root of the derivative in ``log N``).
+
+    Parameters
+    ----------
+    m, d_draft, d_target : target parameters ``M``, draft tokens ``D``, target tokens ``D'``;
+        scalars or 1-D arrays that broadcast together (one entry per configuration).
+    n : the draft-size grid, strictly increasing, at least 3 points, never above ``M``; 1-D
+        (shared) or 2-D (one row per configuration). Default: Table 7's grid, log spacing.
+    constants, coefficients : loss-law constants and Eq. 5 coefficients.
+    integer : integer draft length instead of its continuous relaxation.
+    refine : refine the grid argmax; if False, ``n_star`` is the raw grid argmax.
+    exhaustive : evaluate ``T`` at every grid point (default: coarse-to-fine, the same argmax
+        whenever ``T`` is unimodal in ``N``; ``tests`` check it against ``exhaustive``).
+
+    Returns
+    -------
+    DataFrame
+        One row per configuration: ``m, d_draft, d_target, n_star, n_star_grid`` (the grid
+        argmax), ``grid_index``, ``gamma_star, alpha, tokens_per_flop`` (at ``n_star``) and
+        ``on_edge`` (the grid argmax is an end of the grid: ``N*`` may lie outside it; ``n_star`` is
+        then that end).
+
+    Raises ``ValueError`` for invalid configurations or grids, and when the acceptance plane
+    leaves (0, 1) at an end of the grid (alpha grows with ``N``, so the ends bound it).
+    """
+    grid_n = n_grid("log") if n is None else n
+    if np.shape(grid_n)[-1] < 3:
+        raise ValueError(f"n (draft-size grid) needs at least 3 points, got {np.shape(grid_n)[-1]}")
+    o = _optimum.optimal_draft_sizes(m, d_draft, d_target, grid_n, constants, coefficients, integer,
+                                     refine=refine, exhaustive=exhaustive)
+    k = len(o)
+    mm, dd, pp = (np.broadcast_to(np.atleast_1d(np.asarray(v, dtype=float)), (k,)) for v in (m, d_draft, d_target))
+    g = np.broadcast_to(np.asarray(grid_n, dtype=float), (k, np.shape(grid_n)[-1]))
+    ends = _optimum.plane_alpha(mm, dd, pp, constants, coefficients)(g[:, [0, -1]], np.arange(k))
+    bad = (ends <= 0) | (ends >= 1)
+    if np.any(bad):
+        i, j = np.argwhere(bad)[0]
+        raise ValueError(
+            f"the acceptance rate leaves (0, 1) on the draft-size grid: configuration {i} "
+            f"(m = {mm[i]:.6g}, d_draft = {dd[i]:.6g}, d_target = {pp[i]:.6g}) has alpha = "
+            f"{ends[i, j]:.6g} at n = {g[i, -j]:.6g}; narrow the grid"
+        )
+    return pd.DataFrame({
+        "m": o.m, "d_draft": np.asarray(dd, dtype=float), "d_target": np.asarray(pp, dtype=float),
+        "n_star": o.n_at_max, "n_star_grid": o.n_grid, "grid_index": o.grid_index,
+        "gamma_star": o.gamma_star, "alpha": o.alpha, "tokens_per_flop": o.tokens_per_flop,
+        "on_edge": (o.grid_index == 0) | (o.grid_index == g.shape[1] - 1),
+    })
+
+
 def _configs(m: ArrayLike, d_draft: ArrayLike, d_target: ArrayLike) -> tuple[np.ndarray, ...]:
     m = as_positive(m, "m (target parameters)")
     d = as_positive(d_draft, "d_draft (draft pre-training tokens)")
@@ -174,140 +233,6 @@ def _configs(m: ArrayLike, d_draft: ArrayLike, d_target: ArrayLike) -> tuple[np.
     if m.ndim != 1:
         raise ValueError(f"m, d_draft and d_target must be scalars or 1-D arrays, got shape {m.shape}")
     return np.ascontiguousarray(m, float), np.ascontiguousarray(d, float), np.ascontiguousarray(p, float)
-
-
-def _n_matrix(n: ArrayLike, m: np.ndarray) -> np.ndarray:
-    n = as_float_array(n, "n (draft-size grid)")
-    k = m.size
-    if n.ndim not in (1, 2) or (n.ndim == 2 and n.shape[0] != k):
-        raise ValueError(
-            f"n (draft-size grid) must be 1-D, or 2-D with one row per configuration ({k}), got shape {n.shape}"
-        )
-    if n.shape[-1] < 3:
-        raise ValueError(f"n (draft-size grid) needs at least 3 points, got {n.shape[-1]}")
-    if np.any(n <= 0):
-        raise ValueError(f"n (draft-size grid) must be > 0, got {n.min()!r}")
-    if np.any(np.diff(n, axis=-1) <= 0):
-        raise ValueError("n (draft-size grid) must be strictly increasing")
-    if n.ndim == 1:
-        n = np.broadcast_to(n[None, :], (k, n.size))
-    too_big = n[:, -1] > m
-    if np.any(too_big):
-        i = int(np.flatnonzero(too_big)[0])
-        raise ValueError(
-            f"n (draft-size grid) must not exceed the target size: configuration {i} has "
-            f"m = {m[i]:.6g} but the grid reaches {n[i, -1]:.6g}"
-        )
-    return n
-
-
-def optimal_draft_sizes(
-    m: ArrayLike,
-    d_draft: ArrayLike,
-    d_target: ArrayLike,
-    n: ArrayLike | None = None,
-    constants: LossConstants | str = BESIROGLU_2024,
-    coefficients: AcceptanceCoefficients = PAPER_EQ5,
-    integer: bool = False,
-    refine: bool = True,
-    exhaustive: bool = False,
-    xatol: float = 1e-9,
-) -> pd.DataFrame:
-    """Throughput-optimal draft size ``N*`` for many configurations at once (method notes,
-    section 6; the vectorised counterpart of :func:`sdsl.optimal_draft_size`).
-
-    ``N* = argmax_N T(N, M, alpha(N, D, M, D'), gamma*)`` (Eq. 9 with Eq. 5 and the closed-form
-    ``gamma*``), first on the grid ``n``, then refined in ``log N`` inside the bracket formed by
-    the grid argmax and its two neighbours (``scipy.optimize.elementwise.find_minimum``).
-
-    Parameters
-    ----------
-    m, d_draft, d_target : target parameters ``M``, draft tokens ``D``, target tokens ``D'``;
-        scalars or 1-D arrays that broadcast together (one entry per configuration).
-    n : the draft-size grid, strictly increasing, at least 3 points, never above ``M``; 1-D
-        (shared) or 2-D (one row per configuration). Default: Table 7's grid, log spacing.
-    constants, coefficients : loss-law constants and Eq. 5 coefficients.
-    integer : integer draft length instead of its continuous relaxation.
-    refine : refine the grid argmax; if False, ``n_star`` is the raw grid argmax.
-    exhaustive : evaluate ``T`` at every grid point. The default evaluates every
-        ``s``-th point (``s ~ sqrt(points / 2)``) and then every point between the two coarse
-        neighbours of the coarse argmax: the same grid argmax whenever ``T`` is unimodal in
-        ``N`` (it is on Table 7's grid; ``tests/test_grid.py`` checks it against ``exhaustive``)
-        at about 3 % of the evaluations.
-    xatol : absolute tolerance of the refinement in ``log N``.
-
-    Returns
-    -------
-    DataFrame with one row per configuration: ``m, d_draft, d_target, n_star, n_star_grid``
-    (the grid argmax), ``grid_index``, ``gamma_star, alpha, tokens_per_flop`` (at ``n_star``) and
-    ``on_edge`` (the grid argmax is an end of the grid: ``N*`` may lie outside it, no refinement).
-
-    Raises ``ValueError`` for invalid configurations or grids, and when the acceptance plane
-    leaves (0, 1) at an end of the grid (alpha grows with ``N``, so the ends bound it).
-    """
-    c = resolve_constants(constants)
-    m, d, p = _configs(m, d_draft, d_target)
-    nm = _n_matrix(n_grid("log") if n is None else n, m)
-    k_cfg, points = nm.shape
-    y = perplexity(m, p, c)
-
-    ends = acceptance_rate(perplexity(nm[:, [0, -1]], d[:, None], c), y[:, None], coefficients)
-    bad = (ends <= 0) | (ends >= 1)
-    if np.any(bad):
-        i, j = np.argwhere(bad)[0]
-        raise ValueError(
-            f"the acceptance rate leaves (0, 1) on the draft-size grid: configuration {i} "
-            f"(m = {m[i]:.6g}, d_draft = {d[i]:.6g}, d_target = {p[i]:.6g}) has alpha = "
-            f"{ends[i, j]:.6g} at n = {nm[i, -j]:.6g}; narrow the grid"
-        )
-
-    def scaled_t(nn: np.ndarray, mm: np.ndarray, dd: np.ndarray, yy: np.ndarray) -> np.ndarray:
-        """``T * M`` (order one) at draft sizes ``nn``; the other arrays broadcast against it."""
-        alpha = acceptance_rate(perplexity(nn, dd, c), yy, coefficients)
-        return optimal_tokens_per_flop(alpha, nn, mm, integer) * mm
-
-    rows = np.arange(k_cfg)[:, None]
-    if exhaustive:
-        window = np.broadcast_to(np.arange(points)[None, :], (k_cfg, points))
-    else:
-        stride = max(1, int(np.sqrt(points / 2.0)))
-        coarse = np.unique(np.r_[np.arange(0, points, stride), points - 1])
-        tc = scaled_t(nm[:, coarse], m[:, None], d[:, None], y[:, None])
-        j = np.argmax(tc, axis=1)
-        lo = coarse[np.maximum(j - 1, 0)]
-        hi = coarse[np.minimum(j + 1, coarse.size - 1)]
-        width = int(np.max(hi - lo)) + 1
-        window = np.minimum(lo[:, None] + np.arange(width)[None, :], hi[:, None])
-    tw = scaled_t(nm[rows, window], m[:, None], d[:, None], y[:, None])
-    k = window[np.arange(k_cfg), np.argmax(tw, axis=1)]
-    n_grid_star = nm[np.arange(k_cfg), k]
-    on_edge = (k == 0) | (k == points - 1)
-
-    n_star = n_grid_star.copy()
-    inner = np.flatnonzero(~on_edge)
-    if refine and inner.size:
-        ki = k[inner]
-        bracket = tuple(np.log(nm[inner, ki + shift]) for shift in (-1, 0, 1))
-
-        def neg_t(u, mm, dd, yy):
-            return -scaled_t(np.exp(u), mm, dd, yy)
-
-        res = find_minimum(neg_t, bracket, args=(m[inner], d[inner], y[inner]),
-                           tolerances={"xatol": xatol, "xrtol": 0.0}, maxiter=200)
-        if not np.all(res.success):
-            i = int(inner[np.flatnonzero(~res.success)[0]])
-            raise RuntimeError(f"refinement of N* did not converge for configuration {i} (m = {m[i]:.6g})")
-        n_star[inner] = np.exp(res.x)
-
-    alpha = acceptance_rate(perplexity(n_star, d, c), y, coefficients)
-    gamma = optimal_gamma(alpha, n_star, m, integer)
-    return pd.DataFrame({
-        "m": m, "d_draft": d, "d_target": p,
-        "n_star": n_star, "n_star_grid": n_grid_star, "grid_index": k.astype(int),
-        "gamma_star": np.atleast_1d(gamma), "alpha": np.atleast_1d(alpha),
-        "tokens_per_flop": np.atleast_1d(tokens_per_flop(alpha, n_star, m, gamma)),
-        "on_edge": on_edge,
-    })
 
 
 def solve_table7(spacing: str = "log", n_spacing: str = "log", d_high: float | None = None,
@@ -341,7 +266,9 @@ def _check_solution(solution: pd.DataFrame) -> pd.DataFrame:
 
 def fit_table8(solution: pd.DataFrame):
     """OLS of ``N*/M = mu + M0 / M + g ln D + g' ln D'`` (the paper's Table 8) with HC3
-    standard errors; returns the statsmodels results (parameters named :data:`TABLE8_TERMS`)."""
+    standard errors, solved on a centred and scaled design and reported in the paper's units
+    (:func:`sdsl.model.fitting.ols`; the design as given has condition number ~1e12); returns
+    the :class:`~sdsl.model.fitting.LinearFit` (parameters named :data:`TABLE8_TERMS`)."""
     s = _check_solution(solution)
     x = pd.DataFrame({
         "mu": np.ones(len(s)),
@@ -349,15 +276,16 @@ def fit_table8(solution: pd.DataFrame):
         "g": np.log(s["d_draft"].to_numpy()),
         "g_prime": np.log(s["d_target"].to_numpy()),
     })
-    return OLS(s["n_star"].to_numpy() / s["m"].to_numpy(), x).fit(cov_type="HC3")
+    return ols(s["n_star"].to_numpy() / s["m"].to_numpy(), x, cov_type="HC3")
 
 
 def fit_table9(solution: pd.DataFrame):
-    """Pooled OLS of ``N* = mu M + M0`` (the paper's Table 9) with HC3 standard errors; returns
-    the statsmodels results (parameters named :data:`TABLE9_TERMS`)."""
+    """Pooled OLS of ``N* = mu M + M0`` (the paper's Table 9) with HC3 standard errors
+    (:func:`sdsl.model.fitting.ols`, centred and scaled); returns the
+    :class:`~sdsl.model.fitting.LinearFit` (parameters named :data:`TABLE9_TERMS`)."""
     s = _check_solution(solution)
     x = pd.DataFrame({"mu": s["m"].to_numpy(), "M0": np.ones(len(s))})
-    return OLS(s["n_star"].to_numpy(), x).fit(cov_type="HC3")
+    return ols(s["n_star"].to_numpy(), x, cov_type="HC3")
 
 
 def coefficient_table(results, level: float = 0.95) -> pd.DataFrame:

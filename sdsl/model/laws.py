@@ -24,6 +24,7 @@ __all__ = [
     "HOFFMANN_2022",
     "LOSS_CONSTANTS",
     "PAPER_EQ5",
+    "loss_law",
     "loss",
     "perplexity",
     "acceptance_rate",
@@ -120,6 +121,15 @@ class AcceptanceCoefficients:
 PAPER_EQ5 = AcceptanceCoefficients(A=-0.0067, B=0.012971, C=0.642084, source="paper Table 3")
 
 
+def loss_law(n: ArrayLike, d: ArrayLike, E: ArrayLike, A: ArrayLike, B: ArrayLike, a: ArrayLike,
+             b: ArrayLike) -> np.ndarray:
+    """``L(N, D) = E + A / N**a + B / D**b`` (method notes, Eq. 4) with every argument an array that
+    broadcasts against the others (one set of constants per row, e.g. for perturbed or bootstrapped
+    constants), without argument checks: the kernel behind :func:`loss` and
+    :func:`sdsl.model.optimum.plane_alpha`."""
+    return E + A * np.power(n, np.negative(a)) + B * np.power(d, np.negative(b))
+
+
 def loss(n: ArrayLike, d: ArrayLike, constants: LossConstants | str = BESIROGLU_2024) -> np.ndarray:
     """Pre-training loss ``L(N, D) = E + A / N**a + B / D**b`` (method notes, Eq. 4).
 
@@ -132,7 +142,7 @@ def loss(n: ArrayLike, d: ArrayLike, constants: LossConstants | str = BESIROGLU_
     c = resolve_constants(constants)
     n = as_positive(n, "n (model parameters)")
     d = as_positive(d, "d (pre-training tokens)")
-    return c.E + c.A * np.power(n, -c.a) + c.B * np.power(d, -c.b)
+    return loss_law(n, d, c.E, c.A, c.B, c.a, c.b)
 
 
 def perplexity(n: ArrayLike, d: ArrayLike, constants: LossConstants | str = BESIROGLU_2024) -> np.ndarray:

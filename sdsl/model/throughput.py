@@ -6,28 +6,17 @@
 * Tokens per FLOP, the paper's Eq. 9: ``T = E / C``
 * The throughput-optimal draft length, with the lower branch of Lambert W:
   ``gamma* = (1 + W_{-1}(-alpha**(M/N - 1) / e)) / ln(alpha) - M/N``
-* The throughput-optimal draft size ``N* = argmax_N T(N, M, alpha(N, D, M, D'), gamma*)``.
+
+The throughput-optimal draft size ``N*`` is searched in :mod:`sdsl.model.optimum`.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import minimize_scalar
 from scipy.special import lambertw
 
-from sdsl._validate import as_float_array, as_in_range, as_open_unit, as_positive
-from sdsl.model.laws import (
-    BESIROGLU_2024,
-    PAPER_EQ5,
-    AcceptanceCoefficients,
-    LossConstants,
-    acceptance_rate,
-    perplexity,
-    resolve_constants,
-)
+from sdsl._validate import as_in_range, as_open_unit, as_positive
 
 __all__ = [
     "expected_tokens",
@@ -35,9 +24,6 @@ __all__ = [
     "tokens_per_flop",
     "optimal_gamma",
     "optimal_tokens_per_flop",
-    "DraftOptimum",
-    "optimal_draft_size",
-    "throughput_curve",
 ]
 
 
@@ -165,123 +151,3 @@ def optimal_tokens_per_flop(
     """``T(N, M, alpha, gamma*)``: Eq. 9 at the optimal draft length."""
     g = optimal_gamma(alpha, n, m, integer=integer)
     return tokens_per_flop(alpha, n, m, g)
-
-
-@dataclass(frozen=True)
-class DraftOptimum:
-    """The throughput-optimal draft of one configuration (method notes, section 6)."""
-
-    n_star: float
-    """Optimal draft parameters ``N*``."""
-    gamma_star: float
-    """Optimal draft length at ``N*``."""
-    alpha: float
-    """Acceptance rate predicted at ``N*`` by Eq. 5."""
-    tokens_per_flop: float
-    """Throughput ``T(N*)`` in tokens per FLOP (Eq. 9)."""
-    m: float
-    """Target parameters."""
-
-    @property
-    def speedup(self) -> float:
-        """Throughput over plain decoding at the same FLOPs: ``T(N*) * 2M``."""
-        return self.tokens_per_flop * 2.0 * self.m
-
-    def as_dict(self) -> dict[str, float]:
-        out = asdict(self)
-        out["speedup"] = self.speedup
-        return out
-
-
-def _alpha_of_n(n, d_draft, target_ppl, constants, coefficients):
-    return acceptance_rate(perplexity(n, d_draft, constants), target_ppl, coefficients)
-
-
-def throughput_curve(
-    n: ArrayLike,
-    m: float,
-    d_draft: float,
-    d_target: float,
-    constants: LossConstants | str = BESIROGLU_2024,
-    coefficients: AcceptanceCoefficients = PAPER_EQ5,
-    integer: bool = False,
-) -> dict[str, np.ndarray]:
-    """Tokens per FLOP against draft size ``n`` with ``gamma`` at its optimum for each ``n``.
-
-    Returns arrays ``n``, ``alpha``, ``gamma`` and ``tokens_per_flop``. Raises ``ValueError`` if
-    the acceptance plane leaves (0, 1) at any requested size.
-    """
-    c = resolve_constants(constants)
-    n = as_positive(n, "n (draft parameters)")
-    m = float(as_positive(m, "m (target parameters)"))
-    if np.any(n > m):
-        raise ValueError(f"draft sizes n must not exceed the target size m = {m:.6g}, got {np.max(n):.6g}")
-    y = perplexity(m, d_target, c)
-    alpha = _alpha_of_n(n, as_positive(d_draft, "d_draft (draft pre-training tokens)"), y, c, coefficients)
-    bad = (alpha <= 0) | (alpha >= 1)
-    if np.any(bad):
-        i = int(np.flatnonzero(np.ravel(bad))[0])
-        raise ValueError(
-            f"the acceptance rate leaves (0, 1) at draft size n = {np.ravel(n)[i]:.6g}: "
-            f"alpha = {np.ravel(alpha)[i]:.6g} (Eq. 5 with A={coefficients.A}, B={coefficients.B}, "
-            f"C={coefficients.C}); narrow the range of n"
-        )
-    gamma = optimal_gamma(alpha, n, m, integer=integer)
-    return {"n": n, "alpha": alpha, "gamma": gamma, "tokens_per_flop": tokens_per_flop(alpha, n, m, gamma)}
-
-
-def optimal_draft_size(
-    m: float,
-    d_draft: float,
-    d_target: float,
-    constants: LossConstants | str = BESIROGLU_2024,
-    coefficients: AcceptanceCoefficients = PAPER_EQ5,
-    integer: bool = False,
-    n_bounds: tuple[float, float] | None = None,
-    xatol: float = 1e-10,
-) -> DraftOptimum:
-    """Throughput-optimal draft size ``N*`` (method notes, section 6).
-
-    ``N* = argmax_N T(N, M, alpha(N, D, M, D'), gamma*(alpha, N, M))`` with
-    ``alpha = A exp(L(N, D)) + B exp(L(M, D')) + C`` (Eq. 5). A 97-point scan over ``log N``
-    brackets the maximum, then a bounded scalar search refines it to ``xatol`` in ``log N``.
-
-    Parameters
-    ----------
-    m : target parameters ``M``.
-    d_draft, d_target : pre-training tokens of the draft (``D``) and of the target (``D'``).
-    constants : loss-law constants (name, five numbers or :class:`LossConstants`).
-    coefficients : Eq. 5 coefficients; the paper's Table 3 by default.
-    integer : integer draft length instead of its continuous relaxation.
-    n_bounds : search range of ``N``; default ``(1e7, M)``. The acceptance plane must stay in
-        (0, 1) over the whole range.
-    """
-    c = resolve_constants(constants)
-    m = float(as_positive(m, "m (target parameters)"))
-    d_draft = float(as_positive(d_draft, "d_draft (draft pre-training tokens)"))
-    d_target = float(as_positive(d_target, "d_target (target pre-training tokens)"))
-    lo, hi = n_bounds if n_bounds is not None else (min(1e7, m), m)
-    lo, hi = float(as_positive(lo, "n_bounds[0]")), float(as_positive(hi, "n_bounds[1]"))
-    if not lo < hi:
-        raise ValueError(f"n_bounds must satisfy low < high, got ({lo:.6g}, {hi:.6g})")
-    if hi > m:
-        raise ValueError(f"n_bounds[1] = {hi:.6g} exceeds the target size m = {m:.6g}: a draft must be smaller")
-    grid = np.clip(np.exp(np.linspace(np.log(lo), np.log(hi), 97)), lo, hi)
-    curve = throughput_curve(grid, m, d_draft, d_target, c, coefficients, integer)
-    y = float(perplexity(m, d_target, c))
-
-    def neg_t(log_n: float) -> float:
-        n = np.exp(log_n)
-        alpha = _alpha_of_n(n, d_draft, y, c, coefficients)
-        return -float(optimal_tokens_per_flop(alpha, n, m, integer)) * m
-
-    k = int(np.argmax(curve["tokens_per_flop"]))
-    a_, b_ = np.log(grid[max(k - 1, 0)]), np.log(grid[min(k + 1, grid.size - 1)])
-    res = minimize_scalar(neg_t, bounds=(a_, b_), method="bounded", options={"xatol": xatol})
-    n_star = float(np.clip(np.exp(res.x), lo, hi))
-    alpha = float(_alpha_of_n(n_star, d_draft, y, c, coefficients))
-    gamma = float(optimal_gamma(alpha, n_star, m, integer))
-    return DraftOptimum(
-        n_star=n_star, gamma_star=gamma, alpha=alpha,
-        tokens_per_flop=float(tokens_per_flop(alpha, n_star, m, gamma)), m=m,
-    )

@@ -1,0 +1,528 @@
+"""The throughput-optimal draft size ``N*``: the one search every part of the package calls.
+
+Method notes, section 6: ``N* = argmax_N T(N, M, alpha(N), gamma*(alpha(N), N, M))`` with ``T`` the
+paper's Eq. 9 (tokens per FLOP, :func:`sdsl.model.throughput.tokens_per_flop`) at the optimal draft
+length ``gamma*`` (continuous Lambert-W closed form or best integer), and ``alpha(N)`` any
+acceptance law: the paper's Eq. 5 plane through the loss law (:func:`plane_alpha`), or a law of the
+beyond chapter.
+
+:func:`solve` is the kernel. For ``k`` configurations at once it
+
+1. scans ``F(u) = M T(e^u)`` on a grid of ``u = ln N`` (one row per configuration, or a shared
+   row), exhaustively or coarse-to-fine;
+2. finds the contiguous run of the grid where ``0 < alpha < 1`` that holds the largest ``F``; a
+   largest value at an end of that run is *not* an optimum (status names the edge);
+3. refines an interior grid maximum by the root of the central-difference derivative
+   ``g(u) = (F(u + h) - F(u - h)) / (2 h)`` between the grid argmax's two neighbours
+   (``scipy.optimize.elementwise.find_root``, Chandrupatla's method, vectorised).
+
+Why a root and not a minimiser: near a smooth maximum ``F`` changes only quadratically, so a
+minimiser of ``-F`` can locate the optimum only to about ``sqrt(eps) ~ 1e-8`` relative in ``N``,
+and the last bits of ``exp``, ``log`` and ``power`` (which differ between CPUs' vector kernels)
+decide where in that band it stops. ``g`` crosses zero linearly, so its root is located to about
+``eps F / (h F'')``: with ``h = 1e-4`` that is ~1e-11 relative in ``N`` whatever the kernels (the
+tests perturb ``F`` by 1e-15 relative noise and find ``N*`` within 1e-10), at a truncation bias of
+``O(h^2)`` ~ 1e-10 relative, the same on every machine.
+
+:func:`optimal_draft_size` (one configuration of the plane) and :func:`optimal_draft_sizes`
+(many) are the plane's front ends; :func:`brute_force` is the dense-grid reference the tests
+compare against.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from sdsl._validate import as_float_array, as_positive
+from sdsl.model.laws import (
+    BESIROGLU_2024,
+    PAPER_EQ5,
+    AcceptanceCoefficients,
+    LossConstants,
+    loss_law,
+    resolve_constants,
+)
+from sdsl.model.throughput import optimal_gamma, tokens_per_flop
+
+__all__ = [
+    "AlphaFn",
+    "DERIVATIVE_STEP",
+    "Optima",
+    "DraftOptimum",
+    "plane_alpha",
+    "log_grid",
+    "scaled_throughput",
+    "solve",
+    "brute_force",
+    "optimal_draft_sizes",
+    "optimal_draft_size",
+    "throughput_curve",
+]
+
+#: ``alpha(n, rows)``: the acceptance rate at draft sizes ``n`` (shape ``(len(rows), p)`` or
+#: ``(len(rows),)``) for the configurations ``rows`` (integer indices into the problem).
+AlphaFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+#: Step ``h`` in ``ln N`` of the central difference whose root is ``N*`` (see the module notes).
+DERIVATIVE_STEP = 1e-4
+
+#: Status of a configuration whose maximum lies strictly inside the valid range.
+INTERIOR = "interior"
+
+
+@dataclass(frozen=True)
+class Optima:
+    """The result of :func:`solve`, one entry per configuration.
+
+    ``n_star`` is NaN unless ``status == "interior"``; ``n_at_max`` is where ``T`` is largest on the
+    searched range (``n_star`` for an interior optimum, else the edge); ``gamma_star``, ``alpha``
+    and ``tokens_per_flop`` are taken at ``n_at_max``. ``n_grid`` and ``grid_index`` are the grid
+    argmax; ``valid_low`` and ``valid_high`` bound the run of the grid where ``0 < alpha < 1``
+    that holds it. ``status`` is ``"interior"`` or a sentence that says where ``T`` is largest.
+    """
+
+    n_star: np.ndarray
+    n_at_max: np.ndarray
+    gamma_star: np.ndarray
+    alpha: np.ndarray
+    tokens_per_flop: np.ndarray
+    m: np.ndarray
+    n_grid: np.ndarray
+    grid_index: np.ndarray
+    valid_low: np.ndarray
+    valid_high: np.ndarray
+    status: np.ndarray
+
+    @property
+    def interior(self) -> np.ndarray:
+        """True where the optimum lies strictly inside the valid range."""
+        return self.status == INTERIOR
+
+    def __len__(self) -> int:
+        return int(self.m.size)
+
+
+@dataclass(frozen=True)
+class DraftOptimum:
+    """The throughput-optimal draft of one configuration (method notes, section 6)."""
+
+    n_star: float
+    """Optimal draft parameters ``N*``."""
+    gamma_star: float
+    """Optimal draft length at ``N*``."""
+    alpha: float
+    """Acceptance rate predicted at ``N*``."""
+    tokens_per_flop: float
+    """Throughput ``T(N*)`` in tokens per FLOP (Eq. 9)."""
+    m: float
+    """Target parameters."""
+    status: str = INTERIOR
+    """``"interior"``, or where on the search range ``T`` is largest when that is an edge (then
+    ``n_star`` is that edge, not an optimum)."""
+
+    @property
+    def interior(self) -> bool:
+        """True when ``N*`` lies strictly inside the search range."""
+        return self.status == INTERIOR
+
+    @property
+    def speedup(self) -> float:
+        """Tokens-per-FLOP ratio over plain decoding at the same FLOPs: ``T(N*) * 2M``."""
+        return self.tokens_per_flop * 2.0 * self.m
+
+    def as_dict(self) -> dict[str, float]:
+        out = asdict(self)
+        out.pop("status")
+        out["speedup"] = self.speedup
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the objective
+
+
+def _column(v: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """A per-configuration vector shaped to broadcast against ``like`` (configurations first)."""
+    return v.reshape(v.shape + (1,) * (like.ndim - 1))
+
+
+def plane_alpha(
+    m: ArrayLike,
+    d_draft: ArrayLike,
+    d_target: ArrayLike,
+    constants: LossConstants | str | list = BESIROGLU_2024,
+    coefficients: AcceptanceCoefficients | list | np.ndarray = PAPER_EQ5,
+) -> AlphaFn:
+    """``alpha(n, rows)`` of the paper's Eq. 5, ``alpha = A x + B y + C`` with
+    ``x = exp(L(N, D))`` and ``y = exp(L(M, D'))`` (method notes, sections 4 and 5).
+
+    ``m``, ``d_draft``, ``d_target`` are per-configuration vectors. ``constants`` is one set or a
+    list with one set per configuration; ``coefficients`` one :class:`AcceptanceCoefficients`, a
+    list of them, or an array of shape ``(k, 3)`` (columns ``A, B, C``: bootstrap draws).
+    """
+    m, d, p = (np.atleast_1d(np.asarray(v, dtype=float)) for v in (m, d_draft, d_target))
+    m, d, p = np.broadcast_arrays(m, d, p)
+    k = m.size
+    sets = [resolve_constants(c) for c in constants] if isinstance(constants, list) else [resolve_constants(constants)] * k
+    if len(sets) != k:
+        raise ValueError(f"constants must be one set or one per configuration ({k}), got {len(sets)}")
+    cs = {f: np.array([getattr(c, f) for c in sets], dtype=float) for f in ("E", "A", "B", "a", "b")}
+    if isinstance(coefficients, AcceptanceCoefficients):
+        coef = np.tile([coefficients.A, coefficients.B, coefficients.C], (k, 1))
+    elif isinstance(coefficients, list) and coefficients and isinstance(coefficients[0], AcceptanceCoefficients):
+        coef = np.array([[c.A, c.B, c.C] for c in coefficients], dtype=float)
+    else:
+        coef = np.asarray(coefficients, dtype=float)
+    if coef.shape != (k, 3):
+        raise ValueError(f"coefficients must be one set, one per configuration or a ({k}, 3) array, got shape {coef.shape}")
+    y = np.exp(loss_law(m, p, cs["E"], cs["A"], cs["B"], cs["a"], cs["b"]))
+
+    def alpha(n: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        n = np.asarray(n, dtype=float)
+        col = {f: _column(v[rows], n) for f, v in cs.items()}
+        x = np.exp(loss_law(n, _column(d[rows], n), col["E"], col["A"], col["B"], col["a"], col["b"]))
+        return (_column(coef[rows, 0], n) * x + _column(coef[rows, 1], n) * _column(y[rows], n)
+                + _column(coef[rows, 2], n))
+
+    return alpha
+
+
+def scaled_throughput(alpha: np.ndarray, n: np.ndarray, m: np.ndarray, integer: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(M T, gamma*)``: Eq. 9 at the optimal draft length, scaled by ``M`` (order one), where
+    ``0 < alpha < 1`` and ``n <= m``; ``(-inf, nan)`` elsewhere. Arrays of one shape; ``integer`` per
+    element (best integer draft length instead of the continuous one)."""
+    alpha, n, m, integer = np.broadcast_arrays(alpha, n, m, integer)
+    t = np.full(alpha.shape, -np.inf)
+    gam = np.full(alpha.shape, np.nan)
+    ok = np.isfinite(alpha) & (alpha > 0) & (alpha < 1) & (n <= m)
+    for integ in (False, True):
+        sel = ok & (integer == integ)
+        if sel.any():
+            g = optimal_gamma(alpha[sel], n[sel], m[sel], integer=integ)
+            t[sel] = tokens_per_flop(alpha[sel], n[sel], m[sel], g) * m[sel]
+            gam[sel] = g
+    return t, gam
+
+
+def log_grid(low: ArrayLike, high: ArrayLike, points: int) -> np.ndarray:
+    """``points`` log-spaced draft sizes from ``low`` to ``high`` per configuration (rows), ends exact."""
+    lo = np.atleast_1d(np.asarray(low, dtype=float))
+    hi = np.atleast_1d(np.asarray(high, dtype=float))
+    lo, hi = np.broadcast_arrays(lo, hi)
+    grid = np.exp(np.linspace(np.log(lo), np.log(hi), int(points), axis=-1))
+    grid[:, 0], grid[:, -1] = lo, hi
+    return grid
+
+
+# ---------------------------------------------------------------------------------------------
+# the kernel
+
+
+def _scan(f: Callable[[np.ndarray, np.ndarray], np.ndarray], grid: np.ndarray, exhaustive: bool) -> np.ndarray:
+    """``F`` on the grid, ``-inf`` where it was not evaluated: everywhere (``exhaustive``) or on every
+    ``s``-th point (``s ~ sqrt(p/2)``) and then every point between the coarse argmax's neighbours
+    (the same argmax whenever ``F`` is unimodal, at a few per cent of the evaluations)."""
+    k, p = grid.shape
+    rows = np.arange(k)
+    if exhaustive or p < 200:
+        return f(grid, rows)
+    out = np.full(grid.shape, -np.inf)
+    stride = max(1, int(np.sqrt(p / 2.0)))
+    coarse = np.unique(np.r_[np.arange(0, p, stride), p - 1])
+    fc = f(grid[:, coarse], rows)
+    out[:, coarse] = fc
+    j = np.argmax(fc, axis=1)
+    lo = coarse[np.maximum(j - 1, 0)]
+    hi = coarse[np.minimum(j + 1, coarse.size - 1)]
+    width = int(np.max(hi - lo)) + 1
+    window = np.minimum(lo[:, None] + np.arange(width)[None, :], hi[:, None])
+    out[rows[:, None], window] = f(grid[rows[:, None], window], rows)
+    return out
+
+
+def _edge_status(where: str, lo: float, hi: float, n: float, a: float, side: str) -> str:
+    if where == "low":
+        return f"no interior optimum: T is largest at the lower end of the search range (N = {lo:.4g})"
+    if where == "high":
+        return f"no interior optimum: T is largest at the upper end of the search range (N = {hi:.4g})"
+    if where == "none":
+        return "no interior optimum: alpha lies outside (0, 1) on the whole search range"
+    return (f"no interior optimum: T is largest at N = {n:.4g}, where alpha = {a:.4f}: alpha leaves (0, 1) "
+            f"just {side} it")
+
+
+def solve(
+    alpha_fn: AlphaFn,
+    m: ArrayLike,
+    grid: ArrayLike,
+    integer: ArrayLike = False,
+    *,
+    refine: bool = True,
+    exhaustive: bool = False,
+    step: float = DERIVATIVE_STEP,
+) -> Optima:
+    """``N*`` for ``k`` configurations at once (see the module notes for the method).
+
+    Parameters
+    ----------
+    alpha_fn : ``alpha(n, rows)``, the acceptance law (:data:`AlphaFn`), e.g. :func:`plane_alpha`.
+    m : target parameters ``M``, one per configuration (shape ``(k,)``).
+    grid : draft sizes to scan, strictly increasing, at least 3 points, never above ``M``:
+        shape ``(p,)`` (shared) or ``(k, p)`` (one row per configuration; :func:`log_grid`).
+    integer : best integer draft length instead of its continuous relaxation (one or per row).
+    refine : refine interior grid maxima (root of the central-difference derivative); if False,
+        ``n_star`` is the grid argmax.
+    exhaustive : evaluate every grid point; the default scans coarse-to-fine (identical argmax
+        for a unimodal ``T``).
+    step : ``h``, the step of the central difference in ``ln N``.
+
+    Returns
+    -------
+    Optima
+        One entry per configuration.
+    """
+    m = np.atleast_1d(np.asarray(m, dtype=float))
+    k = m.size
+    g = np.asarray(grid, dtype=float)
+    if g.ndim == 1:
+        g = np.broadcast_to(g[None, :], (k, g.size))
+    if g.ndim != 2 or g.shape[0] != k:
+        raise ValueError(f"grid must have shape (p,) or ({k}, p), got {np.shape(grid)}")
+    if g.shape[1] < 3:
+        raise ValueError(f"grid needs at least 3 draft sizes, got {g.shape[1]}")
+    integ = np.broadcast_to(np.asarray(integer, dtype=bool), (k,)).copy()
+    if not (step > 0 and np.isfinite(step)):
+        raise ValueError(f"step (of the derivative in ln N) must be a finite number > 0, got {step!r}")
+
+    def f(n: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        n = np.asarray(n, dtype=float)
+        a = alpha_fn(n, rows)
+        return scaled_throughput(a, n, _column(m[rows], n), _column(integ[rows], n))[0]
+
+    p = g.shape[1]
+    fg = _scan(f, g, exhaustive)
+    kk = np.argmax(fg, axis=1)
+    rows = np.arange(k)
+    alpha_grid = alpha_fn(g[rows, kk], rows)
+    # the contiguous run of valid alpha that holds the maximum, from the alpha of every grid point
+    va = alpha_fn(g, rows)
+    valid = np.isfinite(va) & (va > 0) & (va < 1)
+    idx = np.arange(p)[None, :]
+    i0 = np.where(~valid & (idx < kk[:, None]), idx, -1).max(axis=1) + 1
+    i1 = np.where(~valid & (idx > kk[:, None]), idx, p).min(axis=1) - 1
+    any_valid = valid.any(axis=1) & np.isfinite(fg[rows, kk])
+    inner = any_valid & (kk != i0) & (kk != i1)
+
+    n_at = g[rows, kk].copy()
+    if refine and inner.any():
+        sel = np.flatnonzero(inner)
+        ks = kk[sel]
+
+        def deriv(u: np.ndarray, r: np.ndarray) -> np.ndarray:
+            r = np.asarray(r).astype(int)
+            fp, f0, fm = f(np.exp(u + step), r), f(np.exp(u), r), f(np.exp(u - step), r)
+            central = (fp - fm) / (2.0 * step)
+            right = (fp - f0) / step
+            left = (f0 - fm) / step
+            return np.where(np.isfinite(fp) & np.isfinite(fm), central,
+                            np.where(np.isfinite(fp), right, np.where(np.isfinite(fm), left, 0.0)))
+
+        lo_u, hi_u = np.log(g[sel, ks - 1]), np.log(g[sel, ks + 1])
+        ok = (deriv(lo_u, sel) > 0) & (deriv(hi_u, sel) < 0)
+        if ok.any():
+            from scipy.optimize.elementwise import find_root
+
+            s2 = sel[ok]
+            res = find_root(deriv, (lo_u[ok], hi_u[ok]), args=(s2.astype(float),),
+                            tolerances={"xatol": 1e-13, "xrtol": 0.0, "fatol": 0.0, "frtol": 0.0}, maxiter=200)
+            n_ref = np.exp(res.x)
+            better = f(n_ref, s2) >= fg[s2, kk[s2]]  # never worse than the grid
+            n_at[s2[better]] = n_ref[better]
+    alpha_at = alpha_fn(n_at, rows)
+    t_at, gamma_at = scaled_throughput(alpha_at, n_at, m, integ)
+    t_at = np.where(np.isfinite(t_at), t_at, np.nan)
+    status = np.empty(k, dtype=object)
+    for i in range(k):
+        if not any_valid[i]:
+            status[i] = _edge_status("none", g[i, 0], g[i, -1], np.nan, np.nan, "")
+        elif inner[i]:
+            status[i] = INTERIOR
+        elif kk[i] == 0:
+            status[i] = _edge_status("low", g[i, 0], g[i, -1], np.nan, np.nan, "")
+        elif kk[i] == p - 1:
+            status[i] = _edge_status("high", g[i, 0], g[i, -1], np.nan, np.nan, "")
+        else:
+            side = "above" if kk[i] == i1[i] else "below"
+            status[i] = _edge_status("alpha", g[i, 0], g[i, -1], g[i, kk[i]], float(alpha_grid[i]), side)
+    nan = np.full(k, np.nan)
+    return Optima(
+        n_star=np.where(inner, n_at, nan), n_at_max=n_at, gamma_star=gamma_at, alpha=alpha_at,
+        tokens_per_flop=t_at / m, m=m, n_grid=g[rows, kk].copy(), grid_index=kk.astype(int),
+        valid_low=np.where(any_valid, g[rows, np.minimum(i0, p - 1)], nan),
+        valid_high=np.where(any_valid, g[rows, np.maximum(i1, 0)], nan), status=status,
+    )
+
+
+def brute_force(alpha_fn: AlphaFn, m: ArrayLike, low: ArrayLike, high: ArrayLike, integer: ArrayLike = False,
+                points: int = 200_001) -> np.ndarray:
+    """The reference the tests compare :func:`solve` with: the argmax of ``T`` on a dense log grid of
+    ``points`` draft sizes from ``low`` to ``high`` (no refinement), one value per configuration."""
+    m = np.atleast_1d(np.asarray(m, dtype=float))
+    return solve(alpha_fn, m, log_grid(low, high, points), integer, refine=False, exhaustive=True).n_grid
+
+
+# ---------------------------------------------------------------------------------------------
+# the plane's front ends
+
+
+def optimal_draft_sizes(
+    m: ArrayLike,
+    d_draft: ArrayLike,
+    d_target: ArrayLike,
+    grid: ArrayLike | None = None,
+    constants: LossConstants | str = BESIROGLU_2024,
+    coefficients: AcceptanceCoefficients = PAPER_EQ5,
+    integer: bool = False,
+    *,
+    refine: bool = True,
+    exhaustive: bool = False,
+    n_bounds: tuple[float, float] | None = None,
+    points: int = 97,
+) -> Optima:
+    """``N*`` of the paper's Eq. 5 plane for many configurations ``(M, D, D')`` at once.
+
+    Parameters
+    ----------
+    m, d_draft, d_target : target parameters ``M``, draft tokens ``D``, target tokens ``D'``; scalars
+        or 1-D arrays that broadcast together.
+    grid : draft sizes to scan (shape ``(p,)`` or ``(k, p)``); default a ``points``-point log grid
+        over ``n_bounds`` (default ``(min(1e7, M), M)``) per configuration.
+    constants, coefficients : loss-law constants and Eq. 5 coefficients.
+    integer : best integer draft length instead of its continuous relaxation.
+    refine, exhaustive : see :func:`solve`.
+
+    Returns
+    -------
+    Optima
+    """
+    c = resolve_constants(constants)
+    m_ = as_positive(m, "m (target parameters)")
+    d_ = as_positive(d_draft, "d_draft (draft pre-training tokens)")
+    p_ = as_positive(d_target, "d_target (target pre-training tokens)")
+    try:
+        m_, d_, p_ = (np.ascontiguousarray(v, dtype=float) for v in np.broadcast_arrays(
+            np.atleast_1d(m_), np.atleast_1d(d_), np.atleast_1d(p_)))
+    except ValueError as exc:
+        raise ValueError(f"m, d_draft and d_target must broadcast together: {exc}") from None
+    if m_.ndim != 1:
+        raise ValueError(f"m, d_draft and d_target must be scalars or 1-D arrays, got shape {m_.shape}")
+    if grid is None:
+        lo, hi = n_bounds if n_bounds is not None else (np.minimum(1e7, m_), m_)
+        grid = log_grid(lo, hi, points)
+    else:
+        grid = as_float_array(grid, "grid (draft sizes)")
+        if grid.ndim not in (1, 2) or (grid.ndim == 2 and grid.shape[0] != m_.size):
+            raise ValueError(f"grid (draft sizes) must be 1-D, or 2-D with one row per configuration ({m_.size}), "
+                             f"got shape {grid.shape}")
+        if np.any(grid <= 0):
+            raise ValueError(f"grid (draft sizes) must be > 0, got {grid.min()!r}")
+        if np.any(np.diff(grid, axis=-1) <= 0):
+            raise ValueError("grid (draft sizes) must be strictly increasing")
+        last = grid[..., -1] * np.ones_like(m_)
+        if np.any(last > m_):
+            i = int(np.flatnonzero(last > m_)[0])
+            raise ValueError(f"grid (draft sizes) must not exceed the target size: configuration {i} has "
+                             f"m = {m_[i]:.6g} but the grid reaches {last[i]:.6g}")
+    return solve(plane_alpha(m_, d_, p_, c, coefficients), m_, grid, integer, refine=refine, exhaustive=exhaustive)
+
+
+def throughput_curve(
+    n: ArrayLike,
+    m: float,
+    d_draft: float,
+    d_target: float,
+    constants: LossConstants | str = BESIROGLU_2024,
+    coefficients: AcceptanceCoefficients = PAPER_EQ5,
+    integer: bool = False,
+) -> dict[str, np.ndarray]:
+    """Tokens per FLOP against draft size ``n`` with ``gamma`` at its optimum for each ``n``
+    (Eq. 9 with Eq. 5 and the loss law).
+
+    Returns
+    -------
+    dict
+        Arrays ``n``, ``alpha``, ``gamma`` and ``tokens_per_flop``.
+
+    Raises ``ValueError`` if the acceptance plane leaves (0, 1) at any requested size.
+    """
+    c = resolve_constants(constants)
+    n = as_positive(n, "n (draft parameters)")
+    m = float(as_positive(m, "m (target parameters)"))
+    d = float(as_positive(d_draft, "d_draft (draft pre-training tokens)"))
+    p = float(as_positive(d_target, "d_target (target pre-training tokens)"))
+    if np.any(n > m):
+        raise ValueError(f"draft sizes n must not exceed the target size m = {m:.6g}, got {np.max(n):.6g}")
+    flat = np.atleast_1d(n).ravel()
+    alpha = plane_alpha(m, d, p, c, coefficients)(flat[None, :], np.array([0]))[0].reshape(np.shape(n))
+    bad = (alpha <= 0) | (alpha >= 1)
+    if np.any(bad):
+        i = int(np.flatnonzero(np.ravel(bad))[0])
+        raise ValueError(
+            f"the acceptance rate leaves (0, 1) at draft size n = {np.ravel(n)[i]:.6g}: "
+            f"alpha = {np.ravel(alpha)[i]:.6g} (Eq. 5 with A={coefficients.A}, B={coefficients.B}, "
+            f"C={coefficients.C}); narrow the range of n"
+        )
+    gamma = optimal_gamma(alpha, n, m, integer=integer)
+    return {"n": n, "alpha": alpha, "gamma": gamma, "tokens_per_flop": tokens_per_flop(alpha, n, m, gamma)}
+
+
+def optimal_draft_size(
+    m: float,
+    d_draft: float,
+    d_target: float,
+    constants: LossConstants | str = BESIROGLU_2024,
+    coefficients: AcceptanceCoefficients = PAPER_EQ5,
+    integer: bool = False,
+    n_bounds: tuple[float, float] | None = None,
+) -> DraftOptimum:
+    """Throughput-optimal draft size ``N*`` of one configuration (method notes, section 6): a
+    one-row call of :func:`solve` with the Eq. 5 plane on a 97-point log grid over ``n_bounds``.
+
+    Parameters
+    ----------
+    m : target parameters ``M``.
+    d_draft, d_target : pre-training tokens of the draft (``D``) and of the target (``D'``).
+    constants : loss-law constants (name, five numbers or :class:`LossConstants`).
+    coefficients : Eq. 5 coefficients; the paper's Table 3 by default.
+    integer : integer draft length instead of its continuous relaxation.
+    n_bounds : search range of ``N``; default ``(1e7, M)``. The acceptance plane must stay in
+        (0, 1) over the whole range.
+
+    Returns
+    -------
+    DraftOptimum
+        With ``status`` other than ``"interior"`` when ``T`` is largest at an end of the range
+        (``n_star`` is then that end).
+
+    Raises ``ValueError`` for invalid input and when the plane leaves (0, 1) on the range.
+    """
+    c = resolve_constants(constants)
+    m = float(as_positive(m, "m (target parameters)"))
+    d_draft = float(as_positive(d_draft, "d_draft (draft pre-training tokens)"))
+    d_target = float(as_positive(d_target, "d_target (target pre-training tokens)"))
+    lo, hi = n_bounds if n_bounds is not None else (min(1e7, m), m)
+    lo, hi = float(as_positive(lo, "n_bounds[0]")), float(as_positive(hi, "n_bounds[1]"))
+    if not lo < hi:
+        raise ValueError(f"n_bounds must satisfy low < high, got ({lo:.6g}, {hi:.6g})")
+    if hi > m:
+        raise ValueError(f"n_bounds[1] = {hi:.6g} exceeds the target size m = {m:.6g}: a draft must be smaller")
+    grid = log_grid(lo, hi, 97)
+    throughput_curve(grid[0], m, d_draft, d_target, c, coefficients, integer)  # raises if alpha leaves (0, 1)
+    o = solve(plane_alpha(m, d_draft, d_target, c, coefficients), [m], grid, integer)
+    n = float(o.n_at_max[0])
+    return DraftOptimum(n_star=n, gamma_star=float(o.gamma_star[0]), alpha=float(o.alpha[0]),
+                        tokens_per_flop=float(o.tokens_per_flop[0]), m=m, status=str(o.status[0]))
