@@ -30,11 +30,10 @@ from typing import Iterable, Mapping, Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 from matplotlib.figure import Figure
 from scipy import stats
-from scipy.optimize import curve_fit
 
+from sdsl.model.fitting import fit_power_law, ols
 from sdsl.model.laws import AcceptanceCoefficients
 from sdsl.book.style import family_color
 
@@ -174,7 +173,7 @@ def fit_plane(df: pd.DataFrame) -> PlaneFit:
             "fit_plane: the design [draft_ppl, target_ppl, 1] is rank-deficient; Eq. 5 needs at least "
             "two distinct draft perplexities and two distinct target perplexities, not on one line"
         )
-    res = sm.OLS(df["alpha"].to_numpy(dtype=float), X).fit()
+    res = ols(df["alpha"].to_numpy(dtype=float), X)
     dof = int(round(res.df_resid))
     t = float(stats.t.ppf(0.975, dof))
     est = res.params.astype(float)
@@ -226,16 +225,6 @@ def implied_residual_df(paper: pd.DataFrame, level: float = 0.975, max_df: int =
 # per-target fits (Table 4, Figure 3)
 
 
-def _power(x: np.ndarray, p1: float, p2: float) -> np.ndarray:
-    return p1 * np.power(x, p2)
-
-
-def _power_jac(x: np.ndarray, p1: float, p2: float) -> np.ndarray:
-    """Jacobian of ``p1 x**p2`` with respect to ``(p1, p2)``."""
-    xp = np.power(x, p2)
-    return np.column_stack([xp, p1 * xp * np.log(x)])
-
-
 @dataclass(frozen=True, eq=False)
 class CurveFit:
     """One per-target fit of alpha against draft perplexity ``x`` (one row of Table 4).
@@ -276,7 +265,7 @@ class CurveFit:
             return self.p1 * x + self.p2
         if self.form == "logarithmic":
             return self.p1 * np.log(x) + self.p2
-        return _power(x, self.p1, self.p2)
+        return self.p1 * np.power(x, self.p2)
 
     def row(self) -> dict[str, object]:
         """The fit as one row of Table 4 (``target``, ``function`` and the paper's columns)."""
@@ -312,9 +301,9 @@ def fit_per_target(df: pd.DataFrame, target: str, form: str) -> CurveFit:
     * ``"linear"``: ``alpha = p1 x + p2``, OLS (statsmodels);
     * ``"logarithmic"``: ``alpha = p1 ln x + p2``, OLS (statsmodels);
     * ``"power"``: ``alpha = p1 x ** p2``, nonlinear least squares in the original space
-      (``scipy.optimize.curve_fit`` with the analytic Jacobian, started from the log-log OLS
-      solution, converged to ``1e-15``); standard errors from the covariance
-      ``SSR / (n - 2) * (J'J)^-1`` at the optimum.
+      (:func:`sdsl.model.fitting.fit_power_law`: Levenberg-Marquardt from the log-log OLS
+      solution, polished to the stationary point by Gauss-Newton); standard errors from the
+      covariance ``SSR / (n - 2) * (J'J)^-1`` at the optimum.
 
     All forms: ``moe = t(0.975, n - 2) * SE``, CI ``p -/+ moe``, ``MSE = SSR / n`` and
     ``R^2 = 1 - SSR / SST`` in the original space. This reproduces every printed digit of Table 4
@@ -329,39 +318,21 @@ def fit_per_target(df: pd.DataFrame, target: str, form: str) -> CurveFit:
     n = x.size
     t = float(stats.t.ppf(0.975, n - 2))
     if form in ("linear", "logarithmic"):
-        if form == "logarithmic":
-            xx = np.log(x)
-        else:
-            xx = x
-        res = sm.OLS(y, sm.add_constant(xx, has_constant="add")).fit()
-        p2, p1 = (float(v) for v in res.params)
-        se2, se1 = (float(v) for v in res.bse)
-        cov = np.asarray(res.cov_params(), dtype=float)[::-1, ::-1]
-        ssr = float(res.ssr)
+        xx = np.log(x) if form == "logarithmic" else x
+        res = ols(y, pd.DataFrame({"p2": np.ones(n), "p1": xx}))
+        p1, p2 = float(res.params["p1"]), float(res.params["p2"])
+        se1, se2 = float(res.bse["p1"]), float(res.bse["p2"])
+        cov = res.cov.loc[["p1", "p2"], ["p1", "p2"]].to_numpy(dtype=float)
+        ssr = res.ssr
     else:
         if np.any(y <= 0):
             raise ValueError(f"target {target!r}: a power law needs alpha > 0")
-        start = sm.OLS(np.log(y), sm.add_constant(np.log(x), has_constant="add")).fit().params
         try:
-            p, _ = curve_fit(
-                _power, x, y, p0=[float(np.exp(start[0])), float(start[1])], jac=_power_jac,
-                method="lm", ftol=1e-15, xtol=1e-15, gtol=1e-15, maxfev=10_000,
-            )
-        except (RuntimeError, ValueError) as exc:
-            raise ValueError(f"target {target!r}: the power-law fit did not converge ({exc})") from None
-        p1, p2 = (float(v) for v in p)
-        # Covariance s^2 (J'J)^-1 from the analytic Jacobian at the optimum, s^2 = SSR / (n - 2).
-        # MINPACK's own estimate (curve_fit's pcov) comes from its last QR factorisation and moves
-        # in the 7th digit with the starting point, enough to flip the last printed digit of
-        # Table 4's MoE 1 for Qwen1.5-14B (0.1589554 vs 0.1589558).
-        jac = _power_jac(x, p1, p2)
-        ssr = float(np.sum((y - _power(x, p1, p2)) ** 2))
-        try:
-            cov = ssr / (n - 2) * np.linalg.inv(jac.T @ jac)
-        except np.linalg.LinAlgError:
-            raise ValueError(f"target {target!r}: the power-law Jacobian is singular (too few distinct points?)") from None
-        if not np.all(np.isfinite(cov)):
-            raise ValueError(f"target {target!r}: the power-law covariance is not finite (too few distinct points?)")
+            pf = fit_power_law(x, y)
+        except ValueError as exc:
+            raise ValueError(f"target {target!r}: {exc}") from None
+        p1, p2 = (float(v) for v in pf.p)
+        cov, ssr = pf.cov, pf.ssr
         se1, se2 = (float(v) for v in np.sqrt(np.diag(cov)))
     sst = float(np.sum((y - y.mean()) ** 2))
     r2 = 1.0 - ssr / sst if sst > 0 else np.nan
@@ -382,8 +353,8 @@ def fit_power_loglog(df: pd.DataFrame, target: str) -> tuple[float, float]:
     x, y = _xy(df, target)
     if np.any(y <= 0):
         raise ValueError(f"target {target!r}: a power law needs alpha > 0")
-    b0, b1 = sm.OLS(np.log(y), sm.add_constant(np.log(x), has_constant="add")).fit().params
-    return float(np.exp(b0)), float(b1)
+    res = ols(np.log(y), pd.DataFrame({"b0": np.ones(x.size), "b1": np.log(x)})).params
+    return float(np.exp(res["b0"])), float(res["b1"])
 
 
 def fit_targets(
