@@ -36,6 +36,7 @@ import torch
 from transformers import DynamicCache
 
 from sdsl.measure import harness as H
+from sdsl.measure import local as L
 from sdsl.measure.estimators import alpha_from_accepted
 from sdsl.paths import DATA
 from sdsl.model.throughput import expected_tokens
@@ -77,17 +78,17 @@ def main(argv=None) -> dict:
     if args.phases:
         return phases(threads=args.threads)
 
-    texts = H.read_prompts(DATA / "prompts.txt")
+    texts = L.read_prompts(DATA / "prompts.txt")
     prompts = texts[: args.prompts]
     t0 = time.perf_counter()
     folder = tempfile.mkdtemp(prefix="sdsl-bench-")
-    draft_path, target_path = H.build_local_pair(
+    draft_path, target_path = L.build_local_pair(
         folder, texts=texts, seed=args.seed, target_layers=args.target_layers,
         target_width=args.width, draft_layers=1, draft_width=None, n_head=4,
         train_steps=args.train_steps, draft_train_steps=30, lr=1e-2)
     build_s = time.perf_counter() - t0
-    draft, target = H.load_model(draft_path), H.load_model(target_path)
-    tok = H.load_tokenizer(target_path)
+    draft, target = L.load_model(draft_path), L.load_model(target_path)
+    tok = L.load_tokenizer(target_path)
     encoded = [tok(p)["input_ids"] for p in prompts]
     n_new = args.new_tokens
     gamma = args.gamma
@@ -215,16 +216,16 @@ def phases(*, seed: int = 20260225, gammas=(2, 4), n_prompts: int = 16, max_new_
     from transformers import AutoModelForCausalLM, GPT2LMHeadModel  # noqa: F401  (import cost)
 
     torch.set_num_threads(threads)
-    texts = H.read_prompts(DATA / "prompts.txt")
+    texts = L.read_prompts(DATA / "prompts.txt")
     prompts = texts[:n_prompts]
     times = {}
     t = time.perf_counter()
-    draft_path, target_path = H.build_local_pair(tempfile.mkdtemp(prefix="sdsl-bench-"), texts=texts,
+    draft_path, target_path = L.build_local_pair(tempfile.mkdtemp(prefix="sdsl-bench-"), texts=texts,
                                                  seed=seed)
     times["build"] = time.perf_counter() - t
     t = time.perf_counter()
-    draft, target = H.load_model(draft_path), H.load_model(target_path)
-    tok = H.load_tokenizer(target_path)
+    draft, target = L.load_model(draft_path), L.load_model(target_path)
+    tok = L.load_tokenizer(target_path)
     times["load"] = time.perf_counter() - t
     t = time.perf_counter()
     m = H.measure_acceptance(draft, target, prompts, gammas=list(gammas), temperature=1.0,

@@ -22,17 +22,18 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from sdsl.measure import harness as H  # noqa: E402
+from sdsl.measure import local as L  # noqa: E402
 from sdsl.paths import DATA  # noqa: E402
 
 torch.set_num_threads(1)  # tiny models: one thread is fastest and immune to oversubscription
 
-PROMPTS = H.read_prompts(DATA / "prompts.txt")
+PROMPTS = L.read_prompts(DATA / "prompts.txt")
 
 
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory):
     folder = tmp_path_factory.mktemp("pair")
-    draft, target = H.build_local_pair(folder, texts=PROMPTS, seed=3, target_layers=2,
+    draft, target = L.build_local_pair(folder, texts=PROMPTS, seed=3, target_layers=2,
                                        target_width=32, train_steps=60, draft_train_steps=15, lr=5e-3)
     return draft, target
 
@@ -40,7 +41,7 @@ def pair(tmp_path_factory):
 @pytest.fixture(scope="module")
 def loaded(pair):
     draft, target = pair
-    return H.load_model(draft), H.load_model(target), H.load_tokenizer(target)
+    return L.load_model(draft), L.load_model(target), L.load_tokenizer(target)
 
 
 def test_loading_path_is_the_real_one(pair, loaded):
@@ -105,16 +106,16 @@ def test_sampling_distribution_is_the_targets(tmp_path):
     """Untrained models with peaked random distributions on a 7-token vocabulary: the draft's
     distribution is far from the target's, yet speculative samples follow the target exactly."""
     texts = ["abcde"]
-    draft, target = H.build_local_pair(tmp_path, texts=texts, seed=11, target_layers=1,
+    draft, target = L.build_local_pair(tmp_path, texts=texts, seed=11, target_layers=1,
                                        target_width=16, draft_width=16, n_head=2, train_steps=0,
                                        draft_train_steps=0, initializer_range=0.2)
-    dm, tm = H.load_model(draft), H.load_model(target)
+    dm, tm = L.load_model(draft), L.load_model(target)
     # the draft was initialised as a truncated copy: make it a genuinely different model
     with torch.no_grad():
         g = torch.Generator().manual_seed(5)
         for prm in dm.parameters():
             prm.add_(torch.randn(prm.shape, generator=g) * 0.3)
-    tok = H.load_tokenizer(target)
+    tok = L.load_tokenizer(target)
     vocab = len(tok)
     prompt = tok("ab")["input_ids"]
     temperature = 1.0
@@ -188,13 +189,13 @@ def test_measurement_tables_and_acceptance_row(pair):
 
 
 def test_different_vocabularies_are_refused(tmp_path, pair):
-    draft, target = H.build_local_pair(tmp_path, texts=PROMPTS[:5], seed=1, target_layers=1,
+    draft, target = L.build_local_pair(tmp_path, texts=PROMPTS[:5], seed=1, target_layers=1,
                                        target_width=16, n_head=2, train_steps=0,
                                        draft_train_steps=0, draft_tokenizer_texts=["xyz 0123456789"])
     with pytest.raises(ValueError, match="vocabularies differ"):
         H.measure_acceptance(draft, target, PROMPTS[:1], gammas=[2], max_new_tokens=4, progress=False)
     with pytest.raises(ValueError, match="vocabularies differ"):
-        H.speculative_generate(H.load_model(target), H.load_model(draft), [2, 3], gamma=2, max_new_tokens=4)
+        H.speculative_generate(L.load_model(target), L.load_model(draft), [2, 3], gamma=2, max_new_tokens=4)
 
 
 def test_invalid_arguments(loaded):

@@ -21,9 +21,9 @@ al., Theorem 3.5). Per evaluated position the harness also records
 ``beta = sum_x min(p(x), q(x))``, whose mean is alpha (Leviathan et al., Corollary 3.6): an
 independent check of the estimate from accepted counts (:mod:`sdsl.measure.estimators`).
 
-:func:`build_local_pair` makes a small draft/target pair offline (a character-level tokenizer and
-two GPT-2 models of different sizes trained for a few seconds on the prompts), so that tests, the
-notebook and the benchmark run without any model hub.
+:mod:`sdsl.measure.local` holds the small local draft/target pair (committed under
+``data/local_pair``) and the code that builds it, so that tests, the notebook and the benchmark run
+without any model hub.
 """
 
 from __future__ import annotations
@@ -31,12 +31,12 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 import pandas as pd
 
+from sdsl.measure.local import load_model, load_tokenizer
 from sdsl.measure.estimators import (
     AlphaEstimate,
     alpha_bootstrap,
@@ -51,10 +51,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "GenerationResult",
     "Measurement",
-    "build_char_tokenizer",
-    "build_local_pair",
-    "load_model",
-    "load_tokenizer",
     "check_same_vocabulary",
     "autoregressive_generate",
     "speculative_generate",
@@ -62,7 +58,6 @@ __all__ = [
     "summarize_measurement",
     "model_perplexity",
     "acceptance_row",
-    "read_prompts",
     "position_rates",
     "accepted_distribution",
     "figure1",
@@ -73,176 +68,6 @@ ITERATION_COLUMNS = ["gamma", "prompt_id", "iteration", "drafted", "accepted", "
                      "evaluated", "beta_sum"]
 REQUEST_COLUMNS = ["gamma", "prompt_id", "prompt_tokens", "new_tokens", "iterations", "ttft_s",
                    "tpot_s", "ttot_s"]
-
-
-# --------------------------------------------------------------------------- models and tokenizers
-def read_prompts(path: str | os.PathLike, n: int | None = None) -> list[str]:
-    """The non-empty, non-comment lines of a prompts file (first ``n`` if given)."""
-    lines = [ln.strip() for ln in Path(path).read_text(encoding="utf-8").splitlines()]
-    prompts = [ln for ln in lines if ln and not ln.startswith("#")]
-    if not prompts:
-        raise ValueError(f"prompts file {path} has no prompts")
-    if n is not None:
-        if int(n) < 1:
-            raise ValueError(f"n_prompts must be >= 1, got {n!r}")
-        prompts = prompts[: int(n)]
-    return prompts
-
-
-def build_char_tokenizer(texts: Iterable[str], path: str | os.PathLike | None = None, *,
-                         extra_chars: str = ""):
-    """A character-level ``PreTrainedTokenizerFast`` (``tokenizers`` WordLevel over single
-    characters, special tokens ``<unk>``, ``<eos>``), built offline from ``texts``; saved to
-    ``path`` (``save_pretrained``) if given."""
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    chars = sorted(set("".join(texts)) | set(extra_chars))
-    vocab = {"<unk>": 0, "<eos>": 1}
-    for ch in chars:
-        vocab.setdefault(ch, len(vocab))
-    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
-    tok.decoder = decoders.Fuse()
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", eos_token="<eos>",
-                                   pad_token="<eos>")
-    if path is not None:
-        fast.save_pretrained(str(path))
-    return fast
-
-
-def _train_lm(model, ids: "torch.Tensor", *, steps: int, seq_len: int, batch: int, lr: float,
-              generator: "torch.Generator") -> float:
-    """A few AdamW steps of next-token training on random windows of ``ids``; returns last loss."""
-    import torch
-
-    if steps <= 0:
-        return float("nan")
-    model.train()
-    # fused AdamW: one kernel per step instead of a Python loop over the parameter tensors
-    try:
-        opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0, fused=True)
-    except (RuntimeError, TypeError):  # a device or torch without the fused kernel
-        opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
-    n = ids.numel() - seq_len
-    offsets = torch.arange(seq_len)
-    loss = None
-    for _ in range(steps):
-        start = torch.randint(0, max(n, 1), (batch,), generator=generator)
-        x = ids[start[:, None] + offsets]  # batch x seq_len windows, one gather
-        loss = model(input_ids=x, labels=x).loss  # labels are shifted inside the model
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    model.eval()
-    return float(loss.detach()) if loss is not None else float("nan")
-
-
-def build_local_pair(
-    folder: str | os.PathLike,
-    *,
-    texts: Sequence[str] | None = None,
-    seed: int = 0,
-    target_layers: int = 2,
-    target_width: int = 64,
-    draft_layers: int = 1,
-    draft_width: int | None = 32,
-    n_head: int = 4,
-    n_positions: int = 256,
-    train_steps: int = 60,
-    draft_train_steps: int = 20,
-    batch: int = 16,
-    seq_len: int = 32,
-    lr: float = 1e-2,
-    initializer_range: float = 0.02,
-    draft_tokenizer_texts: Sequence[str] | None = None,
-) -> tuple[Path, Path]:
-    """Build a small GPT-2 draft/target pair offline into ``folder`` (``draft/``, ``target/``).
-
-    A character-level tokenizer over ``texts`` (default: the repository's ``data/prompts.txt``) is
-    saved with both models. The target is a ``GPT2Config`` with seeded random weights trained for
-    ``train_steps`` AdamW steps on ``texts``. The draft has ``draft_layers`` layers of width
-    ``draft_width`` (default: a 1 x 32 draft for a 2 x 64 target, both trained from seeded random
-    weights, like a small and a large model of one family: alpha about 0.6 at temperature 1 with the
-    notebook's seed). If
-    its width is the target's (``draft_width=None`` or equal) it starts as the target truncated to
-    its first layers (embeddings, first blocks, final norm and head copied: a cheap "early exit"
-    draft that already agrees with the target); then ``draft_train_steps`` steps.
-    ``train_steps = 0`` leaves seeded random weights (``initializer_range`` sets how peaked their
-    distributions are). ``draft_tokenizer_texts`` gives the draft its own tokenizer (a different
-    vocabulary, to exercise the refusal of mismatched pairs). Returns ``(draft_path,
-    target_path)``, loadable with :func:`load_model`. Small on purpose: about a second on one CPU
-    thread (60 + 20 AdamW steps at learning rate 1e-2).
-    """
-    import torch
-    from transformers import GPT2Config, GPT2LMHeadModel
-
-    folder = Path(folder)
-    if texts is None:
-        from sdsl.paths import DATA
-
-        texts = read_prompts(DATA / "prompts.txt")
-    texts = list(texts)
-    if not texts:
-        raise ValueError("texts is empty: the tokenizer and the training need some text")
-    draft_width = target_width if draft_width is None else int(draft_width)
-    if draft_layers < 1 or target_layers < 1:
-        raise ValueError(f"layers must be >= 1, got draft {draft_layers}, target {target_layers}")
-    paths = {}
-    target_model = None
-    for role, layers, width, tok_texts, steps in (
-        ("target", target_layers, target_width, texts, train_steps),
-        ("draft", draft_layers, draft_width, draft_tokenizer_texts or texts, draft_train_steps),
-    ):
-        path = folder / role
-        tokenizer = build_char_tokenizer(tok_texts, path)
-        cfg = GPT2Config(
-            vocab_size=len(tokenizer), n_positions=n_positions, n_embd=width, n_layer=layers,
-            n_head=n_head, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
-            initializer_range=initializer_range, bos_token_id=tokenizer.eos_token_id,
-            eos_token_id=tokenizer.eos_token_id,
-            # no pad id in the model config (the tokenizer keeps one): with pad == eos, every
-            # forward without an attention mask would check the inputs for padding
-            pad_token_id=None,
-            # GELU with the tanh approximation as one fused op (GPT-2's "gelu_new" is the same
-            # function written out in Python-level tensor ops, several times slower)
-            activation_function="gelu_pytorch_tanh",
-        )
-        torch.manual_seed(seed * 2 + (role == "draft"))  # GPT-2 init draws from torch's global RNG
-        model = GPT2LMHeadModel(cfg)
-        if (role == "draft" and target_model is not None and width == target_width
-                and draft_tokenizer_texts is None and layers <= target_layers):
-            src = target_model.state_dict()
-            model.load_state_dict({k: v for k, v in src.items() if k in model.state_dict()})
-        ids = torch.tensor([i for t in texts for i in tokenizer(t)["input_ids"] + [tokenizer.eos_token_id]])
-        gen = torch.Generator().manual_seed(seed + 7919 * (role == "draft"))
-        _train_lm(model, ids, steps=steps, seq_len=min(seq_len, n_positions, ids.numel() - 1),
-                  batch=batch, lr=lr, generator=gen)
-        model.save_pretrained(str(path))
-        paths[role] = path
-        if role == "target":
-            target_model = model
-    return paths["draft"], paths["target"]
-
-
-def load_model(name_or_path: Any, *, dtype: Any = None):
-    """``AutoModelForCausalLM.from_pretrained(name_or_path)`` in eval mode (an already loaded model
-    is returned as is). Local path or hub name; ``dtype`` e.g. ``torch.float32``."""
-    if not isinstance(name_or_path, (str, os.PathLike)):
-        return name_or_path.eval()
-    from transformers import AutoModelForCausalLM
-
-    kwargs = {"dtype": dtype} if dtype is not None else {}
-    return AutoModelForCausalLM.from_pretrained(str(name_or_path), **kwargs).eval()
-
-
-def load_tokenizer(name_or_path: Any):
-    """``AutoTokenizer.from_pretrained(name_or_path)`` (a tokenizer object is returned as is)."""
-    if not isinstance(name_or_path, (str, os.PathLike)):
-        return name_or_path
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(str(name_or_path))
 
 
 def _vocab_size(model) -> int:
