@@ -7,13 +7,14 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | sha256sum | cut -c1-16)
 
-.PHONY: help install book notebooks test check accept bench browser-deps lock clean
+.PHONY: help install book notebooks test check accept matrix bench browser-deps lock clean
 
 help:
 	@echo "make book     install, execute every notebook with papermill, build book/_build/html/index.html"
 	@echo "make test     install, then run the whole test suite (what CI runs)"
 	@echo "make check    regenerate every table and figure and compare with baseline/"
 	@echo "make accept   make the regenerated outputs the new baseline (on purpose)"
+	@echo "make matrix   the regeneration check under every CPU kernel this machine can run"
 	@echo "make bench    run the benchmark scripts"
 	@echo "make lock     re-pin requirements.lock and environment.yml from requirements.in"
 
@@ -45,13 +46,16 @@ browser-deps:
 
 test: install browser-deps
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
-	$(BIN)/python -m sdsl.build.check
+	$(BIN)/python -m sdsl.build.matrix
 
 check: install
 	$(BIN)/python -m sdsl.build.check
 
 accept: install
 	$(BIN)/python -m sdsl.build.check --accept
+
+matrix: install
+	$(BIN)/python -m sdsl.build.matrix
 
 bench: install
 	$(BIN)/python benchmarks/bench_optimum.py

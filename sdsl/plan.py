@@ -473,6 +473,24 @@ def candidate_shares(inputs: PlanInputs, d_draft: float, optimum: DraftOptimum) 
     }, columns=cols)
 
 
+def _normal_draws(rng: np.random.Generator, mean: np.ndarray, cov: np.ndarray, size: int) -> np.ndarray:
+    """``size`` draws of a normal with ``mean`` and ``cov``, through the Cholesky factor of the
+    components with positive variance (the others are constant). Cholesky, not eigh: the factor is
+    unique, so the draws do not depend on the signs LAPACK's kernels give eigenvectors (with eigh,
+    another BLAS gave draws 1-4 % apart at the same seed)."""
+    z = rng.standard_normal((size, mean.size))
+    out = np.tile(mean, (size, 1))
+    free = np.flatnonzero(np.diag(cov) > 0)
+    if free.size:
+        try:
+            chol = np.linalg.cholesky(cov[np.ix_(free, free)])
+        except np.linalg.LinAlgError:
+            raise ValueError("the covariance of the acceptance coefficients is not positive definite "
+                             "on its non-constant coefficients: no bootstrap") from None
+        out[:, free] += z[:, free] @ chol.T
+    return out
+
+
 def bootstrap_n_star(
     inputs: PlanInputs,
     d_draft: float | None = None,
@@ -499,9 +517,7 @@ def bootstrap_n_star(
             raise ValueError("seed is required for the bootstrap (n_boot > 0): give an integer")
         rng = np.random.default_rng(inputs.seed)
     cf = inputs.alpha.coefficients
-    # Cholesky, not eigh: the factor is unique, so the draws do not depend on the signs LAPACK's
-    # kernels give eigenvectors (with eigh, another BLAS gave draws 1-4 % apart at the same seed)
-    coef = rng.multivariate_normal([cf.A, cf.B, cf.C], inputs.alpha.cov, size=b, method="cholesky")
+    coef = _normal_draws(rng, np.array([cf.A, cf.B, cf.C]), np.asarray(inputs.alpha.cov, dtype=float), b)
     m = np.full(b, inputs.target.params)
     grid = log_grid(np.full(b, inputs.n_range[0]), np.full(b, inputs.n_range[1]), grid_points)
     alpha = plane_alpha(m, np.full(b, d), np.full(b, inputs.target.tokens), inputs.constants, coef)

@@ -6,8 +6,6 @@ PNG metadata, fixed DPI and fonts that ship with matplotlib.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import matplotlib as mpl
 import seaborn as sns
 

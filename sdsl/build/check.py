@@ -7,12 +7,14 @@ Command line::
     python -m sdsl.build.check acceptance scaling # only these chapters (the others are not compared)
     python -m sdsl.build.check --accept           # make the regenerated artifacts the baseline, on purpose
 
-Tables are compared cell by cell (numbers within ``--rtol``/``--atol``), figures by image
-comparison of their PNGs (RMS within ``--figure-rms``, diff images saved in ``build/check/diff``)
-and the data behind each figure exactly; see :mod:`sdsl.build.artifacts`. A notebook that fails makes
-the check fail with the notebook's error (and leaves no artifacts behind). Exit status: 0 when
-everything matches (or was accepted), 1 when an artifact is missing, extra or changed, 2 when a
-notebook failed.
+Every value is compared by the tolerance policy of its class (:mod:`sdsl.build.policy`: exact,
+computed, difference, float32, stochastic, timing), figures by image comparison of their PNGs where
+their data are deterministic (diff images in ``build/check/diff``); see :mod:`sdsl.build.compare`.
+``--set CHAPTER.PARAMETER=VALUE`` overrides a notebook parameter for this check (the kernel matrix
+sets the measure chapter's torch threads so). A notebook that fails makes the check fail with the
+notebook's error (and leaves no artifacts behind). Exit status: 0 when everything matches (or was
+accepted), 1 when an artifact is missing, extra or changed, 2 when a notebook failed or the
+command line is wrong.
 """
 
 from __future__ import annotations
@@ -25,7 +27,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from sdsl.build.artifacts import MANIFEST_NAME, Report, Tolerance, compare_trees, list_files, write_manifest
+import yaml
+
+from sdsl.build.compare import Report, compare_trees
+from sdsl.build.manifest import MANIFEST_NAME, list_files, machine_info, write_manifest
 from sdsl.paths import BASELINE, BUILD
 
 __all__ = ["CheckResult", "check", "accept", "main", "DIFF_DIR"]
@@ -63,8 +68,7 @@ class CheckResult:
         return out + f"\n({self.seconds:.1f} s)"
 
 
-def accept(new_root: Path | str, baseline: Path | str = BASELINE, chapters: list[str] | None = None,
-           executed_dir: Path | str | None = None) -> Path:
+def accept(new_root: Path | str, baseline: Path | str = BASELINE, chapters: list[str] | None = None) -> Path:
     """Copy the regenerated artifacts ``new_root`` into ``baseline`` (only ``chapters`` if given,
     else the whole tree, removing chapters that were not regenerated) and rewrite the baseline's
     manifest. Returns the baseline path."""
@@ -83,7 +87,7 @@ def accept(new_root: Path | str, baseline: Path | str = BASELINE, chapters: list
             shutil.rmtree(dest)
         if (new_root / chapter).is_dir():
             shutil.copytree(new_root / chapter, dest)
-    write_manifest(baseline, executed_dir)
+    write_manifest(baseline, machine_info())
     return baseline
 
 
@@ -91,20 +95,21 @@ def check(
     chapters: list[str] | None = None,
     baseline: Path | str = BASELINE,
     accept_new: bool = False,
-    tolerance: Tolerance = Tolerance(),
     jobs: int = 2,
     workdir: Path | str | None = None,
     diff_dir: Path | str = DIFF_DIR,
+    overrides: dict[str, dict] | None = None,
 ) -> CheckResult:
     """Regenerate (all chapters, or ``chapters``) with ``sdsl.build.pipeline.run(force=True)`` into
     ``workdir`` (default: a temporary folder, removed afterwards) and compare with ``baseline``.
 
     With ``chapters``, the baseline's artifacts of the other chapters are copied into the
-    temporary tree first, so that a chapter reading them (the scorecard) can run alone; only the
-    named chapters are compared. ``accept_new`` copies the regenerated artifacts into the
+    temporary tree first (with their provenance), so that a chapter reading them (the scorecard)
+    can run alone; only the named chapters are compared. ``overrides`` replaces notebook
+    parameters (chapter -> parameters). ``accept_new`` copies the regenerated artifacts into the
     baseline after the comparison (never after a failed notebook).
     """
-    from sdsl.build.pipeline import NotebookError, run
+    from sdsl.build.pipeline import NotebookError, OutputError, run
 
     t0 = time.perf_counter()
     baseline = Path(baseline)
@@ -125,24 +130,23 @@ def check(
             shutil.rmtree(new_root)
         new_root.mkdir(parents=True)
         if chapters:
-            for rel in list_files(baseline):
-                if rel.split("/", 1)[0] not in chapters:
-                    (new_root / rel).parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(baseline / rel, new_root / rel)
+            for chapter in sorted({f.split("/", 1)[0] for f in list_files(baseline)} - set(chapters)):
+                shutil.copytree(baseline / chapter, new_root / chapter)
         try:
-            run(chapters or None, force=True, jobs=jobs, output_dir=executed, artifacts=new_root)
-        except NotebookError as exc:
+            run(chapters or None, force=True, jobs=jobs, output_dir=executed, artifacts=new_root,
+                overrides=overrides)
+        except (NotebookError, OutputError) as exc:
             return CheckResult(None, str(exc), False, time.perf_counter() - t0)
         except Exception as exc:  # a notebook that cannot even be read (jupytext), a bad runs.yml
             return CheckResult(None, f"{type(exc).__name__}: {exc}", False, time.perf_counter() - t0)
-        report = compare_trees(baseline, new_root, tolerance, diff_dir, chapters=chapters or None)
+        report = compare_trees(baseline, new_root, diff_dir, chapters=chapters or None)
         if not baseline.is_dir():
             report.notes.append(f"there is no baseline yet at {baseline}: create it with --accept")
         elif not (baseline / MANIFEST_NAME).is_file():
             report.notes.append(f"the baseline {baseline} has no {MANIFEST_NAME}")
         accepted = False
         if accept_new:
-            accept(new_root, baseline, chapters or None, executed)
+            accept(new_root, baseline, chapters or None)
             accepted = True
         return CheckResult(report, None, accepted, time.perf_counter() - t0)
     finally:
@@ -150,11 +154,25 @@ def check(
             tmp.cleanup()
 
 
+def parse_overrides(items: list[str]) -> dict[str, dict]:
+    """``["measure_acceptance.threads=2"]`` -> ``{"measure_acceptance": {"threads": 2}}`` (values
+    read as YAML scalars). Raises ``ValueError`` naming a malformed item."""
+    out: dict[str, dict] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        chapter, dot, name = key.partition(".")
+        if not (eq and dot and chapter and name):
+            raise ValueError(f"--set {item!r}: expected CHAPTER.PARAMETER=VALUE, e.g. measure_acceptance.threads=2")
+        out.setdefault(chapter, {})[name] = yaml.safe_load(value)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m sdsl.build.check",
         description="Regenerate every table and figure into a temporary folder and compare them "
-        "with the committed baseline; exit 1 when one changed, 2 when a notebook failed.",
+        "with the committed baseline by the tolerance policy; exit 1 when one changed, 2 when a "
+        "notebook failed.",
     )
     parser.add_argument("chapters", nargs="*", help="chapters to check (default: all in notebooks/runs.yml)")
     parser.add_argument("--accept", action="store_true",
@@ -164,17 +182,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, default=None,
                         help="regenerate into this folder and keep it (default: a temporary folder)")
     parser.add_argument("--diff-dir", type=Path, default=DIFF_DIR, help=f"diff images (default {DIFF_DIR})")
-    default = Tolerance()
-    parser.add_argument("--rtol", type=float, default=default.rtol, help="relative tolerance of table cells")
-    parser.add_argument("--atol", type=float, default=default.atol, help="absolute tolerance of table cells")
-    parser.add_argument("--figure-rms", type=float, default=default.figure_rms,
-                        help="largest RMS difference of a figure's PNG (grey levels 0-255)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="CHAPTER.PARAMETER=VALUE",
+                        help="override a notebook parameter for this check (repeatable)")
     args = parser.parse_args(argv)
-    result = check(
-        args.chapters or None, args.baseline, args.accept,
-        Tolerance(rtol=args.rtol, atol=args.atol, figure_rms=args.figure_rms),
-        args.jobs, args.keep, args.diff_dir,
-    )
+    if args.jobs < 1:
+        parser.error(f"--jobs must be an integer >= 1, got {args.jobs}")
+    try:
+        overrides = parse_overrides(args.overrides)
+    except ValueError as exc:
+        parser.error(str(exc))
+    result = check(args.chapters or None, args.baseline, args.accept, args.jobs, args.keep, args.diff_dir,
+                   overrides or None)
     print(result.text(), file=sys.stdout if result.ok else sys.stderr)
     return result.exit_code
 

@@ -5,15 +5,18 @@
 the parameters of its entry into ``book/executed/<chapter>.ipynb``, and Jupyter Book assembles the
 executed notebooks without executing them again (``execute_notebooks: off``).
 
-A chapter's artifacts are written into a staging folder and moved into the artifacts tree only
-when its notebook ran through: a failed notebook leaves no half-written artifacts behind.
+A chapter's artifacts are written into a staging folder and moved into the artifacts tree, with
+their provenance, only when its notebook ran through: a failed or interrupted notebook leaves the
+previous artifacts whole and no staging folder behind (stale ones of killed runs are removed on
+the next run). The book is built beside the published one and swapped in on success.
 A notebook whose inputs (its source, its parameters, the ``sdsl`` package, ``data/`` and the lock
 file) have not changed since its last successful run is not executed again.
 
 Chapters listed under ``last:`` in ``runs.yml`` (the scorecard) read the other chapters'
 artifacts: they run after all the others have succeeded, and their inputs include those
 artifacts. After a run the artifacts tree gets its ``manifest.json`` and the executed notebooks
-a ``status.md`` page (:mod:`sdsl.build.artifacts`).
+a ``status.md`` page (:mod:`sdsl.build.manifest`, :mod:`sdsl.build.status`). A folder that
+cannot be written gives one line naming it (exit status 2) before anything runs.
 
 Command line::
 
@@ -27,37 +30,47 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
-import yaml
-
+from sdsl.build.manifest import machine_info, tree_digest, write_manifest, write_provenance
+from sdsl.build.runs import load_last, load_runs
+from sdsl.build.status import last_duration, write_status
 from sdsl.paths import BOOK, DATA, EXECUTED, NOTEBOOKS, ROOT, RUNS_FILE, artifacts_root
 
 __all__ = [
     "NotebookError",
+    "OutputError",
     "RunResult",
-    "load_runs",
-    "load_last",
     "inputs_digest",
     "execute_notebook",
+    "clean_stale",
     "run",
     "build_book",
     "main",
 ]
 
 KERNEL = "python3"
+#: Prefix of a run's staging folders inside the artifacts root (hidden: never an artifact).
+STAGING_PREFIX = ".staging-"
 
 
 class NotebookError(RuntimeError):
     """A notebook raised while papermill executed it; the message carries its traceback."""
+
+
+class OutputError(ValueError):
+    """A folder the run must write to cannot be written: one line naming it."""
 
 
 @dataclass(frozen=True)
@@ -68,38 +81,54 @@ class RunResult:
     skipped: bool
 
 
-def load_runs(path: Path | None = None) -> dict[str, dict[str, Any]]:
-    """Chapters in book order with the parameters of their run (empty: the notebook's defaults)."""
-    path = path if path is not None else RUNS_FILE
-    with open(path, encoding="utf-8") as fh:
-        doc = yaml.safe_load(fh) or {}
-    runs = doc.get("runs")
-    if not isinstance(runs, dict) or not runs:
-        raise ValueError(f"{path}: expected a mapping 'runs: {{chapter: {{parameter: value}}}}'")
-    out: dict[str, dict[str, Any]] = {}
-    for chapter, params in runs.items():
-        params = params or {}
-        if not isinstance(params, dict):
-            raise ValueError(f"{path}: parameters of {chapter!r} must be a mapping, got {params!r}")
-        if not (NOTEBOOKS / f"{chapter}.md").is_file():
-            raise ValueError(f"{path}: chapter {chapter!r} has no notebook {NOTEBOOKS / (chapter + '.md')}")
-        out[str(chapter)] = params
-    return out
+def _writable(folder: Path, what: str) -> Path:
+    """``folder`` created if needed; :class:`OutputError` naming it when it cannot be written."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=folder, prefix=".write-probe-", delete=True)
+        probe.close()
+    except OSError as exc:
+        raise OutputError(f"{what} {folder} is not writable ({exc.strerror or exc}): nothing was run or published") from None
+    return folder
 
 
-def load_last(path: Path | None = None) -> list[str]:
-    """Chapters listed under ``last:`` in ``runs.yml``: executed after every other chapter."""
-    path = RUNS_FILE if path is None else path
-    with open(path, encoding="utf-8") as fh:
-        doc = yaml.safe_load(fh) or {}
-    last = doc.get("last") or []
-    if isinstance(last, str):
-        last = [last]
-    runs = doc.get("runs") or {}
-    unknown = [c for c in last if c not in runs]
-    if unknown:
-        raise ValueError(f"{path}: 'last' names chapter(s) {unknown} that are not under 'runs'")
-    return [str(c) for c in last]
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stale(root: Path) -> list[Path]:
+    """Remove staging and replaced folders under ``root`` left by runs that were killed (their
+    process no longer exists); returns what was removed."""
+    removed = []
+    if not root.is_dir():
+        return removed
+    for p in root.iterdir():
+        m = re.match(r"^\.(?:staging|replaced)-.*-(\d+)-[^-]*$", p.name)
+        if p.is_dir() and m and not _alive(int(m.group(1))):
+            shutil.rmtree(p, ignore_errors=True)
+            removed.append(p)
+    return removed
+
+
+@contextmanager
+def _terminate_as_exit() -> Iterator[None]:
+    """Within the block, SIGTERM raises ``SystemExit`` (as SIGINT raises ``KeyboardInterrupt``) so
+    that ``finally`` clauses remove staging folders; the previous handler is restored after."""
+    try:
+        previous = signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _digest_files(paths: list[Path], h: "hashlib._Hash") -> None:
@@ -141,39 +170,43 @@ def execute_notebook(
     parameters: dict[str, Any] | None = None,
     output_dir: Path | str = EXECUTED,
     artifacts: Path | str | None = None,
+    digest: str | None = None,
 ) -> Path:
     """Execute ``notebooks/<chapter>.md`` with papermill and return the executed notebook's path.
 
     ``parameters`` override the notebook's defaults. The chapter's artifacts go to
-    ``artifacts/<chapter>`` (default: the artifacts tree, ``sdsl.paths.artifacts_root()``); they
-    are staged and moved there only on success. Raises :class:`NotebookError` with the
-    notebook's traceback when a cell raises.
+    ``artifacts/<chapter>`` (default: the artifacts tree, ``sdsl.paths.artifacts_root()``) with a
+    provenance record (:func:`sdsl.build.manifest.write_provenance`): they are staged and published
+    only on success, by renames, so the chapter's previous artifacts stay whole until the new ones
+    replace them. Raises :class:`NotebookError` with the notebook's traceback when a cell raises,
+    and :class:`OutputError` when an output folder cannot be written (before anything runs).
     """
     import papermill
 
     parameters = dict(parameters or {})
-    output_dir = Path(output_dir).resolve()
-    output_dir.mkdir(parents=True, exist_ok=True)
-    final_root = Path(artifacts).resolve() if artifacts is not None else artifacts_root()
-    final_root.mkdir(parents=True, exist_ok=True)
+    output_dir = _writable(Path(output_dir).resolve(), "output folder")
+    final_root = _writable(Path(artifacts).resolve() if artifacts is not None else artifacts_root(),
+                           "artifacts folder")
+    final = final_root / chapter
+    if final.exists() and not os.access(final, os.W_OK):
+        raise OutputError(f"artifacts folder {final} is not writable: nothing was run or published")
+    source_md = NOTEBOOKS / f"{chapter}.md"
     out_path = output_dir / f"{chapter}.ipynb"
-    with tempfile.TemporaryDirectory(prefix=f"sdsl-{chapter}-", dir=final_root) as tmp:
+    with _terminate_as_exit(), tempfile.TemporaryDirectory(
+            prefix=f"{STAGING_PREFIX}{chapter}-{os.getpid()}-", dir=final_root) as tmp:
         tmp = Path(tmp)
         source = tmp / f"{chapter}.source.ipynb"
         try:
             _to_ipynb(chapter, source)
         except Exception as exc:  # jupytext: malformed cell metadata, bad header, ...
-            raise NotebookError(
-                f"notebook {chapter!r} could not be read ({NOTEBOOKS / (chapter + '.md')}): {exc}"
-            ) from None
+            raise NotebookError(f"notebook {chapter!r} could not be read ({source_md}): {exc}") from None
         staging = tmp / "artifacts" / chapter
         staging.mkdir(parents=True)
         params = {**parameters, "artifacts_dir": str(staging)}
         staged_nb = tmp / f"{chapter}.ipynb"
-        env_before = os.environ.get("MPLBACKEND")
+        env_before = {k: os.environ.get(k) for k in ("MPLBACKEND", "SDSL_ARTIFACTS")}
         os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
         # chapters that read other chapters' artifacts (the scorecard) find them here
-        root_before = os.environ.get("SDSL_ARTIFACTS")
         os.environ["SDSL_ARTIFACTS"] = str(final_root)
         try:
             papermill.execute_notebook(
@@ -183,20 +216,18 @@ def execute_notebook(
         except Exception as exc:  # papermill's PapermillExecutionError and kernel failures
             raise NotebookError(f"notebook {chapter!r} failed:\n{_error_text(exc)}") from None
         finally:
-            if env_before is None:
-                os.environ.pop("MPLBACKEND", None)
-            else:
-                os.environ["MPLBACKEND"] = env_before
-            if root_before is None:
-                os.environ.pop("SDSL_ARTIFACTS", None)
-            else:
-                os.environ["SDSL_ARTIFACTS"] = root_before
+            for k, v in env_before.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
         _strip_staging_paths(staged_nb, staging, final_root / chapter)
-        final = final_root / chapter
+        write_provenance(staging, source_md, parameters, digest)
+        replaced = tmp / "replaced"
         if final.exists():
-            shutil.rmtree(final)
-        shutil.move(str(staging), str(final))
-        shutil.move(str(staged_nb), str(out_path))
+            os.replace(final, replaced)
+        os.replace(staging, final)
+        os.replace(staged_nb, out_path)
     return out_path
 
 
@@ -216,8 +247,6 @@ def _run_one(
 ) -> RunResult:
     digest = inputs_digest(chapter, params)
     if last:  # a chapter that reads the others' artifacts depends on them too
-        from sdsl.build.artifacts import tree_digest
-
         digest += ":" + tree_digest(artifacts, exclude=[chapter])
     stamp = _stamp_path(chapter, output_dir)
     executed = output_dir / f"{chapter}.ipynb"
@@ -232,10 +261,21 @@ def _run_one(
     if stamp.exists():
         stamp.unlink()
     t0 = time.perf_counter()
-    path = execute_notebook(chapter, params, output_dir, artifacts)
+    path = execute_notebook(chapter, params, output_dir, artifacts, digest)
     seconds = time.perf_counter() - t0
     stamp.write_text(digest)
     return RunResult(chapter, path, seconds, False)
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Terminate the pool's workers (each removes its staging folder on SIGTERM) and wait for them."""
+    procs = list(getattr(pool, "_processes", {}).values())
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in procs:
+        proc.join(timeout=30)
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def run(
@@ -244,15 +284,20 @@ def run(
     jobs: int = 2,
     output_dir: Path | str = EXECUTED,
     artifacts: Path | str | None = None,
+    overrides: dict[str, dict[str, Any]] | None = None,
 ) -> list[RunResult]:
     """Execute the chapters of ``notebooks/runs.yml`` (all, or those named), ``jobs`` at a time;
     the chapters under ``last:`` afterwards, and only if all the others succeeded. Then write the
     manifest of the artifacts tree and ``status.md`` beside the executed notebooks.
 
-    Raises :class:`NotebookError` naming every notebook that failed, with its traceback.
-    """
-    from sdsl.build.artifacts import write_manifest, write_status
+    ``overrides`` maps a chapter to parameters that replace those of ``runs.yml`` for this run
+    (the kernel matrix sets the measure chapter's torch threads so). Staging folders of killed
+    runs are removed first; SIGINT or SIGTERM during the run stops the workers, removes this run's
+    staging folders and leaves every chapter's previous artifacts whole.
 
+    Raises :class:`NotebookError` naming every notebook that failed, with its traceback, and
+    :class:`OutputError` when an output folder cannot be written (before anything runs).
+    """
     runs = load_runs()
     all_chapters = list(runs)
     last = load_last()
@@ -261,81 +306,110 @@ def run(
         if unknown:
             raise ValueError(f"unknown chapter(s) {unknown}; {RUNS_FILE} lists {list(runs)}")
         runs = {c: runs[c] for c in chapters}
-    output_dir = Path(output_dir).resolve()
-    output_dir.mkdir(parents=True, exist_ok=True)
-    artifacts = Path(artifacts).resolve() if artifacts is not None else artifacts_root()
+    for chapter, params in (overrides or {}).items():
+        if chapter not in runs:
+            raise ValueError(f"overrides name chapter {chapter!r}, which this run does not execute; it runs {list(runs)}")
+        runs[chapter] = {**runs[chapter], **params}
+    output_dir = _writable(Path(output_dir).resolve(), "output folder")
+    artifacts = _writable(Path(artifacts).resolve() if artifacts is not None else artifacts_root(), "artifacts folder")
+    for chapter in runs:
+        if (artifacts / chapter).exists() and not os.access(artifacts / chapter, os.W_OK):
+            raise OutputError(f"artifacts folder {artifacts / chapter} is not writable: nothing was run or published")
+    clean_stale(artifacts)
     results: list[RunResult] = []
     errors: list[str] = []
     first = {c: p for c, p in runs.items() if c not in last}
-    if jobs <= 1 or len(first) <= 1:
-        for chapter, params in first.items():
-            try:
-                results.append(_run_one(chapter, params, output_dir, artifacts, force))
-            except NotebookError as exc:
-                errors.append(str(exc))
-    else:
-        # longest first (by the last recorded duration): the slowest notebook does not start last
-        from sdsl.build.artifacts import last_duration
-
-        def seconds(c: str) -> float:
-            d = last_duration(output_dir / f"{c}.ipynb")
-            return d if d != float("inf") else last_duration(EXECUTED / f"{c}.ipynb")
-
-        order = sorted(first, key=lambda c: -seconds(c))
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = {
-                c: pool.submit(_run_one, c, first[c], output_dir, artifacts, force) for c in order
-            }
-            for chapter in first:
+    with _terminate_as_exit():
+        if jobs <= 1 or len(first) <= 1:
+            for chapter, params in first.items():
                 try:
-                    results.append(futures[chapter].result())
+                    results.append(_run_one(chapter, params, output_dir, artifacts, force))
                 except NotebookError as exc:
                     errors.append(str(exc))
-    for chapter in [c for c in runs if c in last]:
-        if errors:
-            errors.append(f"notebook {chapter!r} not executed: it reads the artifacts of the chapters that failed")
-            continue
-        try:
-            results.append(_run_one(chapter, runs[chapter], output_dir, artifacts, force, last=True))
-        except NotebookError as exc:
-            errors.append(str(exc))
-    write_manifest(artifacts, output_dir)
-    write_status(output_dir, all_chapters)
+        else:
+            # longest first (by the last recorded duration): the slowest notebook does not start last
+            def seconds(c: str) -> float:
+                d = last_duration(output_dir / f"{c}.ipynb")
+                return d if d != float("inf") else last_duration(EXECUTED / f"{c}.ipynb")
+
+            order = sorted(first, key=lambda c: -seconds(c))
+            pool = ProcessPoolExecutor(max_workers=jobs)
+            try:
+                futures = {c: pool.submit(_run_one, c, first[c], output_dir, artifacts, force) for c in order}
+                for chapter in first:
+                    try:
+                        results.append(futures[chapter].result())
+                    except NotebookError as exc:
+                        errors.append(str(exc))
+            except BaseException:
+                _stop_pool(pool)
+                clean_stale(artifacts)
+                raise
+            pool.shutdown(wait=True)
+        for chapter in [c for c in runs if c in last]:
+            if errors:
+                errors.append(f"notebook {chapter!r} not executed: it reads the artifacts of the chapters that failed")
+                continue
+            try:
+                results.append(_run_one(chapter, runs[chapter], output_dir, artifacts, force, last=True))
+            except NotebookError as exc:
+                errors.append(str(exc))
+        write_manifest(artifacts, machine_info())
+        write_status(output_dir, all_chapters)
     if errors:
         raise NotebookError("\n\n".join(errors))
     return results
 
 
-def _book_digest(builder_args: list[str] | None) -> str:
+def _book_digest(builder_args: list[str] | None, book: Path = BOOK) -> str:
     """Hash of everything the HTML book is built from: ``book/`` (sources, configuration, the
     executed notebooks) except ``_build``, the lock file and the builder arguments."""
     h = hashlib.sha256()
-    files = [p for p in BOOK.rglob("*") if p.is_file() and p.relative_to(BOOK).parts[0] != "_build"]
+    files = [p for p in book.rglob("*") if p.is_file() and p.relative_to(book).parts[0] != "_build"]
     _digest_files([*files, ROOT / "requirements.lock"], h)
     h.update(json.dumps(builder_args or []).encode())
     return h.hexdigest()
 
 
-def build_book(builder_args: list[str] | None = None, force: bool = False) -> Path:
+def build_book(builder_args: list[str] | None = None, force: bool = False, book: Path | str = BOOK) -> Path:
     """Build the HTML book from the executed notebooks, warnings as errors; returns index.html.
 
     Skipped when nothing it is built from changed since the last successful build (``force``
-    builds anyway); otherwise built in full (``--all``)."""
-    index = BOOK / "_build" / "html" / "index.html"
-    stamp = BOOK / "_build" / ".inputs"
-    digest = _book_digest(builder_args)
+    builds anyway); otherwise built in full (``--all``) into a staging folder beside
+    ``book/_build/html`` and swapped in by renames only when the build succeeded: a failed or
+    interrupted build (SIGINT, SIGTERM) leaves the previous book whole and no staging folder.
+    """
+    book = Path(book)
+    build = _writable(book / "_build", "book build folder")
+    html = build / "html"
+    index = html / "index.html"
+    stamp = build / ".inputs"
+    digest = _book_digest(builder_args, book)
+    clean_stale(build)
     if not force and index.is_file() and stamp.is_file() and stamp.read_text() == digest:
         return index
-    if stamp.exists():
-        stamp.unlink()
     exe = Path(sys.executable).parent / "jupyter-book"
-    # --all: Sphinx's incremental environment can keep stale labels (a removed duplicate equation
-    # label was still reported); a full build of the executed notebooks takes a few seconds.
-    cmd = [str(exe), "build", str(BOOK), "-W", "-n", "--keep-going", "--all", *(builder_args or [])]
-    proc = subprocess.run(cmd, cwd=ROOT)
-    if proc.returncode != 0:
-        raise RuntimeError(f"jupyter-book build failed (exit {proc.returncode}): {' '.join(cmd)}")
-    stamp.write_text(digest)
+    with _terminate_as_exit(), tempfile.TemporaryDirectory(
+            prefix=f"{STAGING_PREFIX}book-{os.getpid()}-", dir=build) as tmp:
+        # --all: Sphinx's incremental environment can keep stale labels (a removed duplicate
+        # equation label was still reported); a full build of the executed notebooks takes seconds.
+        cmd = [str(exe), "build", str(book), "--path-output", tmp, "-W", "-n", "--keep-going", "--all",
+               *(builder_args or [])]
+        proc = subprocess.Popen(cmd, cwd=ROOT)
+        try:
+            code = proc.wait()
+        finally:
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait(timeout=30)
+        new = Path(tmp) / "_build" / "html"
+        if code != 0 or not (new / "index.html").is_file():
+            raise RuntimeError(f"jupyter-book build failed (exit {code}): {' '.join(cmd)}; the previous book is kept")
+        old = Path(tmp) / "replaced"
+        if html.exists():
+            os.replace(html, old)
+        os.replace(new, html)
+        stamp.write_text(digest)
     return index
 
 
@@ -349,18 +423,26 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--force", action="store_true", help="execute even if the inputs did not change")
         p.add_argument("--jobs", type=int, default=2, help="notebooks executed at once (default 2)")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs must be an integer >= 1, got {args.jobs}")
     t0 = time.perf_counter()
     try:
         results = run(getattr(args, "chapters", None) or None, force=args.force, jobs=args.jobs)
+        for r in results:
+            state = "unchanged, skipped" if r.skipped else f"executed in {r.seconds:.1f} s"
+            print(f"{r.chapter:>20}: {state}")
+        if args.command == "book":
+            index = build_book(force=args.force)
+            print(f"book: {index} ({time.perf_counter() - t0:.1f} s in all)")
     except NotebookError as exc:
         print(exc, file=sys.stderr)
         return 1
-    for r in results:
-        state = "unchanged, skipped" if r.skipped else f"executed in {r.seconds:.1f} s"
-        print(f"{r.chapter:>20}: {state}")
-    if args.command == "book":
-        index = build_book(force=args.force)
-        print(f"book: {index} ({time.perf_counter() - t0:.1f} s in all)")
+    except (OutputError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except RuntimeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -33,6 +33,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from scipy import stats
 
+from sdsl.model.compare import equal_to_printed
 from sdsl.model.fitting import fit_power_law, ols
 from sdsl.model.laws import AcceptanceCoefficients
 from sdsl.book.style import family_color
@@ -412,7 +413,7 @@ def table4_vs_paper(ours: pd.DataFrame, paper: pd.DataFrame, tolerance: pd.DataF
                     "target": r["target"], "function": r["function"], "quantity": q,
                     "ours": o, "paper": p, "difference": d, "tolerance": tol,
                     "last_digits": abs(d) / (2.0 * tol),
-                    "equal_to_printed": bool(abs(d) <= tol * (1.0 + 1e-9)),
+                    "equal_to_printed": bool(equal_to_printed(o, p, tol)),
                 }
             )
     return pd.DataFrame(

@@ -29,6 +29,7 @@ from sdsl._validate import as_positive
 from sdsl.model.laws import BESIROGLU_2024, PAPER_EQ5, AcceptanceCoefficients, LossConstants, resolve_constants
 from sdsl.chapters.optimal_draft import family_tokens
 from sdsl.book.style import family_color
+from sdsl.model.compare import equal_to_printed
 from sdsl.model.optimum import optimal_draft_size
 
 __all__ = [
@@ -104,7 +105,7 @@ def table6(
     tol = _data.printed_tolerance("paper_table6")[["draft", "distance"]].rename(columns={"distance": "tol_distance"})
     out = out.merge(paper.drop(columns=["draft_family"]), on="draft", how="left").merge(tol, on="draft", how="left")
     out["distance_diff"] = out["distance"] - out["paper_distance"]
-    out["distance_within_print"] = out["distance_diff"].abs() <= out["tol_distance"]
+    out["distance_within_print"] = equal_to_printed(out["distance"], out["paper_distance"], out["tol_distance"])
     out["n_star_printed_equal"] = out["n_star_printed"] == out["paper_n_star_printed"]
     cols = ["draft"] + [f"{k}{s}" for k in METRICS for s in ("_s", "_moe_s")]
     out = out.merge(lat[cols], on="draft", how="left")

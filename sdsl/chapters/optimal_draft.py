@@ -39,6 +39,7 @@ from sdsl.model.laws import (
     resolve_constants,
 )
 from sdsl.book.style import family_color
+from sdsl.model.compare import equal_to_printed
 from sdsl.model.optimum import DraftOptimum, optimal_draft_size, throughput_curve
 from sdsl.model.throughput import optimal_gamma, tokens_per_flop
 
@@ -152,10 +153,9 @@ def table5(
     )
     out["n_star_rel_dev"] = out["n_star"] / out["paper_n_star"] - 1.0
     out["tokens_per_flop_rel_dev"] = out["tokens_per_flop"] / out["paper_tokens_per_flop"] - 1.0
-    out["n_star_within_print"] = (out["n_star"] - out["paper_n_star"]).abs() <= out["tol_n_star"]
-    out["tokens_per_flop_within_print"] = (
-        (out["tokens_per_flop"] - out["paper_tokens_per_flop"]).abs() <= out["tol_tokens_per_flop"]
-    )
+    out["n_star_within_print"] = equal_to_printed(out["n_star"], out["paper_n_star"], out["tol_n_star"])
+    out["tokens_per_flop_within_print"] = equal_to_printed(out["tokens_per_flop"], out["paper_tokens_per_flop"],
+                                                           out["tol_tokens_per_flop"])
     return out.drop(columns=["tol_n_star", "tol_tokens_per_flop"])
 
 
@@ -259,7 +259,8 @@ def deviation_hypotheses(
                          "n_star": n_star, "tokens_per_flop": tpf,
                          "n_star_rel_dev": n_star / r.n_star - 1.0,
                          "tokens_per_flop_rel_dev": tpf / r.tokens_per_flop - 1.0,
-                         "tokens_per_flop_within_print": abs(tpf - r.tokens_per_flop) <= t.tokens_per_flop})
+                         "tokens_per_flop_within_print": bool(equal_to_printed(tpf, r.tokens_per_flop,
+                                                                                t.tokens_per_flop))})
     return pd.DataFrame(rows)
 
 

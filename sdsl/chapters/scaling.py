@@ -1,17 +1,16 @@
 """How the optimal draft scales with the target and the data: the paper's Tables 7, 8, 9 and
 Figure 5 (method notes, section 8; book chapter "scaling").
 
-* :func:`optimal_draft_sizes`: the vectorised counterpart of :func:`sdsl.optimal_draft_size`.
-  For many configurations ``(M, D, D')`` at once it evaluates Eq. 9,
-  ``T(N) = E(alpha(N), gamma*) / C(N, M, gamma*)`` with ``alpha`` from Eq. 5 and ``gamma*`` from
-  the Lambert W closed form (:func:`sdsl.optimal_gamma`), on a grid of draft sizes ``N``, takes the
-  grid argmax and refines it between its two neighbours in ``log N`` with a vectorised bracketing
-  minimiser (:func:`scipy.optimize.elementwise.find_minimum`, Chandrupatla's method).
+* :func:`optimal_draft_sizes`: ``N*`` for many configurations ``(M, D, D')`` at once on Table 7's
+  grid of draft sizes, as a table: the kernel :func:`sdsl.model.optimum.optimal_draft_sizes`
+  (Eq. 9 with Eq. 5 and the Lambert W ``gamma*``; the grid argmax refined by the root of the
+  derivative in ``log N``).
 * :func:`table7_grid`: the 288 configurations of the paper's Table 7 (8 target sizes ``M``,
   6 draft data sizes ``D``, 6 target data sizes ``D'``), spaced logarithmically or linearly (the
   paper does not say which), optionally with another upper end of the data ranges.
 * :func:`fit_table8`, :func:`fit_table9`, :func:`table8`, :func:`table9`: the scaling-law
-  regressions by OLS with HC3 standard errors (statsmodels),
+  regressions by OLS with HC3 standard errors (:func:`sdsl.model.fitting.ols`: statsmodels on a
+  centred, scaled design, reported in the paper's units),
   Table 8 ``N*/M = mu + M0/M + g ln D + g' ln D'`` and Table 9 ``N* = mu M + M0``.
 * :func:`variants`: the regressions for every reading of the grid (spacing, data range, N grid,
   refinement), each beside the paper.
@@ -45,6 +44,7 @@ from sdsl.model.laws import (
     LossConstants,
 )
 from sdsl.model import optimum as _optimum
+from sdsl.model.compare import equal_to_printed
 from sdsl.model.fitting import ols
 
 __all__ = [
@@ -326,8 +326,8 @@ def beside_paper(ours: pd.DataFrame, paper: pd.DataFrame, tolerance: pd.DataFram
     if tolerance is not None:
         t = tolerance.set_index("parameter").loc[out["parameter"]]
         out["printed_digits_equal"] = (
-            (np.abs(out["estimate"] - out["paper_estimate"]).to_numpy() <= t["estimate"].to_numpy() * (1 + 1e-9))
-            & (np.abs(out["moe"] - out["paper_moe"]).to_numpy() <= t["moe"].to_numpy() * (1 + 1e-9))
+            equal_to_printed(out["estimate"], out["paper_estimate"], t["estimate"].to_numpy())
+            & equal_to_printed(out["moe"], out["paper_moe"], t["moe"].to_numpy())
         )
     return out
 

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from sdsl import data as _data
+from sdsl.model.compare import DIFFERS, EQUAL, STATUSES, WITHIN, classify
 
 __all__ = [
     "EQUAL",
@@ -50,10 +51,6 @@ __all__ = [
     "to_markdown",
 ]
 
-EQUAL = "equal to printed precision"
-WITHIN = "within tolerance"
-DIFFERS = "differs"
-STATUSES = (EQUAL, WITHIN, DIFFERS)
 
 
 @dataclass(frozen=True)
@@ -167,18 +164,6 @@ def parse_millions(text: str) -> tuple[float, float]:
     digits = m.group(1)
     decimals = len(digits.split(".")[1]) if "." in digits else 0
     return float(digits) * 1e6, 0.5 * 10.0 ** (-decimals) * 1e6
-
-
-def classify(ours: float, paper: float, printed_tol: float, rtol: float) -> str:
-    """:data:`EQUAL`, :data:`WITHIN` or :data:`DIFFERS` (see the module docstring)."""
-    if not (math.isfinite(ours) and math.isfinite(paper)):
-        return DIFFERS
-    d = abs(ours - paper)
-    if d <= printed_tol * (1.0 + 1e-9):
-        return EQUAL
-    if d <= rtol * abs(paper) * (1.0 + 1e-12):
-        return WITHIN
-    return DIFFERS
 
 
 def _row(table: str, item: str, paper: float, ours: float, printed_tol: float, chapter: str, artifact: str) -> dict:

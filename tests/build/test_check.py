@@ -9,72 +9,17 @@ acceptance chapter's tables and figures, and restoring it must make it pass.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-from sdsl.paths import DATA, NOTEBOOKS, ROOT
+from sdsl.paths import NOTEBOOKS
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("check")]
 
-HEADER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-    format_version: 0.13
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
-"""
-
-
-def make_copy(dest: Path, notebooks: dict[str, str | None], runs: str) -> Path:
-    """A copy of the repository at ``dest`` with the given notebooks (name -> text, or ``None``
-    to copy the real one) and ``runs.yml`` text."""
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
-    shutil.copytree(ROOT / "sdsl", dest / "sdsl", ignore=ignore)
-    shutil.copytree(DATA, dest / "data", ignore=ignore)
-    shutil.copy2(ROOT / "requirements.lock", dest / "requirements.lock")
-    nb = dest / "notebooks"
-    nb.mkdir()
-    for name, text in notebooks.items():
-        if text is None:
-            shutil.copy2(NOTEBOOKS / f"{name}.md", nb / f"{name}.md")
-        else:
-            (nb / f"{name}.md").write_text(HEADER + text)
-    (nb / "runs.yml").write_text(runs)
-    return dest
-
-
-def run_check(repo: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(repo)}
-    env.pop("SDSL_ARTIFACTS", None)
-    return subprocess.run(
-        [sys.executable, "-m", "sdsl.build.check", "--jobs", "1", *args],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=900,
-    )
-
-
-def _replace_one_number(path: Path, old: str, new: str) -> str:
-    text = path.read_text()
-    assert text.count(old) == 1, f"{old!r} must occur once in {path}"
-    path.write_text(text.replace(old, new))
-    return text
-
-
-@pytest.fixture(scope="module")
-def acceptance_copy(tmp_path_factory):
+@pytest.fixture
+def acceptance_copy(tmp_path, make_copy, run_check):
     if not (NOTEBOOKS / "acceptance.md").is_file():
         pytest.fail("notebooks/acceptance.md is missing: the check test regenerates that chapter")
-    repo = make_copy(tmp_path_factory.mktemp("repo"), {"acceptance": None}, "runs:\n  acceptance: {}\n")
+    repo = make_copy(tmp_path / "repo", {"acceptance": None}, "runs:\n  acceptance: {}\n")
     first = run_check(repo, "--accept")
     assert first.returncode == 0, first.stdout + first.stderr
     assert "ACCEPTED" in first.stdout
@@ -82,15 +27,16 @@ def acceptance_copy(tmp_path_factory):
     return repo
 
 
-def test_changed_data_fails_naming_tables_and_figures_then_restored_passes(acceptance_copy):
+def test_changed_data_fails_naming_tables_and_figures_then_restored_passes(acceptance_copy, run_check, replace_once):
     repo = acceptance_copy
     csv = repo / "data" / "acceptance.csv"
     # OPT-13B with OPT-125M: alpha 0.5959 (Table 1) -> 0.6959
-    original = _replace_one_number(csv, "OPT-13B,OPT-125M,OPT,1,29.79318619,15.58453751,0.5959,", "OPT-13B,OPT-125M,OPT,1,29.79318619,15.58453751,0.6959,")
+    original = replace_once(csv, "OPT-13B,OPT-125M,OPT,1,29.79318619,15.58453751,0.5959,", "OPT-13B,OPT-125M,OPT,1,29.79318619,15.58453751,0.6959,")
     try:
         changed = run_check(repo)
     finally:
         csv.write_text(original)
+        replace_once(csv, "OPT-13B,OPT-125M,OPT,1,29.79318619,15.58453751,0.5959,", "OPT-13B,OPT-125M,OPT,1,29.79318619,15.58453751,0.5959,")
     report = changed.stdout + changed.stderr
     assert changed.returncode == 1, report
     # the Eq. 5 fit (Table 3), the per-target fits (Table 4) and both figures move
@@ -99,6 +45,7 @@ def test_changed_data_fails_naming_tables_and_figures_then_restored_passes(accep
     for name in ("acceptance/figure1", "acceptance/figure3"):
         assert f"CHANGED  figure {name}" in report, report
     assert "PNG RMS difference" in report and "diff image:" in report
+    assert "computed: |change| <=" in report  # the report names the rule that failed
     assert "column 'alpha'" in report or "column 'estimate'" in report or "column 'refit'" in report
     # tables that do not depend on that cell are not named
     assert "table2" not in report.split("FAILED:")[1].split("\n")[0]
@@ -144,7 +91,7 @@ save_table(t * 10, "card", "scores", artifacts_dir)
 """
 
 
-def test_last_chapter_runs_after_the_others_and_a_failed_notebook_fails_the_check(tmp_path):
+def test_last_chapter_runs_after_the_others_and_a_failed_notebook_fails_the_check(tmp_path, make_copy, run_check):
     # 'card' is listed first but marked last: it reads the artifacts of 'first'
     runs = "runs:\n  card: {}\n  first: {value: 3.0}\nlast: [card]\n"
     repo = make_copy(tmp_path / "repo", {"first": FIRST, "card": CARD}, runs)
