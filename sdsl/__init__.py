@@ -42,15 +42,19 @@ _LAZY = {
     "alpha_from_position_counts": "sdsl.estimators",
     "alpha_from_mean_tokens": "sdsl.estimators",
     "constant_alpha_test": "sdsl.estimators",
-    "read_spec_decode_counters": "sdsl.vllm_metrics",
+    "read_engine_files": "sdsl.measure.engines",
+    "alpha_from_trial_bounds": "sdsl.measure.bounds",
 }
+
+
+_ALIASES = {"read_engine_files": "read_files"}
 
 
 def __getattr__(name: str):
     if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        return getattr(importlib.import_module(_LAZY[name]), _ALIASES.get(name, name))
     raise AttributeError(f"module 'sdsl' has no attribute {name!r}")
 
 
@@ -67,6 +71,7 @@ __all__ = [
     "acceptance_rate",
     "alpha_bootstrap",
     "alpha_from_accepted",
+    "alpha_from_trial_bounds",
     "alpha_from_mean_tokens",
     "alpha_from_position_counts",
     "constant_alpha_test",
@@ -78,7 +83,7 @@ __all__ = [
     "optimal_gamma",
     "optimal_tokens_per_flop",
     "perplexity",
-    "read_spec_decode_counters",
+    "read_engine_files",
     "resolve_constants",
     "throughput_curve",
     "tokens_per_flop",

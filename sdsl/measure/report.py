@@ -380,7 +380,12 @@ def run(args: argparse.Namespace) -> int:
     gamma = None if args.gamma is None else _int_arg(args.gamma, "--gamma (draft length k)", 1)
     seed = _int_arg(args.seed, "--seed", 0)
     ctx = resolve_context(args.preset, args.target_params, args.target_tokens, args.draft_params, args.draft_tokens)
-    rep = build_report(args.files, delta=args.delta, fmt=args.fmt, level=level, gamma=gamma, seed=seed, context=ctx)
+    try:
+        rep = build_report(args.files, delta=args.delta, fmt=args.fmt, level=level, gamma=gamma, seed=seed,
+                           context=ctx)
+    except ImportError as exc:  # prometheus_client is in the measure extra
+        raise ValueError(f"reading engine exports needs the measure extra (pip install -e '.[measure]'): {exc}") \
+            from None
     if args.json:
         print(json.dumps(report_dict(rep), allow_nan=False))
     else:

@@ -162,7 +162,9 @@ def from_position_counts(
     rates = test.rates if test is not None else (s_int / d_int,) if d_int else ()
     return AlphaReading(
         source=source, path=path, labels=labels, gamma=k, estimate=est, method=method,
-        num_drafts=d, num_draft_tokens=num_draft_tokens, num_accepted_tokens=s, position_rates=rates,
+        num_drafts=d, num_draft_tokens=num_draft_tokens,
+        num_accepted_tokens=s if rel_tolerance or num_accepted_tokens is None else float(num_accepted_tokens),
+        position_rates=rates,
         constant_alpha=test, short_drafts=short, notes=tuple(all_notes))
 
 

@@ -16,9 +16,12 @@ the mean acceptance length of the whole run is ``(generation tokens - requests) 
 delta-method interval of :func:`sdsl.estimators.alpha_from_mean_tokens`. It is slightly low when
 requests stop in the middle of a step (a stop string or ``max_tokens``).
 
-``k`` is ``--gamma`` if given, else ``round(accept_length / accept_rate) - 1``; a ratio that is not
-a whole number (a tree draft, ``speculative_eagle_topk > 1``) is refused: the inversion is valid
-for chain drafts only.
+``k`` is ``--gamma`` if given, else ``accept_length / accept_rate - 1``, which is
+``speculative_num_draft_tokens - 1``: the draft length of a chain (``speculative_eagle_topk = 1``,
+``num_draft_tokens = num_steps + 1``). A tree draft also gives a whole ratio but more draft tokens
+than steps; the gauges cannot tell, so the reading says that ``k`` assumes a chain (give
+``--gamma`` with the number of steps otherwise). A ratio that is not a whole number (gauges of
+different intervals) is refused.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ def _k_from_gauges(length: float, rate: float, gamma: int | None, where: str) ->
     ratio = length / rate
     if abs(ratio - round(ratio)) > 1e-6 * max(ratio, 1.0) or round(ratio) < 2:
         raise ValueError(f"{where}: spec_accept_length / spec_accept_rate = {ratio:.6g} is not a whole number "
-                         "of draft tokens per step (a tree draft?): the inversion is valid for chain drafts only; "
+                         "of draft tokens per step: k cannot be told (the inversion is valid for chain drafts only); "
                          "give --gamma K for a chain draft of K tokens")
     return int(round(ratio)) - 1
 
@@ -98,6 +101,9 @@ def read_sglang(scrapes: Sequence[Scrape], paths: Sequence[str], *, level: float
         if not v or g is None or r is None:
             continue
         k = gamma if gamma is not None else ks.get(model)
+        k_note = () if gamma is not None else (
+            f"k = {k} from spec_accept_length / spec_accept_rate - 1 (speculative_num_draft_tokens - 1): assumes a "
+            "chain draft; for a tree draft (topk > 1) give --gamma with the number of steps",)
         if k is None:
             skipped.append(Skipped(model_key, "k unknown (no usable gauges): give --gamma K"))
             continue
@@ -107,7 +113,7 @@ def read_sglang(scrapes: Sequence[Scrape], paths: Sequence[str], *, level: float
                 source="sglang-prometheus", path=where, labels=model_key, mean_length=mean, k=int(k),
                 n_iterations=v, level=level, num_drafts=v,
                 method="(generation_tokens - num_requests) / spec_verify_calls inverted",
-                notes=("slightly low when requests stop within a step (stop strings, max_tokens)",)))
+                notes=("slightly low when requests stop within a step (stop strings, max_tokens)", *k_note)))
         except ValueError as exc:
             skipped.append(Skipped(model_key, f"inconsistent: {str(exc).split(': ', 1)[-1]}"))
     counted = {dict(r.labels).get("model_name", "") for r in readings}
@@ -118,5 +124,8 @@ def read_sglang(scrapes: Sequence[Scrape], paths: Sequence[str], *, level: float
         readings.append(E.from_mean_length(
             source="sglang-prometheus", path=where, labels=labels, mean_length=length, k=ks[model],
             n_iterations=None, level=level, method="spec_accept_length gauge (last log interval) inverted",
-            notes=("an interval gauge: it describes the last decode log interval only, not the run",)))
+            notes=("an interval gauge: it describes the last decode log interval only, not the run",
+                   *(() if gamma is not None else (
+                       f"k = {ks[model]} from spec_accept_length / spec_accept_rate - 1: assumes a chain draft; for "
+                       "a tree draft (topk > 1) give --gamma with the number of steps",)))))
     return EngineRead(where, "sglang-prometheus", detected_by, tuple(readings), tuple(skipped), tuple(notes))
