@@ -43,14 +43,31 @@ def test_unknown_files_are_refused():
         detect_format("process_cpu_seconds_total 3.0\n", "m.prom")
 
 
-def run(*args):
-    return subprocess.run(CMD + ["alpha", *map(str, args)], capture_output=True, text=True, timeout=120)
+class _Out:
+    def __init__(self, code, out, err):
+        self.returncode, self.stdout, self.stderr = code, out, err
 
 
-def test_cli_text_json_and_exit_statuses(tmp_path):
-    out = run(ENG / "vllm_dp_idle.prom")
+@pytest.fixture
+def run(capsys):
+    """``sdsl alpha ARGS`` in-process (the entry point itself is run once, by subprocess, below)."""
+    from sdsl.cli import main
+
+    def call(*args):
+        code = main(["alpha", *map(str, args)])
+        cap = capsys.readouterr()
+        return _Out(code, cap.out, cap.err)
+
+    return call
+
+
+def test_the_console_script_runs():
+    out = subprocess.run(CMD + ["alpha", str(ENG / "vllm_dp_idle.prom")], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "engine all: alpha = " in out.stdout and "skipped engine=7" in out.stdout
+
+
+def test_cli_text_json_and_exit_statuses(tmp_path, run):
     js = run(ENG / "vllm_dp_idle.prom", ENG / "llamacpp.prom", "--json")
     assert js.returncode == 0 and js.stdout.count("\n") == 1
     res = json.loads(js.stdout)
@@ -67,7 +84,7 @@ def test_cli_text_json_and_exit_statuses(tmp_path):
     assert "needs the target" in run(ENG / "vllm_log_v1.txt", "--draft-params", "1e8").stderr
 
 
-def test_cli_delta_and_the_hint_without_it():
+def test_cli_delta_and_the_hint_without_it(run):
     d = run(ROOT / "vllm_before.txt", ROOT / "vllm_after.txt", "--delta", "--json")
     (x,) = json.loads(d.stdout)["files"][0]["readings"]
     assert x["num_drafts"] == 2000
