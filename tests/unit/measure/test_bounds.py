@@ -8,12 +8,11 @@ import itertools
 
 import numpy as np
 import pytest
+from _engines import per_pos, simulate
 
 from sdsl.estimators import alpha_from_accepted, alpha_from_position_counts
 from sdsl.measure.bounds import alpha_from_trial_bounds
 from sdsl.measure.engines.estimate import from_position_counts, reduction_bound
-
-from _engines import per_pos, simulate
 
 
 def test_equal_bounds_give_the_binomial_interval():

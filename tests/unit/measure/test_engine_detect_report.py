@@ -9,12 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from _engines import ENG, ROOT
 
 from sdsl.measure.engines import detect_format
 from sdsl.measure.report import build_report, implications, resolve_context
 from sdsl.theory import optimal_gamma, tokens_per_flop
-
-from _engines import ENG, ROOT
 
 EXE = Path(sys.executable).parent / "sdsl"
 CMD = [str(EXE)] if EXE.exists() else [sys.executable, "-m", "sdsl.cli"]

@@ -5,11 +5,10 @@ total is the issue's example (2370367 printed as 2.37037e+06)."""
 from __future__ import annotations
 
 import pytest
+from _engines import ENG
 
 from sdsl.measure.engines import read_files, read_text
 from sdsl.measure.engines.llamacpp import REL_TOLERANCE
-
-from _engines import ENG
 
 
 def test_rounded_totals_are_read_within_the_tolerance():

@@ -5,10 +5,9 @@ the query-result table pasted in vLLM PR #24049."""
 from __future__ import annotations
 
 import pytest
+from _engines import ENG, ROOT
 
 from sdsl.measure.engines.prometheus import counter_values, delta_values, looks_like_prometheus, parse_scrape
-
-from _engines import ENG, ROOT
 
 
 def test_old_fixtures_parse_with_every_sample():

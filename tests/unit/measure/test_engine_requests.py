@@ -8,12 +8,11 @@ import json
 
 import numpy as np
 import pytest
+from _engines import ENG
 
 from sdsl.estimators import alpha_from_accepted
 from sdsl.measure.engines import read_files, read_text
 from sdsl.measure.engines.vllm_requests import parse_requests
-
-from _engines import ENG
 
 
 def test_the_pr_example_is_consistent():

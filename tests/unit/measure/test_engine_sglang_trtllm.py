@@ -7,11 +7,10 @@ from __future__ import annotations
 import math
 
 import pytest
+from _engines import ENG
 
 from sdsl.estimators import alpha_from_mean_tokens
 from sdsl.measure.engines import read_files, read_text
-
-from _engines import ENG
 
 
 def _value(text: str, name: str) -> float:
@@ -89,5 +88,5 @@ def test_trtllm_without_k_asks_for_it_and_fresh_server_is_idle():
 def test_trtllm_short_drafts_are_flagged():
     text = (ENG / "trtllm.prom").read_text()
     dt = _value(text, "trtllm_spec_decode_num_draft_tokens_total")
-    (x,) = read_text(text.replace(f"_total{{", "_total{", 1).replace(repr(dt), repr(dt - 1)), "t").readings
+    (x,) = read_text(text.replace("_total{", "_total{", 1).replace(repr(dt), repr(dt - 1)), "t").readings
     assert x.short_drafts is not None and any("too high" in n for n in x.notes)

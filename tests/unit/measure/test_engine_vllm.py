@@ -9,14 +9,13 @@ import re
 
 import numpy as np
 import pytest
+from _engines import ENG, ROOT
 
 from sdsl.estimators import alpha_from_position_counts, constant_alpha_test
 from sdsl.measure.engines import read_files, read_text
 from sdsl.measure.engines.prometheus import parse_scrape
 from sdsl.measure.engines.vllm import counters_delta, spec_counters
 from sdsl.theory import expected_tokens
-
-from _engines import ENG, ROOT
 
 
 def one(path, **kw):

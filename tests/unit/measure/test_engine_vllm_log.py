@@ -5,12 +5,11 @@ shorter than k."""
 from __future__ import annotations
 
 import pytest
+from _engines import ENG
 
-from sdsl.estimators import alpha_from_position_counts, alpha_from_mean_tokens
+from sdsl.estimators import alpha_from_mean_tokens, alpha_from_position_counts
 from sdsl.measure.engines import read_files, read_text
 from sdsl.measure.engines.vllm_log import parse_log
-
-from _engines import ENG
 
 
 def test_v1_lines_recover_the_exact_counts():

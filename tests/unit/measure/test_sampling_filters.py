@@ -11,10 +11,11 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from test_harness import _chisquare  # noqa: E402  (the existing chi-square machinery)
+
 from sdsl import harness as H  # noqa: E402
 from sdsl.measure.cache import check_croppable_cache  # noqa: E402
 from sdsl.measure.filters import check_filters, warped_probs  # noqa: E402
-from test_harness import _chisquare  # noqa: E402  (the existing chi-square machinery)
 
 torch.set_num_threads(1)
 

@@ -12,12 +12,12 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from test_harness import _chisquare  # noqa: E402
+
 from sdsl import harness as H  # noqa: E402
 from sdsl.estimators import alpha_from_accepted  # noqa: E402
-from sdsl.measure.universal import (  # noqa: E402
-    configure_assistant, measure_universal, summarize_universal, universal_generate)
+from sdsl.measure.universal import configure_assistant, measure_universal, summarize_universal, universal_generate  # noqa: E402
 from sdsl.paths import DATA  # noqa: E402
-from test_harness import _chisquare  # noqa: E402
 
 torch.set_num_threads(1)
 TEXTS = H.read_prompts(DATA / "prompts.txt")
