@@ -81,8 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     alpha_report.add_arguments(sub.add_parser(
         "alpha", help="alpha with its interval from a serving engine's metrics, log or per-request JSON",
-        description=alpha_report.__doc__.split("\n\n")[0] + " Exit status: 0 with an alpha, 1 when every series "
-                    "is idle or unusable, 2 on bad input."))
+        description="Alpha with its interval per model and engine from what a serving engine wrote (format "
+                    "detected), per-position rates with the constant-alpha test, drafts shorter than k, and what the "
+                    "measured alpha implies through the plan. Exit status: 0 with an alpha, 1 when every series is "
+                    "idle or unusable, 2 on bad input."))
     return parser
 
 

@@ -95,7 +95,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="skip detection: vllm-prometheus, llamacpp-prometheus, sglang-prometheus, trtllm-prometheus, "
                         "vllm-log or vllm-requests")
     p.add_argument("--gamma", metavar="K",
-                   help="draft length k, for exports that do not carry it (TensorRT-LLM, a tree-less SGLang)")
+                   help="draft length k, for exports that do not carry it (TensorRT-LLM without max_draft_len; "
+                        "SGLang with tree drafts: the number of steps)")
     p.add_argument("--level", metavar="L", default="0.95", help="confidence level of the intervals (default 0.95)")
     p.add_argument("--seed", metavar="S", default="0", help="seed of the bootstrap over requests (default 0)")
     plan = p.add_argument_group("what alpha implies (optional): the target and the draft that was measured")
@@ -294,6 +295,9 @@ def report_text(rep: Report) -> str:
         out.append(f"note: {n}")
     if rep.n_readings == 0:
         out.append("no alpha: every series is idle or unusable (see 'skipped' above)")
+    elif not rep.context.active:
+        out.append("for the integer gamma*, the speedup and N* this alpha implies, give the target (--preset NAME or "
+                   "--target-params M) and the measured draft's size (--draft-params N)")
     return "\n".join(out)
 
 

@@ -113,7 +113,8 @@ def read_sglang(scrapes: Sequence[Scrape], paths: Sequence[str], *, level: float
                 source="sglang-prometheus", path=where, labels=model_key, mean_length=mean, k=int(k),
                 n_iterations=v, level=level, num_drafts=v,
                 method="(generation_tokens - num_requests) / spec_verify_calls inverted",
-                notes=("slightly low when requests stop within a step (stop strings, max_tokens)", *k_note)))
+                notes=("slightly low when requests stop within a step (stop strings, max_tokens)",
+                       "SGLang exports no count of draft tokens: drafts shorter than k cannot be detected", *k_note)))
         except ValueError as exc:
             skipped.append(Skipped(model_key, f"inconsistent: {str(exc).split(': ', 1)[-1]}"))
     counted = {dict(r.labels).get("model_name", "") for r in readings}
