@@ -118,10 +118,18 @@ def read_sglang(scrapes: Sequence[Scrape], paths: Sequence[str], *, level: float
         except ValueError as exc:
             skipped.append(Skipped(model_key, f"inconsistent: {str(exc).split(': ', 1)[-1]}"))
     counted = {dict(r.labels).get("model_name", "") for r in readings}
+    seen: dict[tuple, Labels] = {}
     for labels, length in lengths.items():
         model = _model(labels)
         if length <= 0 or model in counted or model not in ks:
             continue
+        # tensor- and pipeline-parallel ranks of one engine report the same gauges: read them once
+        key = (tuple((k, v) for k, v in labels if k not in ("tp_rank", "pp_rank", "moe_ep_rank")), length,
+               rates.get(labels))
+        if key in seen:
+            skipped.append(Skipped(labels, f"the same gauges as {label_text(seen[key])} (another rank of one engine)"))
+            continue
+        seen[key] = labels
         readings.append(E.from_mean_length(
             source="sglang-prometheus", path=where, labels=labels, mean_length=length, k=ks[model],
             n_iterations=None, level=level, method="spec_accept_length gauge (last log interval) inverted",

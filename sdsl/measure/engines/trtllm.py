@@ -72,32 +72,39 @@ def read_trtllm(scrapes: Sequence[Scrape], paths: Sequence[str], *, level: float
                                    "created on the first speculative step)"))
     for key in keys:
         dt, acc = series["draft"].get(key), series["accepted"].get(key, 0.0)
-        if k is None:
-            skipped.append(Skipped(key, "k (the draft length) is not in the scrape: give --gamma K (max_draft_len)"))
+        k_key, k_note = k, ()
+        if k_key is None:
+            hint = ""
+            if dt and acc and key in gauges and gauges[key] > 1.0:
+                # a hint only: one iteration's acceptance length is too noisy to set k from
+                hint = (f"; the last iteration's acceptance length suggests about {(gauges[key] - 1.0) * dt / acc:.1f} "
+                        "draft tokens per step")
+            skipped.append(Skipped(key, f"k (the draft length) is not in the scrape: give --gamma K (max_draft_len)"
+                                        f"{hint}"))
             continue
         if dt:
-            steps = dt / k
+            steps = dt / k_key
             short = None
             extra = []
-            if not float(dt / k).is_integer():
-                short = ShortDrafts(int(math.ceil(steps)) * k - int(dt), 1, int(math.ceil(steps)), float("nan"),
+            if not float(dt / k_key).is_integer():
+                short = ShortDrafts(int(math.ceil(steps)) * k_key - int(dt), 1, int(math.ceil(steps)), float("nan"),
                                     float("nan"))
-                extra.append(f"draft tokens ({dt:.0f}) are not a multiple of k = {k}: some drafts were shorter than "
-                             "k, the steps are more than draft tokens / k and the estimate is too high")
+                extra.append(f"draft tokens ({dt:.0f}) are not a multiple of k = {k_key}: some drafts were shorter "
+                             "than k, the steps are more than draft tokens / k and the estimate is too high")
             try:
                 r = E.from_mean_length(
-                    source="trtllm-prometheus", path=where, labels=key, mean_length=1 + acc / steps, k=int(k),
+                    source="trtllm-prometheus", path=where, labels=key, mean_length=1 + acc / steps, k=int(k_key),
                     n_iterations=steps, level=level, num_drafts=steps, num_draft_tokens=dt, num_accepted_tokens=acc,
                     method="1 + k x accepted / draft tokens (steps = draft tokens / k) inverted",
                     notes=("TensorRT-LLM exports no count of verification steps: every draft is taken as k long",
-                           *extra))
+                           *k_note, *extra))
             except ValueError as exc:
                 skipped.append(Skipped(key, f"inconsistent: {str(exc).split(': ', 1)[-1]}"))
                 continue
             readings.append(r if short is None else replace(r, short_drafts=short))
         elif key in gauges and gauges[key] >= 1.0 and not delta:
             readings.append(E.from_mean_length(
-                source="trtllm-prometheus", path=where, labels=key, mean_length=gauges[key], k=int(k),
+                source="trtllm-prometheus", path=where, labels=key, mean_length=gauges[key], k=int(k_key),
                 n_iterations=None, level=level, method="trtllm_spec_decode_acceptance_length gauge inverted",
                 notes=("the gauge is the last iteration's acceptance length only",)))
         else:

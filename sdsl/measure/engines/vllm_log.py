@@ -105,16 +105,16 @@ def parse_log(text: str, where: str = "log") -> list[LogLine]:
         m1, m0 = _V1.search(line), _V0.search(line)
         if m1:
             body = m1.group("body")
-            rates_txt = _field(_FIELDS_V1["rates"], body, "Per-position acceptance rate", at)
-            rates = tuple(float(x) for x in re.findall(r"[-+]?\d+(?:\.\d+)?", rates_txt))
-            if not rates or any(not 0 <= r <= 1 for r in rates):
-                raise ValueError(f"{at}: per-position acceptance rates must lie in [0, 1], got {rates_txt.strip()}")
+            rm = _FIELDS_V1["rates"].search(body)  # absent from the earliest V1 releases
+            rates = tuple(float(x) for x in re.findall(r"[-+]?\d+(?:\.\d+)?", rm.group(1))) if rm else ()
+            if any(not 0 <= r <= 1 for r in rates):
+                raise ValueError(f"{at}: per-position acceptance rates must lie in [0, 1], got {rm.group(1).strip()}")
+            mm = _FIELDS_V1["mean"].search(body)
             group = tuple(sorted({"process": proc, "engine": engine.get(proc, "")}.items()))
             out.append(LogLine(lineno, "v1", tuple((k, v) for k, v in group if v),
                                _int(_field(_FIELDS_V1["accepted"], body, "Accepted", at), "Accepted", at),
                                _int(_field(_FIELDS_V1["drafted"], body, "Drafted", at), "Drafted", at),
-                               mean=float(_field(_FIELDS_V1["mean"], body, "Mean acceptance length", at)),
-                               rates=rates))
+                               mean=float(mm.group(1)) if mm else None, rates=rates))
         elif m0:
             body = m0.group("body")
             vals = {k: _int(_field(rx, body, k, at), k, at) for k, rx in _FIELDS_V0.items()}
@@ -196,6 +196,27 @@ def _read_v1(lines: list[LogLine], group: Labels, path: str, level: float):
     return r
 
 
+def _read_v1_mean(lines: list[LogLine], group: Labels, path: str, level: float):
+    """Lines without per-position rates (the earliest V1 releases): drafts ``Accepted / (mean - 1)``
+    per line, ``k = Drafted / drafts`` when that is a whole number, mean acceptance length inverted."""
+    usable = [x for x in lines if x.mean is not None and x.mean > 1 + MEAN_ROUNDING and x.accepted > 0]
+    if not usable:
+        raise ValueError(f"{path}: the lines carry neither per-position rates nor a mean acceptance length above 1: "
+                         "the number of drafts and k are unknown")
+    n = sum(x.accepted / (x.mean - 1) for x in usable)
+    a, dt = sum(x.accepted for x in usable), sum(x.drafted for x in usable)
+    k_f = dt / n
+    if abs(k_f - round(k_f)) > 0.1 * max(round(k_f), 1) or round(k_f) < 1:
+        raise ValueError(f"{path}: Drafted / drafts = {k_f:.3g} is not a whole draft length (drafts shorter than k?): "
+                         "k is unknown")
+    return E.from_mean_length(
+        source="vllm-log", path=path, labels=group, mean_length=min(1 + a / n, round(k_f) + 1.0), k=int(round(k_f)),
+        n_iterations=n, level=level, num_drafts=n, num_draft_tokens=dt, num_accepted_tokens=a,
+        method=f"{len(usable)} log line(s) without per-position rates: mean acceptance length inverted, k = Drafted / "
+               "drafts",
+        notes=("drafts recovered from the mean acceptance length, rounded to 2 decimals",))
+
+
 def read_vllm_log(text: str, path: str, *, level: float = 0.95, detected_by: str = "") -> EngineRead:
     """Alpha from the spec-decode lines of a vLLM log (V1 intervals summed per engine; V0's last
     cumulative line per process)."""
@@ -210,8 +231,15 @@ def read_vllm_log(text: str, path: str, *, level: float = 0.95, detected_by: str
             if not active:
                 skipped.append(Skipped(group, "idle: every line has Drafted: 0 tokens"))
                 continue
+            full = [x for x in active if x.rates and x.mean is not None]
             try:
-                readings.append(_read_v1(active, group, path, level))
+                if full:
+                    r = _read_v1(full, group, path, level)
+                    if len(full) < len(active):
+                        r = r.with_notes(f"{len(active) - len(full)} line(s) without per-position rates not used")
+                    readings.append(r)
+                else:
+                    readings.append(_read_v1_mean(active, group, path, level))
             except ValueError as exc:
                 skipped.append(Skipped(group, f"inconsistent: {exc}"))
             continue

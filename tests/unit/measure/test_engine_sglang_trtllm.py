@@ -79,7 +79,7 @@ def test_trtllm_counters_with_the_draft_length_from_the_info_gauge():
 def test_trtllm_without_k_asks_for_it_and_fresh_server_is_idle():
     text = "\n".join(ln for ln in (ENG / "trtllm.prom").read_text().splitlines() if "config_info" not in ln)
     r = read_text(text, "t")
-    assert not r.readings and "--gamma" in r.skipped[0].reason
+    assert not r.readings and "--gamma" in r.skipped[0].reason and "suggests about" in r.skipped[0].reason
     assert read_text(text, "t", gamma=3).readings[0].gamma == 3
     (f,) = read_files([ENG / "trtllm_fresh.prom"])
     assert not f.readings and "no sample yet" in f.skipped[0].reason
@@ -90,3 +90,11 @@ def test_trtllm_short_drafts_are_flagged():
     dt = _value(text, "trtllm_spec_decode_num_draft_tokens_total")
     (x,) = read_text(text.replace("_total{", "_total{", 1).replace(repr(dt), repr(dt - 1)), "t").readings
     assert x.short_drafts is not None and any("too high" in n for n in x.notes)
+
+
+def test_sglang_tensor_parallel_ranks_are_read_once():
+    text = (ENG / "sglang_gauges_only.prom").read_text()
+    both = text + "\n".join(ln.replace('tp_rank="0"', 'tp_rank="1"') for ln in text.splitlines()
+                            if ln.startswith("sglang:")) + "\n"
+    r = read_text(both, "tp2")
+    assert len(r.readings) == 1 and "another rank of one engine" in r.skipped[0].reason
