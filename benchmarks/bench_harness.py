@@ -7,7 +7,9 @@ predicts from the measured alpha and cost ratio c.
 Builds (offline, seeded) a target of 6 layers x 256 and a draft that is the target's first layer
 (same embeddings and head, briefly fine-tuned), both trained for seconds on data/prompts.txt, so the
 draft is much cheaper than the target. Everything runs greedy, batch size 1, one torch thread
-(oversubscribed CPUs make multi-threaded small matmuls erratic). Each method decodes the same
+(oversubscribed CPUs make multi-threaded small matmuls erratic); the methods take turns prompt by
+prompt and the fastest of --repeats is kept per method and prompt, so that background load on a
+shared machine biases none of them. Each method decodes the same
 prompts to the same number of new tokens (EOS is an ordinary token everywhere: transformers gets
 ``eos_token_id=None``); tokens/s is new tokens over wall time summed over prompts (best of
 --repeats). transformers' assisted generation reads its draft length from the *draft's*
@@ -194,17 +196,23 @@ def _compare(target, draft, tok, encoded, n_new, gamma, temperature, args, c, c_
     # round-robin repeats, fastest of each: every method sees the same background load
     best = {k: float("inf") for k in methods}
     best_decode = {k: float("inf") for k in methods}
-    outs = {}
-    for _ in range(args.repeats):
-        for k, fn in methods.items():
-            spec_results.clear()
-            assisted_log.clear()
-            decode_time.clear()
-            t = time.perf_counter()
-            outs[k] = [fn(ids) for ids in encoded]
-            best[k] = min(best[k], time.perf_counter() - t)
-            if decode_time:
-                best_decode[k] = min(best_decode[k], sum(decode_time))
+    outs = {k: [None] * len(encoded) for k in methods}
+    # round robin per prompt (every method runs each prompt back to back, so that a change of the
+    # background load hits all of them alike), fastest of the repeats per (method, prompt), summed
+    per_prompt = {k: np.full((args.repeats, len(encoded)), np.inf) for k in methods}
+    per_prompt_decode = {k: np.full((args.repeats, len(encoded)), np.inf) for k in methods}
+    for rep in range(args.repeats):
+        for j, ids in enumerate(encoded):
+            for k, fn in methods.items():
+                decode_time.clear()
+                t = time.perf_counter()
+                outs[k][j] = fn(ids)
+                per_prompt[k][rep, j] = time.perf_counter() - t
+                if decode_time:
+                    per_prompt_decode[k][rep, j] = decode_time[-1]
+    for k in methods:
+        best[k] = float(per_prompt[k].min(axis=0).sum())
+        best_decode[k] = float(per_prompt_decode[k].min(axis=0).sum())
     t_plain, t_hf, t_assist, t_spec = best["plain"], best["hf"], best["assisted"], best["spec"]
     out_plain, out_hf, out_assist, out_spec = outs["plain"], outs["hf"], outs["assisted"], outs["spec"]
     c_plain = best["draft_plain"] / t_plain
