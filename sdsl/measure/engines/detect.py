@@ -43,6 +43,11 @@ def detect_format(text: str, where: str = "file") -> tuple[str, str]:
         return "vllm-log", "log lines with 'SpecDecoding metrics:' or 'Speculative metrics:'"
     if stripped[:1] in ("{", "[") and '"speculative_decoding"' in text:
         return "vllm-requests", "JSON with metrics.speculative_decoding"
+    if stripped[:1] == "{" and '"resultType"' in text:
+        scrape = parse_scrape(text, where)
+        for prefix, fmt in _SCRAPE_PREFIXES:
+            if scrape.has_prefix(prefix):
+                return fmt, f"Prometheus HTTP API answer with {prefix}* metrics"
     if looks_like_prometheus(text):
         scrape = parse_scrape(text, where)
         for prefix, fmt in _SCRAPE_PREFIXES:

@@ -8,7 +8,8 @@ to seconds. On top of it this module:
 
 * reports a malformed line by its line number (the library's error names no line);
 * accepts a Prometheus query-result table as pasted in issues and pull requests
-  (``name{labels} | value`` rows, e.g. vLLM PR #24049), by rewriting each row as a sample;
+  (``name{labels} | value`` rows, e.g. vLLM PR #24049), by rewriting each row as a sample, and the
+  JSON of Prometheus' HTTP API (``/api/v1/query``, ``resultType`` ``vector``);
 * gives each series' ``_created`` timestamp (``prometheus_client`` exports one per counter
   child), which detects a counter reset between two scrapes.
 """
@@ -73,6 +74,33 @@ def _table_to_exposition(text: str) -> str | None:
     return "\n".join(out) if rows else None
 
 
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def api_json_to_exposition(text: str) -> str | None:
+    """The samples of a Prometheus HTTP API answer (``{"status": "success", "data": {"resultType":
+    "vector", "result": [{"metric": {"__name__": ..., ...}, "value": [t, "v"]}]}}``) as exposition
+    lines; None if ``text`` is not such an answer."""
+    import json
+
+    try:
+        obj = json.loads(text)
+    except (json.JSONDecodeError, ValueError):
+        return None
+    data = obj.get("data") if isinstance(obj, dict) else None
+    if not isinstance(data, dict) or data.get("resultType") != "vector" or not isinstance(data.get("result"), list):
+        return None
+    lines = []
+    for item in data["result"]:
+        metric, value = item.get("metric", {}), item.get("value")
+        if "__name__" not in metric or not isinstance(value, list) or len(value) != 2:
+            continue
+        labels = ",".join(f'{k}="{_escape(str(v))}"' for k, v in sorted(metric.items()) if k != "__name__")
+        lines.append(f"{metric['__name__']}{{{labels}}} {value[1]}")
+    return "\n".join(lines) + "\n" if lines else None
+
+
 def looks_like_prometheus(text: str) -> bool:
     """Whether ``text`` has a Prometheus sample or ``# TYPE``/``# HELP`` line (or table row)."""
     for line in text.splitlines():
@@ -114,7 +142,10 @@ def parse_scrape(text: str, where: str = "scrape") -> Scrape:
         raise ValueError(f"{where}: expected text, got {type(text).__name__}")
     table = False
     body = text
-    if not any(_SAMPLE_START.match(ln.strip()) for ln in text.splitlines()
+    api = api_json_to_exposition(text) if text.lstrip().startswith("{") else None
+    if api is not None:
+        body, table = api, True
+    elif not any(_SAMPLE_START.match(ln.strip()) for ln in text.splitlines()
                if ln.strip() and not ln.strip().startswith("#") and "|" not in ln):
         rewritten = _table_to_exposition(text)
         if rewritten is not None:

@@ -219,6 +219,7 @@ def readings_from_counters(counters: Sequence[SpecCounters], *, source: str, pat
                 + (c.accepted_per_pos is not None)
             why = ("idle: every counter is 0 (no speculative step recorded yet, e.g. a freshly started server "
                    "or an idle data-parallel engine)") if present == 4 else (
+                "idle: only _created timestamps, no counter value") if present == 0 else (
                 f"idle: {present} of the 4 spec-decode counters exported and all are 0 (an engine that has not "
                 "served a speculative step)")
             skipped.append(Skipped(c.labels, why))

@@ -55,3 +55,17 @@ def test_counter_delta_detects_a_reset():
     assert d == {(("m", "a"),): 15.0} and not notes
     d, notes = delta_values(counter_values(before, "c"), counter_values(restarted, "c"))
     assert d == {(("m", "a"),): 4.0} and "reset" in notes[0]
+
+
+def test_prometheus_http_api_answer_reads_like_the_scrape():
+    import json
+
+    from sdsl.measure.engines import read_text
+
+    text = (ROOT / "vllm_single.txt").read_text()
+    result = [{"metric": {"__name__": s.name, **dict(s.labels), "job": "vllm"}, "value": [1756736800.1, repr(s.value)]}
+              for s in parse_scrape(text).samples]
+    answer = json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}})
+    api, scrape = read_text(answer, "api.json"), read_text(text, "scrape.txt")
+    assert api.detected_by.startswith("Prometheus HTTP API answer")
+    assert api.readings[0].estimate.alpha == scrape.readings[0].estimate.alpha
