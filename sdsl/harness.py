@@ -23,12 +23,14 @@ evaluated position the harness also records
 ``beta = sum_x min(p(x), q(x))``, whose mean is alpha (Leviathan et al., Corollary 3.6): an
 independent check of the estimate from accepted counts (:mod:`sdsl.estimators`).
 
-Exactness holds in float32. In bfloat16 (or float16) the target's logits for a token depend on how
-many tokens the forward pass holds (other matmul shapes, another reduction order), so verifying
-``gamma + 1`` tokens at once and decoding one token at a time round differently: near-ties flip
-and greedy outputs diverge after the first flip (568 of 960 tokens agreed in the measurement of
-issue 16). Sampled outputs still follow the target up to that rounding; load the models in
-float32 (``load_model(..., dtype=torch.float32)``) when exactness matters. Models whose cache
+Exactness is guaranteed in float32. In bfloat16 (or float16) a token's logits can depend on how
+many tokens the forward pass holds (kernels and reduction orders chosen by the matrix shapes,
+typically on GPUs), so verifying ``gamma + 1`` tokens at once and decoding one token at a time can
+round differently: near-ties flip and greedy outputs diverge after the first flip (issue 16 reports
+568 of 960 greedy tokens agreeing in bfloat16; on the CPU build of torch pinned here the local
+pairs agreed on all of them, ``benchmarks/bench_harness.py --dtype bfloat16`` counts it). Sampled
+outputs still follow the target up to that rounding; load the models in float32
+(``load_model(..., dtype=torch.float32)``) when exactness matters. Models whose cache
 cannot be cropped after a rejection (recurrent or linear-attention layers) are refused
 (:mod:`sdsl.measure.cache`); pairs with different tokenizers go through
 :mod:`sdsl.measure.universal`.
@@ -427,7 +429,7 @@ def speculative_generate(target, draft, input_ids: Sequence[int], *, gamma: int,
     :func:`check_same_vocabulary` with tokenizers, for padded output layers); default: the
     models' output sizes, which must be equal. ``top_k`` / ``top_p`` warp both models' distributions
     (:mod:`sdsl.measure.filters`); the output then follows the target's warped distribution. Exact
-    in float32 only (module docstring: bfloat16 verification rounds differently from one-token
+    in float32 (module docstring: in bfloat16 verification can round differently from one-token
     decoding). A model whose cache cannot be cropped is refused (:mod:`sdsl.measure.cache`).
     """
     import torch

@@ -35,7 +35,7 @@ each request is dropped: it can be cut by ``max_new_tokens``, which would count 
 
 Sampling uses torch's global generator inside ``torch.random.fork_rng`` (transformers' sampling takes
 no generator), seeded per request, so the global state is left as it was. Exact in float32; in
-bfloat16 verification rounds differently from one-token decoding (see :mod:`sdsl.harness`).
+bfloat16 verification can round differently from one-token decoding (see :mod:`sdsl.harness`).
 """
 
 from __future__ import annotations
