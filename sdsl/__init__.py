@@ -39,15 +39,19 @@ _LAZY = {
     "alpha_from_position_counts": "sdsl.measure.estimators",
     "alpha_from_mean_tokens": "sdsl.measure.estimators",
     "constant_alpha_test": "sdsl.measure.estimators",
-    "read_spec_decode_counters": "sdsl.measure.vllm_metrics",
+    "read_engine_files": "sdsl.measure.engines",
+    "alpha_from_trial_bounds": "sdsl.measure.bounds",
 }
+
+
+_ALIASES = {"read_engine_files": "read_files"}
 
 
 def __getattr__(name: str):
     if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        return getattr(importlib.import_module(_LAZY[name]), _ALIASES.get(name, name))
     raise AttributeError(f"module 'sdsl' has no attribute {name!r}")
 
 
@@ -64,6 +68,7 @@ __all__ = [
     "acceptance_rate",
     "alpha_bootstrap",
     "alpha_from_accepted",
+    "alpha_from_trial_bounds",
     "alpha_from_mean_tokens",
     "alpha_from_position_counts",
     "constant_alpha_test",
@@ -75,7 +80,7 @@ __all__ = [
     "optimal_gamma",
     "optimal_tokens_per_flop",
     "perplexity",
-    "read_spec_decode_counters",
+    "read_engine_files",
     "resolve_constants",
     "throughput_curve",
     "tokens_per_flop",

@@ -5,6 +5,7 @@
     sdsl plan --preset llama-3-70b
     sdsl plan --target-params 70.6e9 --target-tokens 15e12 --draft-tokens 15e12 --json
     sdsl presets
+    sdsl alpha scrape.txt [--json]            # alpha from a vLLM / llama.cpp / SGLang / TRT-LLM export
 
 Bad input prints one line on stderr and exits with status 2 (as argparse's own usage errors); the
 message is the ``ValueError`` the notebook ``plan_draft`` raises for the same input
@@ -24,7 +25,7 @@ EXIT_USAGE = 2
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``sdsl`` (sub-commands ``plan`` and ``presets``)."""
+    """The argument parser of ``sdsl`` (sub-commands ``plan``, ``presets`` and ``alpha``)."""
     parser = argparse.ArgumentParser(
         prog="sdsl",
         description=(
@@ -76,6 +77,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "plus n_star_ci95 and candidates when asked for) instead of a table")
     sub.add_parser("presets", help="list the target presets (parameters, tokens, draft family tokens)",
                    description="List the target presets of data/presets.csv: M in parameters, D' and D in tokens.")
+    from sdsl.measure import report as alpha_report  # argparse only at import: the parser stays light
+
+    alpha_report.add_arguments(sub.add_parser(
+        "alpha", help="alpha with its interval from a serving engine's metrics, log or per-request JSON",
+        description="Alpha with its interval per model and engine from what a serving engine wrote (format "
+                    "detected), per-position rates with the constant-alpha test, drafts shorter than k, and what the "
+                    "measured alpha implies through the plan. Exit status: 0 with an alpha, 1 when every series is "
+                    "idle or unusable, 2 on bad input."))
     return parser
 
 
@@ -157,6 +166,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "plan":
             return _plan(args)
+        if args.command == "alpha":
+            from sdsl.measure.report import run
+
+            return run(args)
         return _presets()
     except ValueError as exc:
         print(f"sdsl {args.command}: error: {_one_line(exc)}", file=sys.stderr)

@@ -6,7 +6,7 @@ acceptance plane (the paper's Eq. 5), this module answers "how big should my dra
 will I gain?":
 
 * :func:`plan` -- ``N*``, ``gamma*``, ``alpha(N*)``, ``T(N*)`` and the speedup over plain decoding
-  (method notes, section 6; :func:`sdsl.model.throughput.optimal_draft_size`), one row per ``D``;
+  (method notes, section 6; :func:`sdsl.model.optimum.optimal_draft_size`), one row per ``D``;
 * :func:`candidate_shares` -- the throughput of given drafts as a share of the optimum;
 * :func:`bootstrap_n_star` -- a seeded parametric bootstrap of ``N*`` from the covariance of the
   acceptance coefficients (Table 3's standard errors, or a refit's covariance), and
@@ -191,7 +191,7 @@ def resolve_n_range(n_range: Any, m: float) -> tuple[float, float]:
     """The searched range of draft sizes ``(low, high)`` in parameters.
 
     ``None``: ``(1e7, M/2)``. Only the form is checked here (two positive numbers); the order and
-    the upper bound against ``M`` are checked by :func:`sdsl.model.throughput.optimal_draft_size` (its
+    the upper bound against ``M`` are checked by :func:`sdsl.model.optimum.optimal_draft_size` (its
     messages name ``n_bounds``)."""
     if n_range is None:
         return (min(DEFAULT_N_LOW, m / 4), m / 2)
@@ -449,7 +449,7 @@ def check_inputs(
 
 def plan(inputs: PlanInputs, d_draft: float | None = None) -> DraftOptimum:
     """The throughput-optimal draft for one ``D`` (default: the first of ``inputs.draft_tokens``):
-    :func:`sdsl.model.throughput.optimal_draft_size` over ``inputs.n_range``."""
+    :func:`sdsl.model.optimum.optimal_draft_size` over ``inputs.n_range``."""
     d = inputs.draft_tokens[0] if d_draft is None else d_draft
     return optimal_draft_size(
         inputs.target.params, d, inputs.target.tokens, inputs.constants, inputs.alpha.coefficients,

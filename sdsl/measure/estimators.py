@@ -22,7 +22,7 @@ Four estimators, each returning a frozen :class:`AlphaEstimate`:
 * :func:`alpha_bootstrap` -- the same MLE with a cluster bootstrap over prompts (``scipy.stats.
   bootstrap`` on per-prompt sums), which also covers dependence between iterations of one prompt;
 * :func:`alpha_from_position_counts` -- per-position counters (accepted at position ``i``, number of
-  drafts), which is what serving engines such as vLLM export (:mod:`sdsl.measure.vllm_metrics`);
+  drafts), which is what serving engines such as vLLM export (:mod:`sdsl.measure.engines`);
 * :func:`alpha_from_mean_tokens` -- mean tokens per iteration at one or several ``gamma``, inverting
   ``E(alpha, gamma)`` (method notes, section 1) with ``brentq`` / ``least_squares``, SE by the delta
   method;
