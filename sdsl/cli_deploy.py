@@ -32,7 +32,8 @@ def add_plan_arguments(p: argparse.ArgumentParser) -> None:
     h.add_argument("--hardware", metavar="NAME", help="accelerator preset of data/accelerators.csv: a100-80gb, h100-sxm, "
                    "h200, cpu-here")
     h.add_argument("--gpus", metavar="G", default=None, help="devices in tensor parallel (ideal scaling; default 1)")
-    h.add_argument("--dtype", metavar="T", help="weights and KV cache: bf16 (GPU default), fp16, fp8, fp32")
+    h.add_argument("--dtype", metavar="T", help="weights and KV cache: bf16 (GPU default), fp16, fp8, fp32; only the "
+                   "bytes change, the peak compute stays the preset's (weight-only quantisation)")
     h.add_argument("--batch", metavar="B", action="append", help="sequences decoded together (repeatable or "
                    "comma-separated, e.g. 1,8,64; default 1)")
     h.add_argument("--context", metavar="L", action="append", help="tokens in each sequence's KV cache (repeatable or "

@@ -201,3 +201,36 @@ def error_summary(errors: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     a = np.abs(e)
     return {"n": int(e.size), "median_abs": float(np.median(a)), "p90_abs": float(np.quantile(a, 0.9)),
             "max_abs": float(a.max()), "mean_signed": float(e.mean())}
+
+
+def _main() -> int:
+    """``python -m sdsl.model.calibration``: the roofline's error against data/cpu_step_times.csv."""
+    from sdsl._schema import records
+
+    rows = [dict(r) for r in records("cpu_step_times")]
+    bench = [dict(r) for r in records("cpu_microbench")]
+    eff = fit_effective(rows)
+    print(f"effective roofline: {eff.peak_flops:.4g} FLOP/s, {eff.bandwidth:.4g} bytes/s, "
+          f"{eff.step_overhead:.3g} s per pass, {eff.layer_overhead:.3g} s per layer")
+    variants = (
+        ("micro-benchmarks only, no overhead", step_time_errors(rows, roofline_only(bench))),
+        ("micro-benchmarks + fitted overheads (in sample)", step_time_errors(rows, calibrate_cpu(bench, rows))),
+        ("micro-benchmarks + overheads, leave one config out", cross_validated_errors(bench, rows)),
+        ("effective roofline (in sample)", step_time_errors(rows, eff)),
+        ("effective roofline, leave one config out", cross_validated_errors(bench, rows, effective=True)),
+    )
+    print(f"{'model':<52} {'n':>3} {'median |err|':>12} {'p90 |err|':>10} {'max |err|':>10} {'bias':>7}")
+    for label, errs in variants:
+        s = error_summary(errs)
+        print(f"{label:<52} {s['n']:>3} {s['median_abs']:>12.1%} {s['p90_abs']:>10.1%} {s['max_abs']:>10.1%} "
+              f"{s['mean_signed']:>+7.1%}")
+    print("\nleave one config out, effective roofline, by configuration and pass (relative error)")
+    cv = variants[-1][1]
+    for cfg in dict.fromkeys(e["config"] for e in cv):
+        one = [e for e in cv if e["config"] == cfg and e["batch"] == 1 and e["context"] == 256]
+        print(f"  {cfg:<16} " + " ".join(f"k={e['tokens']}:{e['relative_error']:+.0%}" for e in one))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

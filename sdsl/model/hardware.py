@@ -108,7 +108,8 @@ class Accelerator:
                        bandwidth=self.bandwidth * count, memory=self.memory * count, count=self.count * count)
 
     def with_bytes_per_param(self, bytes_per_param: float, dtype: str) -> Accelerator:
-        """The same device with weights and KV cache stored at another precision."""
+        """The same device with weights and KV cache stored at another precision; the peak compute is
+        kept (weight-only quantisation: the products still run at the preset's precision)."""
         return replace(self, bytes_per_param=float(bytes_per_param), dtype=dtype)
 
 
