@@ -27,7 +27,9 @@ pipq "$tmp/build-env/bin/python" -m pip wheel --no-deps -w "$tmp/dist" "$tmp/src
 whl=$(ls "$tmp"/dist/sdsl-*.whl 2>/dev/null | head -n 1)
 [ -n "$whl" ] || fail "no wheel was built"
 echo "built $(basename "$whl") ($(du -k "$whl" | cut -f1) kB)"
-listing=$(unzip -l "$whl")  # not piped into grep -q: with pipefail an early exit of grep fails the pipe
+# the wheel's file list (python's zipfile: unzip may be missing); not piped into grep -q, whose early
+# exit would fail the pipe under pipefail
+listing=$("$PY" -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' "$whl")
 for f in sdsl/_data/presets.csv sdsl/_data/accelerators.csv sdsl/py.typed sdsl/model/hardware.py; do
   grep -qF "$f" <<<"$listing" || fail "the wheel lacks $f"
 done
