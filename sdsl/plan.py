@@ -32,14 +32,17 @@ Alpha sources (:func:`resolve_alpha_source`):
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: `sdsl plan` runs without it
+    import pandas as pd
 
 from sdsl.model.laws import PAPER_EQ5, AcceptanceCoefficients, LossConstants, resolve_constants
 from sdsl.model.optimum import DraftOptimum, log_grid, optimal_draft_size, plane_alpha, solve, throughput_curve
@@ -53,6 +56,7 @@ __all__ = [
     "PlanInputs",
     "presets",
     "preset_names",
+    "preset_records",
     "get_preset",
     "positive_number",
     "resolve_target",
@@ -97,6 +101,13 @@ class Target:
     tokens: float
     draft_tokens: float | None = None
     draft_family: str | None = None
+    hf_id: str | None = None
+    """Repository id of the model on the Hugging Face hub (for engine settings), if known."""
+    shape: Mapping[str, float] | None = None
+    """Architecture for the hardware model: ``layers``, ``hidden``, ``heads``, ``kv_heads``,
+    ``head_dim``, ``vocab``, ``tied_embeddings`` (from the preset's configuration), or None."""
+    tokenizer: str | None = None
+    """Tokenizer group of the preset (drafts of the same group can be paired with it)."""
 
 
 def presets() -> pd.DataFrame:
@@ -106,9 +117,46 @@ def presets() -> pd.DataFrame:
     return data.load("presets")
 
 
+def preset_records() -> tuple[dict[str, Any], ...]:
+    """The presets as validated rows (:func:`sdsl._schema.records`, no pandas)."""
+    from sdsl._schema import records
+
+    return records("presets")
+
+
 def preset_names() -> list[str]:
     """Preset names, as accepted by ``--preset`` and the notebook's ``preset`` parameter."""
-    return presets()["preset"].tolist()
+    return [r["preset"] for r in preset_records()]
+
+
+_SHAPE_COLUMNS = ("layers", "hidden", "heads", "kv_heads", "head_dim", "vocab", "tied_embeddings")
+
+
+def _known(x: Any) -> bool:
+    return x is not None and not (isinstance(x, float) and math.isnan(x))
+
+
+def _target_of_row(row: Mapping[str, Any]) -> Target:
+    """A preset row as a :class:`Target`; a mixture-of-experts row raises ``ValueError``."""
+    if row.get("architecture") == "moe":
+        active = row.get("active_params")
+        act = f", {active / 1e9:.3g}B active per token" if _known(active) else ""
+        raise ValueError(
+            f"preset {row['preset']!r} ({row['model']}) is a mixture-of-experts model "
+            f"({row['params'] / 1e9:.4g}B parameters in all{act}): the scaling law (Eq. 5 on the loss "
+            f"law L(N, D)) was fitted on dense targets and says nothing about a sparse one; choose a "
+            f"dense target ('sdsl presets' marks them)"
+        )
+    shape = {c: float(row[c]) for c in _SHAPE_COLUMNS if _known(row.get(c))}
+    draft_tokens = row["draft_tokens"]
+    return Target(
+        name=str(row["model"]), params=float(row["params"]), tokens=float(row["tokens"]),
+        draft_tokens=float(draft_tokens) if _known(draft_tokens) else None,
+        draft_family=str(row["draft_family"]),
+        hf_id=row.get("hf_id") or None,
+        shape=shape if len(shape) == len(_SHAPE_COLUMNS) else None,
+        tokenizer=row.get("tokenizer") or None,
+    )
 
 
 def get_preset(name: str) -> Target:
@@ -117,19 +165,15 @@ def get_preset(name: str) -> Target:
     An unknown name raises ``ValueError`` suggesting the closest names (difflib)."""
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"preset must be a preset name such as 'llama-3-70b', got {name!r}")
-    df = presets()
+    rows = preset_records()
     key = name.strip().lower()
-    hit = df[(df["preset"].str.lower() == key) | (df["model"].str.lower() == key)]
-    if hit.empty:
-        names = df["preset"].tolist()
+    hit = [r for r in rows if key in (r["preset"].lower(), r["model"].lower())]
+    if not hit:
+        names = [r["preset"] for r in rows]
         close = difflib.get_close_matches(key, names, n=3, cutoff=0.5)
         hint = f"did you mean {', '.join(repr(c) for c in close)}? " if close else ""
         raise ValueError(f"unknown preset {name!r}; {hint}known presets: {', '.join(names)}")
-    row = hit.iloc[0]
-    return Target(
-        name=str(row["model"]), params=float(row["params"]), tokens=float(row["tokens"]),
-        draft_tokens=float(row["draft_tokens"]), draft_family=str(row["draft_family"]),
-    )
+    return _target_of_row(hit[0])
 
 
 def positive_number(value: Any, name: str, unit: str) -> float:
@@ -162,12 +206,18 @@ def resolve_target(
         )
     m = positive_number(target_params, "target_params", "parameters M of the target") if target_params is not None else base.params
     d_t = positive_number(target_tokens, "target_tokens", "pre-training tokens D' of the target") if target_tokens is not None else base.tokens
+    if not math.isfinite(d_t):
+        raise ValueError(
+            f"the pre-training tokens D' of {base.name} are not stated by its model card (data/presets.yml): "
+            f"give target_tokens (--target-tokens) yourself"
+        )
     if base is None:
         return Target(name=f"M = {m:.4g}", params=m, tokens=d_t)
     same = target_params is None and target_tokens is None
     return Target(
         name=base.name if same else f"{base.name} (modified)", params=m, tokens=d_t,
-        draft_tokens=base.draft_tokens, draft_family=base.draft_family,
+        draft_tokens=base.draft_tokens, draft_family=base.draft_family, hf_id=base.hf_id,
+        shape=base.shape if target_params is None else None, tokenizer=base.tokenizer,
     )
 
 
@@ -176,9 +226,10 @@ def resolve_draft_tokens(draft_tokens: Any, target: Target) -> tuple[float, ...]
     preset's default (the family's own tokens)."""
     if draft_tokens is None:
         if target.draft_tokens is None:
+            why = ("the draft family's tokens are not stated by its model cards (data/presets.yml)"
+                   if target.draft_family else "the target is not a preset")
             raise ValueError(
-                "draft_tokens (pre-training tokens D of the draft family) is required when the target "
-                "is not a preset"
+                f"draft_tokens (pre-training tokens D of the draft family) is required: {why}"
             )
         return (target.draft_tokens,)
     values = list(draft_tokens) if isinstance(draft_tokens, (list, tuple, np.ndarray)) else [draft_tokens]
@@ -239,6 +290,8 @@ class AlphaModel:
     n_obs: int | None = None
     r2: float | None = None
     note: str = ""
+    ppl_range: tuple[float, float, float, float] | None = None
+    """Perplexities the plane was fitted on: draft (min, max), target (min, max); None if unknown."""
 
 
 def read_measurements(path: str | os.PathLike) -> pd.DataFrame:
@@ -247,6 +300,8 @@ def read_measurements(path: str | os.PathLike) -> pd.DataFrame:
     the constraints of the ``acceptance`` schema (perplexities >= 1, alpha in (0, 1)).
 
     Every problem raises a ``ValueError`` with one line naming the file (and line and column)."""
+    import pandas as pd
+
     from sdsl import data
 
     p = Path(path).expanduser()
@@ -303,20 +358,26 @@ def fit_acceptance_plane(df: pd.DataFrame, label: str = "refit") -> AlphaModel:
         coefficients=AcceptanceCoefficients(A=c.A, B=c.B, C=c.C, source=label),
         cov=cov, label=label, n_obs=int(fit.n), r2=float(fit.r2),
         note=f"OLS on {int(fit.n)} measurements, full covariance of (A, B, C)",
+        ppl_range=(float(df["draft_ppl"].min()), float(df["draft_ppl"].max()),
+                   float(df["target_ppl"].min()), float(df["target_ppl"].max())),
     )
 
 
 def _paper_alpha_model() -> AlphaModel:
-    from sdsl import data
+    from sdsl._schema import records
 
-    t3 = data.load("paper_table3").set_index("parameter")
-    se = t3.loc[["A", "B", "C"], "std_error"].to_numpy(float)
+    t3 = {r["parameter"]: r for r in records("paper_table3")}
+    se = np.array([t3[k]["std_error"] for k in ("A", "B", "C")], dtype=float)
+    acc = records("acceptance")  # the pairs of the paper's fit that its Tables 1 and 2 print
+    x = [r["draft_ppl"] for r in acc]
+    y = [r["target_ppl"] for r in acc]
     return AlphaModel(
         coefficients=PAPER_EQ5, cov=np.diag(se**2), label="paper (Table 3)",
         note=(
             "Table 3 prints standard errors but not the covariance of (A, B, C); the bootstrap "
             "draws them independently (diagonal covariance)"
         ),
+        ppl_range=(min(x), max(x), min(y), max(y)),
     )
 
 
@@ -433,7 +494,7 @@ def check_inputs(
     # the core's checks of n_bounds and of alpha over the whole range (its 97-point scan includes
     # both ends; alpha is monotone in N), before any figure: the messages are the core's
     for d in d_draft:
-        optimal_draft_size(m, d, target.tokens, c, alpha.coefficients, bool(integer_gamma), (lo, hi))
+        _optimum(m, d, target.tokens, c, alpha.coefficients, bool(integer_gamma), (lo, hi))
         if cands:
             throughput_curve(np.array(list(cands.values())), m, d, target.tokens, c, alpha.coefficients,
                              bool(integer_gamma))
@@ -451,14 +512,22 @@ def plan(inputs: PlanInputs, d_draft: float | None = None) -> DraftOptimum:
     """The throughput-optimal draft for one ``D`` (default: the first of ``inputs.draft_tokens``):
     :func:`sdsl.model.optimum.optimal_draft_size` over ``inputs.n_range``."""
     d = inputs.draft_tokens[0] if d_draft is None else d_draft
-    return optimal_draft_size(
-        inputs.target.params, d, inputs.target.tokens, inputs.constants, inputs.alpha.coefficients,
-        inputs.integer, inputs.n_range,
-    )
+    return _optimum(inputs.target.params, float(d), inputs.target.tokens, inputs.constants,
+                    inputs.alpha.coefficients, inputs.integer, tuple(inputs.n_range))
+
+
+@functools.lru_cache(maxsize=64)
+def _optimum(m, d, d_target, constants, coefficients, integer, n_range) -> DraftOptimum:
+    """:func:`sdsl.model.throughput.optimal_draft_size`, computed once per configuration: :func:`check_inputs`
+    runs it to validate and :func:`plan` returns the same result (a pure function of hashable,
+    frozen inputs)."""
+    return optimal_draft_size(m, d, d_target, constants, coefficients, integer, n_range)
 
 
 def candidate_shares(inputs: PlanInputs, d_draft: float, optimum: DraftOptimum) -> pd.DataFrame:
     """Each candidate draft's ``alpha``, ``gamma*``, ``T`` and share of the optimum ``T(N)/T(N*)``."""
+    import pandas as pd
+
     cols = ["candidate", "params", "d_draft", "alpha", "gamma", "tokens_per_flop", "speedup", "share_of_optimum"]
     if not inputs.candidates:
         return pd.DataFrame(columns=cols)
@@ -545,6 +614,8 @@ def plan_table(inputs: PlanInputs, rng: np.random.Generator | None = None) -> pd
     speedup and, if ``inputs.n_boot > 0``, the bootstrap's 95 % interval of ``N*``.
 
     One generator (``rng``, default seeded by ``inputs.seed``) serves every ``D`` in turn."""
+    import pandas as pd
+
     if inputs.n_boot > 0 and rng is None:
         rng = np.random.default_rng(inputs.seed)
     rows = []
@@ -569,6 +640,8 @@ def covariance_sensitivity(inputs: PlanInputs, n_boot: int = 1000, seed: int = 0
     refit or a measurements file), else our refit on Tables 1 and 2 -- once with its full
     covariance and once with only its diagonal (what the paper's printed standard errors allow),
     both with the same seed."""
+    import pandas as pd
+
     cov0 = inputs.alpha.cov
     has_full = bool(np.count_nonzero(cov0 - np.diag(np.diag(cov0))))
     refit = inputs.alpha if has_full else resolve_alpha_source("refit")
@@ -588,6 +661,8 @@ def throughput_curves(inputs: PlanInputs, table: pd.DataFrame, points: int = 400
     """The curves of :func:`figure_throughput`: ``T(N)`` (Eq. 9 at ``gamma*``) on ``points``
     log-spaced draft sizes of ``inputs.n_range``, one curve per draft-token count ``D`` of
     ``table``."""
+    import pandas as pd
+
     lo, hi = inputs.n_range
     n = np.exp(np.linspace(np.log(lo), np.log(hi), points))
     frames = []

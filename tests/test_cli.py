@@ -14,7 +14,11 @@ from sdsl import plan as P
 
 EXE = Path(sys.executable).parent / "sdsl"
 CMD = [str(EXE)] if EXE.exists() else [sys.executable, "-m", "sdsl.cli"]
-KEYS = {"n_star", "gamma_star", "alpha", "tokens_per_flop", "speedup"}
+KEYS = {"n_star", "gamma_star", "alpha", "tokens_per_flop", "tokens_per_flop_ratio"}
+#: what issue 15 added: integer draft length, wall-clock speedup, engine settings, interval sources
+DEPLOY_KEYS = {"gamma_star_continuous", "gamma_star_integer", "rounding_loss", "n_star_integer_gamma",
+               "rounding_loss_reoptimised", "wall_clock", "suggested_draft", "num_speculative_tokens", "engines",
+               "interval", "warnings"}
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -33,11 +37,12 @@ def test_json_keys_and_values_match_the_library():
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("\n") == 1  # one JSON object on one line
     res = json.loads(out.stdout)
-    assert set(res) == KEYS
+    assert set(res) == KEYS | DEPLOY_KEYS
+    assert "speedup" not in res  # the FLOP ratio is no longer shown as a speedup (issue 15)
     core = sdsl.optimal_draft_size(70.6e9, 15e12, 15e12, n_bounds=(1e7, 70.6e9 / 2))
     for k in KEYS:
-        assert res[k] == pytest.approx(getattr(core, k) if k != "speedup" else core.speedup, rel=1e-12), k
-    assert res["speedup"] == pytest.approx(res["tokens_per_flop"] * 2 * 70.6e9, rel=1e-12)
+        assert res[k] == pytest.approx(getattr(core, k) if k != "tokens_per_flop_ratio" else core.speedup, rel=1e-12), k
+    assert res["tokens_per_flop_ratio"] == pytest.approx(res["tokens_per_flop"] * 2 * 70.6e9, rel=1e-12)
 
 
 def test_preset_table_is_readable():
@@ -45,18 +50,23 @@ def test_preset_table_is_readable():
     assert out.returncode == 0, out.stderr
     o = P.plan(P.check_inputs("llama-3-70b"))
     text = out.stdout
-    for label in ("N* (optimal draft size)", "gamma* (draft length)", "alpha at N*", "T(N*)", "speedup"):
+    for label in ("N* (optimal draft size)", "gamma* (draft length)", "alpha at N*", "T(N*)",
+                  "tokens per FLOP ratio", "wall-clock speedup"):
         assert label in text
+    assert "speedup over plain decoding" not in text
     assert f"{o.n_star:.4g} parameters" in text
-    assert f"{o.speedup:.3f}x" in text
+    assert f"tokens per FLOP ratio        {o.speedup:.3f}x" in text
     assert out.stderr == ""
 
 
 def test_preset_and_explicit_values_agree():
+    """The plan is the same; only what needs the preset's name differs (repository ids in the engine
+    settings, the suggested draft of its tokenizer group)."""
     a = json.loads(run("plan", "--preset", "qwen1.5-14b", "--json").stdout)
     b = json.loads(run("plan", "--target-params", "14167290880", "--target-tokens", "3e12",
                        "--draft-tokens", "2.4e12", "--json").stdout)
-    assert a == b
+    named = {"engines", "suggested_draft", "num_speculative_tokens"}
+    assert {k: v for k, v in a.items() if k not in named} == {k: v for k, v in b.items() if k not in named}
 
 
 def test_options_change_the_answer_as_documented():

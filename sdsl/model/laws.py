@@ -11,11 +11,14 @@ Equations (method notes, sections 4 and 5; Bozorgkhoo and Molybog 2026, arXiv 26
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from sdsl._validate import as_positive
+
+if TYPE_CHECKING:  # numpy.typing costs import time; the annotations are strings
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "LossConstants",

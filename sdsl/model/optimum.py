@@ -14,7 +14,8 @@ beyond chapter.
    largest value at an end of that run is *not* an optimum (status names the edge);
 3. refines an interior grid maximum by the root of the central-difference derivative
    ``g(u) = (F(u + h) - F(u - h)) / (2 h)`` between the grid argmax's two neighbours
-   (``scipy.optimize.elementwise.find_root``, Chandrupatla's method, vectorised).
+   (:func:`sdsl.model.solvers.find_root`, vectorised: scipy's ``find_root`` does the same, but
+   importing it costs more than the whole budget of ``sdsl plan``).
 
 Why a root and not a minimiser: near a smooth maximum ``F`` changes only quadratically, so a
 minimiser of ``-F`` can locate the optimum only to about ``sqrt(eps) ~ 1e-8`` relative in ``N``,
@@ -46,6 +47,7 @@ from sdsl.model.laws import (
     loss_law,
     resolve_constants,
 )
+from sdsl.model.solvers import find_root
 from sdsl.model.throughput import optimal_gamma, tokens_per_flop
 
 __all__ = [
@@ -264,6 +266,7 @@ def solve(
     refine: bool = True,
     exhaustive: bool = False,
     step: float = DERIVATIVE_STEP,
+    objective: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
 ) -> Optima:
     """``N*`` for ``k`` configurations at once (see the module notes for the method).
 
@@ -279,6 +282,9 @@ def solve(
     exhaustive : evaluate every grid point; the default scans coarse-to-fine (identical argmax
         for a unimodal ``T``).
     step : ``h``, the step of the central difference in ``ln N``.
+    objective : what is maximised, ``objective(n, rows)`` (``-inf`` where undefined); default
+        ``M T``, Eq. 9 at the optimal draft length (:func:`scaled_throughput`). The hardware model
+        passes its wall-clock speedup; ``alpha_fn`` still decides where the search is valid.
 
     Returns
     -------
@@ -300,6 +306,8 @@ def solve(
 
     def f(n: np.ndarray, rows: np.ndarray) -> np.ndarray:
         n = np.asarray(n, dtype=float)
+        if objective is not None:
+            return np.asarray(objective(n, rows), dtype=float)
         a = alpha_fn(n, rows)
         return scaled_throughput(a, n, _column(m[rows], n), _column(integ[rows], n))[0]
 
@@ -334,12 +342,8 @@ def solve(
         lo_u, hi_u = np.log(g[sel, ks - 1]), np.log(g[sel, ks + 1])
         ok = (deriv(lo_u, sel) > 0) & (deriv(hi_u, sel) < 0)
         if ok.any():
-            from scipy.optimize.elementwise import find_root
-
             s2 = sel[ok]
-            res = find_root(deriv, (lo_u[ok], hi_u[ok]), args=(s2.astype(float),),
-                            tolerances={"xatol": 1e-13, "xrtol": 0.0, "fatol": 0.0, "frtol": 0.0}, maxiter=200)
-            n_ref = np.exp(res.x)
+            n_ref = np.exp(find_root(deriv, lo_u[ok], hi_u[ok], s2, xatol=1e-13))
             better = f(n_ref, s2) >= fg[s2, kk[s2]]  # never worse than the grid
             n_at[s2[better]] = n_ref[better]
     alpha_at = alpha_fn(n_at, rows)

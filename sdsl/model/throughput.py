@@ -12,11 +12,15 @@ The throughput-optimal draft size ``N*`` is searched in :mod:`sdsl.model.optimum
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from numpy.typing import ArrayLike
-from scipy.special import lambertw
 
 from sdsl._validate import as_in_range, as_open_unit, as_positive
+from sdsl.model.solvers import w_minus1_log_start
+
+if TYPE_CHECKING:  # numpy.typing costs import time; the annotations are strings
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "expected_tokens",
@@ -76,11 +80,12 @@ def _log_t(eps: np.ndarray) -> np.ndarray:
 
     ``f(u) = expm1(u) - u - eps`` is convex and increasing for ``u > 0``, so Newton's method
     converges monotonically from any start at or above the root. Starting points:
-    ``sqrt(2 eps)`` (above the root, since ``f(u) >= u**2/2 - eps``) for ``eps < 1e-3`` (next to the branch point ``-1/e``, where ``lambertw``
-    loses its accuracy or returns nan: ``alpha -> 1`` with ``M/N -> 1``), scipy's ``lambertw`` on
-    branch -1 where its argument is representable (``eps < 700``), and the asymptotic
-    ``t ~ c + ln c`` (``c = 1 + eps``) beyond, where ``exp(-1 - eps)`` underflows. Newton steps
-    on ``f`` with ``expm1(u) - u`` evaluated without cancellation polish all three.
+    ``sqrt(2 eps)`` (above the root, since ``f(u) >= u**2/2 - eps``) for ``eps < 1e-3`` (next to the
+    branch point ``-1/e``: ``alpha -> 1`` with ``M/N -> 1``), for ``1e-3 <= eps < 700`` the upper
+    bound of :func:`sdsl.model.solvers.w_minus1_log_start` refined by 8 Newton steps (it replaced
+    scipy's ``lambertw`` on branch -1, whose import alone took longer than ``sdsl plan`` may), and
+    the asymptotic ``t ~ c + ln c`` (``c = 1 + eps``) beyond, where ``exp(-1 - eps)`` underflows.
+    Newton steps on ``f`` with ``expm1(u) - u`` evaluated without cancellation polish all three.
     """
     shape = np.shape(eps)
     eps = np.atleast_1d(np.asarray(eps, dtype=float)).ravel()
@@ -90,8 +95,10 @@ def _log_t(eps: np.ndarray) -> np.ndarray:
     big = eps >= 700.0
     with np.errstate(all="ignore"):
         u[tiny] = np.sqrt(2.0 * np.maximum(eps[tiny], 0.0))
-        w = lambertw(-np.exp(-1.0 - eps[mid]), k=-1).real
-        u[mid] = np.log(np.maximum(-w, 1.0))
+        um, em = w_minus1_log_start(eps[mid]), eps[mid]
+        for _ in range(8):  # monotone from above; 8 steps reach the root's last digits
+            um = np.maximum(um - (_expm1_minus_x(um) - em) / np.expm1(um), 0.0)
+        u[mid] = um
         c = 1.0 + eps[big]
         u[big] = np.log(c + np.log(c))
         positive = eps > 0
