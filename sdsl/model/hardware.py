@@ -375,13 +375,23 @@ def plan_on_hardware(
     def objective(n: np.ndarray, rows: np.ndarray) -> np.ndarray:
         return best(np.log(np.ravel(n)))[0].reshape(np.shape(n))
 
+    def at_length(n: np.ndarray, rows: np.ndarray, gam: np.ndarray) -> np.ndarray:
+        """The speedup at draft size ``n`` and the fixed integer draft length ``gam``."""
+        n, gam = np.broadcast_arrays(np.asarray(n, dtype=float), np.asarray(gam, dtype=float))
+        a = np.asarray(alpha_of_n(n.ravel()), dtype=float).reshape(n.shape)
+        td = _draft_step_times(n.ravel(), m_shape, acc, batch, context).reshape(n.shape)
+        tv = t_verify[gam.astype(int)]
+        t_iter = np.maximum(td * gam, tv) if overlap else td * gam + tv
+        return expected_tokens(a, gam) * t_plain / t_iter
+
     def alpha(n: np.ndarray, rows: np.ndarray) -> np.ndarray:
         return np.asarray(alpha_of_n(np.ravel(n)), dtype=float).reshape(np.shape(n))
 
-    o = solve(alpha, [m_shape.params], log_grid([lo], [hi], grid_points), objective=objective)
-    s_c, g_c = best(np.log(o.n_at_max))
-    j = 0
+    o = solve(alpha, [m_shape.params], log_grid([lo], [hi], grid_points), objective=objective, gammas=g,
+              branch_objective=at_length)
     cands = np.log(o.n_at_max)
+    s_c, g_c = best(cands)
+    j = 0
     n_star, gamma, speed = float(np.exp(cands[j])), int(g_c[j]), float(s_c[j])
     d = draft_shape(n_star, m_shape)
     alpha = float(np.asarray(alpha_of_n(np.array([n_star])), dtype=float)[0])

@@ -257,6 +257,86 @@ def _edge_status(where: str, lo: float, hi: float, n: float, a: float, side: str
             f"just {side} it")
 
 
+def _derivative(f: Callable[[np.ndarray, np.ndarray], np.ndarray], step: float):
+    """The central difference of ``f`` in ``u = ln N`` (one-sided next to an undefined point)."""
+
+    def deriv(u: np.ndarray, r: np.ndarray) -> np.ndarray:
+        r = np.asarray(r).astype(int)
+        fp, f0, fm = f(np.exp(u + step), r), f(np.exp(u), r), f(np.exp(u - step), r)
+        central = (fp - fm) / (2.0 * step)
+        right = (fp - f0) / step
+        left = (f0 - fm) / step
+        return np.where(np.isfinite(fp) & np.isfinite(fm), central,
+                        np.where(np.isfinite(fp), right, np.where(np.isfinite(fm), left, 0.0)))
+
+    return deriv
+
+
+def _refine(f: Callable[[np.ndarray, np.ndarray], np.ndarray], g: np.ndarray, kk: np.ndarray, sel: np.ndarray,
+            fg: np.ndarray, step: float) -> np.ndarray:
+    """The root of the derivative of ``f`` between the grid argmax's neighbours, for the rows
+    ``sel`` (interior grid maxima); the grid argmax where the bracket has no sign change or the root
+    is not better."""
+    out = g[sel, kk[sel]].copy()
+    deriv = _derivative(f, step)
+    ks = kk[sel]
+    lo_u, hi_u = np.log(g[sel, ks - 1]), np.log(g[sel, ks + 1])
+    ok = (deriv(lo_u, sel) > 0) & (deriv(hi_u, sel) < 0)
+    if ok.any():
+        s2 = sel[ok]
+        n_ref = np.exp(find_root(deriv, lo_u[ok], hi_u[ok], s2, xatol=1e-13))
+        better = f(n_ref, s2) >= fg[s2, kk[s2]]  # never worse than the grid
+        sub = out[ok]
+        sub[better] = n_ref[better]
+        out[ok] = sub
+    return out
+
+
+def _refine_branches(alpha_fn: AlphaFn, m: np.ndarray, g: np.ndarray, fg: np.ndarray, kk: np.ndarray,
+                     i0: np.ndarray, i1: np.ndarray, sel: np.ndarray, step: float, exhaustive: bool,
+                     gammas: ArrayLike | None, branch_objective) -> np.ndarray:
+    """``N*`` of the rows ``sel`` when the draft length is an integer: each candidate length solved
+    as its own smooth problem on the parent row's valid run, the best kept (see :func:`solve`)."""
+    if gammas is None:
+        a0 = alpha_fn(g[sel, kk[sel]], sel)
+        g0 = optimal_gamma(a0, g[sel, kk[sel]], m[sel], integer=True)
+        cands = np.maximum(np.asarray(g0, dtype=float)[:, None] + np.arange(-3, 4)[None, :], 1.0)
+    else:
+        cands = np.broadcast_to(np.asarray(gammas, dtype=float)[None, :], (sel.size, np.size(gammas)))
+    parent = np.repeat(sel, cands.shape[1])
+    gam = cands.ravel()
+    p = g.shape[1]
+
+    def fb(n: np.ndarray, r: np.ndarray) -> np.ndarray:
+        n = np.asarray(n, dtype=float)
+        r = np.asarray(r).astype(int)
+        par, gg = parent[r], _column(gam[r], n)
+        if branch_objective is not None:
+            return np.asarray(branch_objective(n, par, gg), dtype=float)
+        a = alpha_fn(n, par)
+        mm = _column(m[par], n)
+        a, n_, mm, gg = np.broadcast_arrays(a, n, mm, gg)
+        out = np.full(a.shape, -np.inf)
+        ok = np.isfinite(a) & (a > 0) & (a < 1) & (n_ <= mm)
+        out[ok] = tokens_per_flop(a[ok], n_[ok], mm[ok], gg[ok]) * mm[ok]
+        return out
+
+    gp = g[parent]
+    fgb = _scan(fb, gp, exhaustive)
+    idx = np.arange(p)[None, :]
+    outside = (idx < i0[parent][:, None]) | (idx > i1[parent][:, None])
+    fgb = np.where(outside, -np.inf, fgb)
+    kb = np.argmax(fgb, axis=1)
+    pseudo = np.arange(parent.size)
+    n_b = gp[pseudo, kb].copy()
+    inner_b = (kb > i0[parent]) & (kb < i1[parent]) & np.isfinite(fgb[pseudo, kb])
+    if inner_b.any():
+        n_b[inner_b] = _refine(fb, gp, kb, pseudo[inner_b], fgb, step)
+    value = np.where(np.isfinite(fgb[pseudo, kb]), fb(n_b, pseudo), -np.inf).reshape(cands.shape)
+    best = np.argmax(value, axis=1)
+    return n_b.reshape(cands.shape)[np.arange(sel.size), best]
+
+
 def solve(
     alpha_fn: AlphaFn,
     m: ArrayLike,
@@ -267,6 +347,8 @@ def solve(
     exhaustive: bool = False,
     step: float = DERIVATIVE_STEP,
     objective: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+    gammas: ArrayLike | None = None,
+    branch_objective: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
 ) -> Optima:
     """``N*`` for ``k`` configurations at once (see the module notes for the method).
 
@@ -285,6 +367,15 @@ def solve(
     objective : what is maximised, ``objective(n, rows)`` (``-inf`` where undefined); default
         ``M T``, Eq. 9 at the optimal draft length (:func:`scaled_throughput`). The hardware model
         passes its wall-clock speedup; ``alpha_fn`` still decides where the search is valid.
+    gammas, branch_objective : the integer draft lengths to search and
+        ``branch_objective(n, rows, gamma)``, the objective at a fixed draft length, for an objective
+        that is a maximum over integer draft lengths (the hardware model's); by default the integer
+        rows search the 7 lengths around the grid optimum's with ``M T`` at that length.
+
+    With an integer draft length ``T(N) = max_g T_g(N)`` has kinks where the best ``g`` changes, and
+    its derivative can change sign at several of them inside one bracket, so a root of it is not
+    well defined. The two maxima commute, ``max_N max_g = max_g max_N``, and each ``T_g`` is smooth:
+    each candidate ``g`` is solved as its own smooth problem and the best of them is kept.
 
     Returns
     -------
@@ -328,24 +419,13 @@ def solve(
     n_at = g[rows, kk].copy()
     if refine and inner.any():
         sel = np.flatnonzero(inner)
-        ks = kk[sel]
-
-        def deriv(u: np.ndarray, r: np.ndarray) -> np.ndarray:
-            r = np.asarray(r).astype(int)
-            fp, f0, fm = f(np.exp(u + step), r), f(np.exp(u), r), f(np.exp(u - step), r)
-            central = (fp - fm) / (2.0 * step)
-            right = (fp - f0) / step
-            left = (f0 - fm) / step
-            return np.where(np.isfinite(fp) & np.isfinite(fm), central,
-                            np.where(np.isfinite(fp), right, np.where(np.isfinite(fm), left, 0.0)))
-
-        lo_u, hi_u = np.log(g[sel, ks - 1]), np.log(g[sel, ks + 1])
-        ok = (deriv(lo_u, sel) > 0) & (deriv(hi_u, sel) < 0)
-        if ok.any():
-            s2 = sel[ok]
-            n_ref = np.exp(find_root(deriv, lo_u[ok], hi_u[ok], s2, xatol=1e-13))
-            better = f(n_ref, s2) >= fg[s2, kk[s2]]  # never worse than the grid
-            n_at[s2[better]] = n_ref[better]
+        branched = integ[sel] if gammas is None else np.ones(sel.size, dtype=bool)
+        smooth = sel[~branched]
+        if smooth.size:
+            n_at[smooth] = _refine(f, g, kk, smooth, fg, step)
+        if branched.any():
+            n_at[sel[branched]] = _refine_branches(alpha_fn, m, g, fg, kk, i0, i1, sel[branched], step,
+                                                   exhaustive, gammas, branch_objective)
     alpha_at = alpha_fn(n_at, rows)
     t_at, gamma_at = scaled_throughput(alpha_at, n_at, m, integ)
     t_at = np.where(np.isfinite(t_at), t_at, np.nan)
