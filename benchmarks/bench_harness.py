@@ -44,6 +44,8 @@ import torch
 from transformers import DynamicCache
 
 from sdsl.measure import harness as H
+
+from sdsl.measure import sampling as S
 from sdsl.measure import local as L
 from sdsl.measure.estimators import alpha_from_accepted
 from sdsl.measure.universal import configure_assistant, record_assisted_iterations
@@ -54,7 +56,7 @@ from sdsl.model.throughput import expected_tokens
 def _time_forward(model, n_tokens: int, context: int, reps: int) -> float:
     """Fastest of ``reps`` cached forwards of ``n_tokens`` tokens after ``context`` tokens (the
     minimum is the least perturbed by other processes on a shared CPU)."""
-    kwarg = H._cache_kwarg(model)
+    kwarg = S._cache_kwarg(model)
     times = []
     ids = torch.randint(2, 10, (1, context))
     step = torch.randint(2, 10, (1, n_tokens))
@@ -154,25 +156,25 @@ def _compare(target, draft, tok, encoded, n_new, gamma, temperature, args, c, c_
     decode_time: list[float] = []  # seconds after the first token, per request of the current method
 
     def plain(ids):
-        r = H.autoregressive_generate(target, ids, max_new_tokens=n_new, temperature=temperature, generator=gen)
+        r = S.autoregressive_generate(target, ids, max_new_tokens=n_new, temperature=temperature, generator=gen)
         decode_time.append(r.ttot_s - r.ttft_s)
         return r.tokens
 
     spec_results = []
 
     def spec(ids):
-        r = H.speculative_generate(target, draft, ids, gamma=gamma, max_new_tokens=n_new,
+        r = S.speculative_generate(target, draft, ids, gamma=gamma, max_new_tokens=n_new,
                                    temperature=temperature, generator=gen)
         spec_results.append(r)
         decode_time.append(r.ttot_s - r.ttft_s)
         return r.tokens
 
     def draft_plain(ids):
-        r = H.autoregressive_generate(draft, ids, max_new_tokens=n_new, temperature=temperature, generator=gen)
+        r = S.autoregressive_generate(draft, ids, max_new_tokens=n_new, temperature=temperature, generator=gen)
         decode_time.append(r.ttot_s - r.ttft_s)
         return r.tokens
 
-    kwarg = H._cache_kwarg(target)
+    kwarg = S._cache_kwarg(target)
     n_verify = max(n_new // (gamma + 1), 1)
 
     def verify(ids):
@@ -185,8 +187,8 @@ def _compare(target, draft, tok, encoded, n_new, gamma, temperature, args, c, c_
             for _ in range(n_verify):
                 logits = target(input_ids=torch.tensor([ids[-1:] * (gamma + 1)]), use_cache=True,
                                 **{kwarg: cache}).logits[0]
-                H._probs(logits[-(gamma + 1):], temperature)
-                H._crop_to(cache, cache.get_seq_length() - gamma)
+                S._probs(logits[-(gamma + 1):], temperature)
+                S._crop_to(cache, cache.get_seq_length() - gamma)
             decode_time.append((time.perf_counter() - t0) / n_verify * (n_new - 1))
         return []
 

@@ -17,7 +17,12 @@ from sdsl.model.laws import (
     perplexity,
     resolve_constants,
 )
-from sdsl.model.optimum import DraftOptimum, optimal_draft_size, optimal_draft_sizes, throughput_curve
+from sdsl.model.optimal_draft import (
+    DraftOptimum,
+    optimal_draft_size,
+    optimal_draft_sizes,
+    throughput_curve,
+)
 from sdsl.model.throughput import (
     expected_tokens,
     flops_per_iteration,
@@ -37,7 +42,7 @@ _LAZY = {
     "alpha_from_accepted": "sdsl.measure.estimators",
     "alpha_bootstrap": "sdsl.measure.estimators",
     "alpha_from_position_counts": "sdsl.measure.estimators",
-    "alpha_from_mean_tokens": "sdsl.measure.estimators",
+    "alpha_from_mean_tokens": "sdsl.measure.mean_tokens",
     "constant_alpha_test": "sdsl.measure.estimators",
     "read_engine_files": "sdsl.measure.engines",
     "alpha_from_trial_bounds": "sdsl.measure.bounds",

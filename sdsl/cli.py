@@ -90,7 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
                                     "with --plan, N*, the integer gamma*, alpha and the tokens per FLOP ratio of each "
                                     "dense target (mixture-of-experts targets are refused).")
     cli_deploy.add_presets_arguments(pr)
-    from sdsl.measure import report as alpha_report  # argparse only at import: the parser stays light
+    from sdsl.measure import (
+        report as alpha_report,  # argparse only at import: the parser stays light
+    )
 
     alpha_report.add_arguments(sub.add_parser(
         "alpha", help="alpha with its interval from a serving engine's metrics, log or per-request JSON",

@@ -45,7 +45,9 @@ from sdsl._schema import (  # noqa: F401 - re-exported
     records,
     schema,
 )
-from sdsl._schema import schema as _schema_of  # for functions whose keyword is called schema
+from sdsl._schema import (
+    schema as _schema_of,  # for functions whose keyword is called schema
+)
 
 __all__ = [
     "DataError",

@@ -28,11 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from sdsl.model.laws import acceptance_rate, perplexity
 from sdsl.model import deploy as D
 from sdsl.model import hardware as H
 from sdsl.model import speedup as S
-from sdsl.model.optimum import DraftOptimum, optimal_draft_size
+from sdsl.model.laws import acceptance_rate, perplexity
+from sdsl.model.optimal_draft import DraftOptimum, optimal_draft_size
 from sdsl.model.throughput import optimal_gamma, optimal_tokens_per_flop
 
 __all__ = ["DTYPES", "WallClockInputs", "check_wall_clock", "perplexity_warnings", "interval_sources",

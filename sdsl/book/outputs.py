@@ -15,8 +15,8 @@ import matplotlib as mpl
 import pandas as pd
 from matplotlib.figure import Figure
 
-from sdsl.paths import artifacts_dir
 from sdsl.book.style import SAVEFIG_METADATA
+from sdsl.paths import artifacts_dir
 
 __all__ = ["save_table", "save_figure", "chapter_dir"]
 

@@ -162,7 +162,7 @@ def machine_info(torch: bool = True) -> dict[str, Any]:
         for lib in threadpool_info() if lib.get("user_api") == "blas"
     ]
     try:
-        from numpy._core._multiarray_umath import __cpu_features__, __cpu_dispatch__
+        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
 
         info["numpy_simd"] = [f for f in __cpu_dispatch__ if __cpu_features__.get(f)]
     except ImportError:  # another numpy layout

@@ -43,7 +43,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from sdsl.build.manifest import machine_info, tree_digest, write_manifest, write_provenance
+from sdsl.build.manifest import (
+    machine_info,
+    tree_digest,
+    write_manifest,
+    write_provenance,
+)
 from sdsl.build.runs import load_last, load_runs
 from sdsl.build.status import last_duration, write_status
 from sdsl.paths import BOOK, DATA, EXECUTED, NOTEBOOKS, ROOT, RUNS_FILE, artifacts_root

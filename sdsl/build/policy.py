@@ -182,7 +182,7 @@ RULES: tuple[Rule, ...] = (
 SAMPLE_TABLES: tuple[str, ...] = (
     _MEAS + "iterations.csv",
     _MEAS + "requests.csv",
-    _MEAS + "figure*.data.csv",
+    _MEAS + "fig_*.data.csv",
 )
 
 

@@ -42,27 +42,48 @@ leaves (0, 1) is reported as such (status), never as an optimum.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy import stats
 
 from sdsl.book.style import fix_layout
-from sdsl._validate import as_positive
+from sdsl.model.alpha_laws import (
+    LAWS,
+    FittedLaw,
+    Law,
+    fit_laws,
+    law_data,
+    law_table,
+    parameter_table,
+)
+from sdsl.model.crossval import (
+    bootstrap_rmse,
+    compare_laws,
+    cross_validate,
+    cv_predictions,
+)
+from sdsl.model.law_optimum import (
+    LawOptimum,
+    law_optimal_draft_size,
+    law_optimal_draft_sizes,
+)
 from sdsl.model.laws import (
     BESIROGLU_2024,
     HOFFMANN_2022,
     PAPER_EQ5,
     AcceptanceCoefficients,
     LossConstants,
-    loss_law,
     resolve_constants,
 )
-from sdsl.model.fitting import fit_power_law, ols
-from sdsl.model.optimum import log_grid, plane_alpha, solve
+from sdsl.model.sensitivity import (
+    LOSS_PARAMETERS,
+    PLANE_PARAMETERS,
+    _elasticity_frame,
+    elasticities,
+    log_elasticity,
+)
 
 __all__ = [
     "Law",
@@ -97,317 +118,9 @@ __all__ = [
     "figure_tornado",
 ]
 
-SCHEMES = {"draft": "leave one draft out", "target": "leave one target out"}
-
-
-# ---------------------------------------------------------------------------------------------
-# data
-
-
-def law_data(acceptance: pd.DataFrame | None = None, models: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The 50 (target, draft) pairs of Tables 1 and 2 with the covariates of every law.
-
-    Columns: ``target, draft, draft_family, alpha, x`` (draft perplexity), ``y`` (target
-    perplexity), ``n`` (draft parameters), ``d`` (draft pre-training tokens), ``m``,
-    ``d_target`` and the logs ``ln_x, ln_n, ln_d``. Draft sizes and tokens come from the
-    ``models`` table (the draft names of ``acceptance`` are model names there).
-    """
-    from sdsl import data as _data
-
-    acc = _data.load("acceptance") if acceptance is None else acceptance
-    mod = _data.load("models") if models is None else models
-    sizes = mod.set_index("model")
-    missing = sorted(set(acc["draft"]).union(acc["target"]) - set(sizes.index))
-    if missing:
-        raise ValueError(f"models table has no entry for {missing}: cannot attach sizes N, M and tokens D, D'")
-    out = pd.DataFrame(
-        {
-            "target": acc["target"].astype(str).to_numpy(),
-            "draft": acc["draft"].astype(str).to_numpy(),
-            "draft_family": acc["draft_family"].astype(str).to_numpy(),
-            "alpha": acc["alpha"].astype(float).to_numpy(),
-            "x": acc["draft_ppl"].astype(float).to_numpy(),
-            "y": acc["target_ppl"].astype(float).to_numpy(),
-            "n": sizes.loc[acc["draft"], "params"].astype(float).to_numpy(),
-            "d": sizes.loc[acc["draft"], "tokens"].astype(float).to_numpy(),
-            "m": sizes.loc[acc["target"], "params"].astype(float).to_numpy(),
-            "d_target": sizes.loc[acc["target"], "tokens"].astype(float).to_numpy(),
-        }
-    )
-    return _with_logs(out)
-
-
-def _with_logs(df: pd.DataFrame) -> pd.DataFrame:
-    df = df.copy()
-    for col in ("x", "n", "d"):
-        if col in df:
-            df[f"ln_{col}"] = np.log(as_positive(df[col].to_numpy(), col))
-    return df
-
 
 # ---------------------------------------------------------------------------------------------
 # laws
-
-
-class _LinearPiece:
-    """One OLS fit (statsmodels) evaluated without patsy: ``sum(coef * feature)`` plus the level
-    of the target when the target is a factor."""
-
-    _FACTOR = "C(target)[T."
-
-    def __init__(self, result: Any, targets: Sequence[str]) -> None:
-        self.result = result
-        self.names = list(result.params.index)
-        self.coefs = result.params.to_numpy(dtype=float)
-        self.has_factor = any(n.startswith(self._FACTOR) for n in self.names)
-        self.levels = set(targets) if self.has_factor else set()
-
-    def evaluate(self, features: Mapping[str, np.ndarray], target: str) -> np.ndarray:
-        if self.has_factor and target not in self.levels:
-            raise ValueError(
-                f"a law with the target as a factor has no level for target {target!r}; "
-                f"fitted levels: {sorted(self.levels)}"
-            )
-        total = 0.0
-        for name, coef in zip(self.names, self.coefs):
-            if name == "Intercept":
-                total = total + coef
-            elif name.startswith(self._FACTOR):
-                total = total + (coef if target == name[len(self._FACTOR):-1] else 0.0)
-            else:
-                total = total + coef * np.asarray(features[name], dtype=float)
-        shape = np.broadcast(*[np.asarray(v) for v in features.values()]).shape
-        return np.broadcast_to(np.asarray(total, dtype=float), shape).copy()
-
-    def table(self) -> pd.DataFrame:
-        ci = self.result.conf_int(alpha=0.05)
-        return pd.DataFrame(
-            {
-                "parameter": self.result.params.index,
-                "estimate": self.result.params.to_numpy(),
-                "std_error": self.result.bse.to_numpy(),
-                "ci_lower": ci[0].to_numpy(),
-                "ci_upper": ci[1].to_numpy(),
-            }
-        )
-
-    @property
-    def nobs(self) -> int:
-        return int(self.result.nobs)
-
-
-@dataclass(frozen=True)
-class _PowerPiece:
-    """``alpha = p1 x**p2`` by nonlinear least squares in the original space (method notes, s. 7)."""
-
-    p: np.ndarray
-    cov: np.ndarray
-    nobs: int
-
-    def evaluate(self, features: Mapping[str, np.ndarray], target: str) -> np.ndarray:
-        return self.p[0] * np.power(np.asarray(features["x"], dtype=float), self.p[1])
-
-    def table(self) -> pd.DataFrame:
-        se = np.sqrt(np.diag(self.cov))
-        t = stats.t.ppf(0.975, self.nobs - 2)
-        return pd.DataFrame(
-            {
-                "parameter": ["p1", "p2"],
-                "estimate": self.p,
-                "std_error": se,
-                "ci_lower": self.p - t * se,
-                "ci_upper": self.p + t * se,
-            }
-        )
-
-
-@dataclass(frozen=True)
-class _FixedPlane:
-    coefficients: AcceptanceCoefficients
-    nobs: int = 0
-
-    def evaluate(self, features: Mapping[str, np.ndarray], target: str) -> np.ndarray:
-        c = self.coefficients
-        return c.A * np.asarray(features["x"], float) + c.B * np.asarray(features["y"], float) + c.C
-
-    def table(self) -> pd.DataFrame:
-        c = self.coefficients
-        return pd.DataFrame(
-            {"parameter": ["x", "y", "Intercept"], "estimate": [c.A, c.B, c.C],
-             "std_error": np.nan, "ci_lower": np.nan, "ci_upper": np.nan}
-        )
-
-
-def _design(formula: str, frame: pd.DataFrame) -> pd.DataFrame:
-    """Design matrix of a formula ``alpha ~ term + term`` with the terms ``1`` (intercept only),
-    ``C(target)`` (treatment dummies, first level in sorted order as reference) and column names;
-    columns named as patsy names them, so that estimates read as in statsmodels' formula API."""
-    lhs, _, rhs = formula.partition("~")
-    if lhs.strip() != "alpha" or not rhs.strip():
-        raise ValueError(f"formula must read 'alpha ~ terms', got {formula!r}")
-    cols = {"Intercept": np.ones(len(frame))}
-    for term in (t.strip() for t in rhs.split("+")):
-        if term == "1":
-            continue
-        if term == "C(target)":
-            levels = sorted(frame["target"].astype(str).unique())
-            for lev in levels[1:]:
-                cols[f"C(target)[T.{lev}]"] = (frame["target"].astype(str) == lev).to_numpy(dtype=float)
-        elif term in frame:
-            cols[term] = frame[term].to_numpy(dtype=float)
-        else:
-            raise ValueError(f"formula {formula!r}: unknown term {term!r}")
-    return pd.DataFrame(cols, index=frame.index)
-
-
-@dataclass(frozen=True)
-class Law:
-    """An acceptance law: how it is fitted and what it can predict.
-
-    ``kind`` is ``"ols"`` (statsmodels formula ``formula``), ``"power"`` (``p1 x**p2`` by
-    nonlinear least squares) or ``"fixed"`` (the paper's Table 3 plane, not refitted).
-    ``per_target`` laws are fitted separately on each target's rows; ``cross_target`` laws can
-    predict a target they were not fitted on (leave-one-target-out is defined for them only).
-    """
-
-    name: str
-    label: str
-    kind: str
-    formula: str | None = None
-    per_target: bool = False
-    cross_target: bool = False
-    refitted: bool = True
-    coefficients: AcceptanceCoefficients | None = None
-
-    def fit(self, data: pd.DataFrame) -> "FittedLaw":
-        """Fit on ``data`` (a frame like :func:`law_data`) and return a :class:`FittedLaw`."""
-        if len(data) == 0:
-            raise ValueError(f"law {self.name!r}: cannot fit on an empty frame")
-        if self.kind == "fixed":
-            return FittedLaw(self, {"pooled": _FixedPlane(self.coefficients or PAPER_EQ5)})
-        groups = data.groupby("target", sort=True) if self.per_target else [("pooled", data)]
-        return FittedLaw(self, {str(k): self._fit_one(g) for k, g in groups})
-
-    def _fit_one(self, g: pd.DataFrame):
-        if self.kind == "ols":
-            exog = _design(self.formula, g)
-            result = ols(g["alpha"].to_numpy(dtype=float), exog)
-            return _LinearPiece(result, sorted(g["target"].astype(str).unique()))
-        if self.kind == "power":
-            pf = fit_power_law(g["x"].to_numpy(float), g["alpha"].to_numpy(float))
-            return _PowerPiece(pf.p, pf.cov, len(g))
-        raise ValueError(f"law {self.name!r}: unknown kind {self.kind!r}; allowed: ols, power, fixed")
-
-
-@dataclass(frozen=True)
-class FittedLaw:
-    """A law fitted on some rows: ``pieces`` maps a target (per-target laws) or ``"pooled"`` to
-    one fit."""
-
-    law: Law
-    pieces: dict[str, Any]
-
-    def _piece(self, target: str):
-        if not self.law.per_target:
-            return self.pieces["pooled"]
-        if target not in self.pieces:
-            raise ValueError(
-                f"law {self.law.name!r} is fitted per target and has no fit for target {target!r} "
-                f"(fitted: {sorted(self.pieces)}); it cannot predict a held-out target"
-            )
-        return self.pieces[target]
-
-    def alpha(self, features: Mapping[str, np.ndarray], target: str) -> np.ndarray:
-        """``alpha`` from covariates (``x, y, ln_x, ln_n, ln_d``) for one target."""
-        return np.asarray(self._piece(target).evaluate(features, target), dtype=float)
-
-    def predict(self, data: pd.DataFrame) -> np.ndarray:
-        """Predicted ``alpha`` for every row of ``data`` (a frame like :func:`law_data`)."""
-        targets = data["target"].astype(str).to_numpy()
-        cols = {c: data[c].to_numpy(float) for c in ("x", "y", "ln_x", "ln_n", "ln_d") if c in data}
-        out = np.empty(len(data), dtype=float)
-        for target in pd.unique(targets):
-            idx = np.flatnonzero(targets == target)
-            out[idx] = self.alpha({c: v[idx] for c, v in cols.items()}, str(target))
-        return out
-
-    def parameters(self) -> pd.DataFrame:
-        """Estimates with standard errors and 95 % confidence intervals, one row per parameter."""
-        frames = []
-        for key, piece in self.pieces.items():
-            t = piece.table()
-            t.insert(0, "fit", key)
-            t.insert(0, "law", self.law.name)
-            t["nobs"] = piece.nobs
-            frames.append(t)
-        return pd.concat(frames, ignore_index=True)
-
-
-#: The laws compared in the chapter, in the order of the module docstring.
-LAWS: tuple[Law, ...] = (
-    Law("plane_paper", "Eq. 5, paper's Table 3 (not refitted)", "fixed", cross_target=True, refitted=False,
-        coefficients=PAPER_EQ5),
-    Law("plane", "Eq. 5 plane A x + B y + C", "ols", "alpha ~ x + y", cross_target=True),
-    Law("linear_x", "per target p1 x + p2", "ols", "alpha ~ x", per_target=True),
-    Law("log_x", "per target p1 ln x + p2", "ols", "alpha ~ ln_x", per_target=True),
-    Law("power_x", "per target p1 x^p2", "power", per_target=True),
-    Law("linear_x_pooled", "a_target + p1 x", "ols", "alpha ~ C(target) + x"),
-    Law("loglin_n", "per target a + b ln N (Scylla)", "ols", "alpha ~ ln_n", per_target=True),
-    Law("loglin_n_pooled", "a_target + b ln N", "ols", "alpha ~ C(target) + ln_n"),
-    Law("loglin_nd_pooled", "a_target + b ln N + c ln D", "ols", "alpha ~ C(target) + ln_n + ln_d"),
-    Law("loglin_n_y", "a + b ln N + c y", "ols", "alpha ~ ln_n + y", cross_target=True),
-    Law("loglin_nd_y", "a + b ln N + c ln D + e y", "ols", "alpha ~ ln_n + ln_d + y", cross_target=True),
-    Law("target_mean", "baseline: per-target mean", "ols", "alpha ~ 1", per_target=True),
-)
-
-
-def _law_map(laws: Iterable[Law] | None) -> dict[str, Law]:
-    return {law.name: law for law in (LAWS if laws is None else laws)}
-
-
-def law_table(laws: Iterable[Law] | None = None) -> pd.DataFrame:
-    """Which law is fitted how and evaluated in which cross-validation scheme (and why not)."""
-    rows = []
-    for law in _law_map(laws).values():
-        if not law.refitted:
-            fit, loto = "not refitted (paper's Table 3)", "reference only: its fit saw these targets"
-        elif law.per_target:
-            fit, loto = "per target", "no: a per-target fit has nothing for an unseen target"
-        elif "C(target)" in (law.formula or ""):
-            fit, loto = "pooled, target as a factor", "no: an unseen target has no level"
-        else:
-            fit, loto = "pooled", "yes: the target enters through its perplexity y"
-        rows.append({"law": law.name, "form": law.label, "formula": law.formula or law.kind, "fit": fit,
-                     "leave_one_draft_out": "yes" if law.refitted else "reference only",
-                     "leave_one_target_out": loto,
-                     "propagates_to_new_M": "yes" if law.cross_target else "no (fixed target)"})
-    return pd.DataFrame(rows)
-
-
-def fit_laws(data: pd.DataFrame, laws: Iterable[Law] | None = None) -> dict[str, FittedLaw]:
-    """Every law fitted on all rows of ``data``."""
-    return {name: law.fit(data) for name, law in _law_map(laws).items()}
-
-
-def parameter_table(fitted: Mapping[str, FittedLaw], data: pd.DataFrame) -> pd.DataFrame:
-    """In-sample fit of every law: parameters with 95 % CIs, and the in-sample MSE and R^2 of
-    each fit (per target for per-target laws). In-sample numbers are for orientation only; the
-    laws are ranked by held-out error (:func:`compare_laws`)."""
-    frames = []
-    for name, fl in fitted.items():
-        p = fl.parameters()
-        pred = fl.predict(data)
-        resid = data["alpha"].to_numpy() - pred
-        stats_by_fit = {}
-        for key in fl.pieces:
-            mask = (data["target"] == key).to_numpy() if fl.law.per_target else np.ones(len(data), bool)
-            obs = data["alpha"].to_numpy()[mask]
-            ssr = float(np.sum(resid[mask] ** 2))
-            stats_by_fit[key] = (ssr / mask.sum(), 1.0 - ssr / float(np.sum((obs - obs.mean()) ** 2)))
-        p["mse"] = p["fit"].map(lambda k: stats_by_fit[k][0])
-        p["r2"] = p["fit"].map(lambda k: stats_by_fit[k][1])
-        frames.append(p)
-    return pd.concat(frames, ignore_index=True)
 
 
 def table4_check(fitted: Mapping[str, FittedLaw], data: pd.DataFrame, table4: pd.DataFrame) -> pd.DataFrame:
@@ -438,124 +151,6 @@ def table4_check(fitted: Mapping[str, FittedLaw], data: pd.DataFrame, table4: pd
 # held-out validation
 
 
-def cross_validate(law: Any, data: pd.DataFrame, scheme: str = "draft") -> pd.DataFrame:
-    """Held-out predictions of ``law`` under leave-one-draft-out (``scheme="draft"``: each fold
-    holds out every row of one draft, one per target) or leave-one-target-out (``"target"``:
-    every row of one target; only for laws with ``cross_target``).
-
-    ``law`` is anything with ``fit(frame) -> object with predict(frame)``. The held-out rows are
-    never part of the frame passed to ``fit``. Returns the rows of ``data`` with ``fold``,
-    ``predicted`` and ``error = predicted - alpha``.
-    """
-    if scheme not in SCHEMES:
-        raise ValueError(f"scheme must be one of {sorted(SCHEMES)}, got {scheme!r}")
-    if scheme == "target" and not getattr(law, "cross_target", False):
-        raise ValueError(
-            f"law {getattr(law, 'name', law)!r} has no cross-target structure (fitted per target or "
-            "with the target as a factor): it cannot predict a held-out target"
-        )
-    data = data.reset_index(drop=True)
-    out = []
-    for key, test_idx in data.groupby(scheme, sort=True).indices.items():
-        train = data.drop(index=test_idx)
-        test = data.iloc[test_idx]
-        pred = np.asarray(law.fit(train.reset_index(drop=True)).predict(test.reset_index(drop=True)), float)
-        fold = test.assign(fold=key, predicted=pred, error=pred - test["alpha"].to_numpy())
-        out.append(fold)
-    res = pd.concat(out).sort_index()
-    res.insert(0, "law", getattr(law, "name", type(law).__name__))
-    res.insert(1, "scheme", scheme)
-    return res
-
-
-def bootstrap_rmse(
-    errors: ArrayLike, rng: np.random.Generator, n_resamples: int = 2000, level: float = 0.95,
-    baseline: ArrayLike | None = None,
-) -> tuple[float, float, float]:
-    """RMSE of ``errors`` with a percentile bootstrap interval (``scipy.stats.bootstrap``, rows
-    resampled with replacement). With ``baseline`` (errors of another law on the same rows) the
-    statistic is the paired difference ``RMSE(errors) - RMSE(baseline)``."""
-    e = np.asarray(errors, dtype=float)
-    if e.ndim != 1 or e.size < 2:
-        raise ValueError(f"errors must be a 1-d array of at least 2 values, got shape {e.shape}")
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie in (0, 1), got {level!r}")
-
-    def rmse(v, axis=-1):
-        return np.sqrt(np.mean(np.square(v), axis=axis))
-
-    if baseline is None:
-        point = float(rmse(e))
-        res = stats.bootstrap((e,), rmse, n_resamples=n_resamples, confidence_level=level,
-                              method="percentile", rng=rng, vectorized=True)
-    else:
-        b = np.asarray(baseline, dtype=float)
-        if b.shape != e.shape:
-            raise ValueError(f"baseline must have the shape of errors {e.shape}, got {b.shape}")
-        point = float(rmse(e) - rmse(b))
-        res = stats.bootstrap((e, b), lambda u, v, axis=-1: rmse(u, axis) - rmse(v, axis), paired=True,
-                              n_resamples=n_resamples, confidence_level=level, method="percentile",
-                              rng=rng, vectorized=True)
-    ci = res.confidence_interval
-    return point, float(ci.low), float(ci.high)
-
-
-def cv_predictions(data: pd.DataFrame, laws: Iterable[Law] | None = None) -> pd.DataFrame:
-    """Held-out predictions of every law under every scheme it supports (long frame)."""
-    frames = []
-    for law in _law_map(laws).values():
-        for scheme in SCHEMES:
-            if scheme == "target" and not law.cross_target:
-                continue
-            frames.append(cross_validate(law, data, scheme))
-    return pd.concat(frames, ignore_index=True)
-
-
-def compare_laws(
-    predictions: pd.DataFrame, data: pd.DataFrame, rng: np.random.Generator,
-    laws: Iterable[Law] | None = None, n_resamples: int = 2000, level: float = 0.95,
-) -> pd.DataFrame:
-    """Ranked table of held-out errors: per scheme, each law's RMSE with its bootstrap interval,
-    its MAE, its RMSE relative to the best refitted law and the paired bootstrap interval of the
-    difference, beside the in-sample RMSE and R^2 of the fit on all rows.
-
-    The paper's Table 3 plane (``refitted=False``) is listed for reference but not ranked: its
-    coefficients were fitted on the paper's 13 targets, which include these pairs.
-    """
-    lawmap = _law_map(laws)
-    fitted = {n: l.fit(data) for n, l in lawmap.items()}
-    obs = data["alpha"].to_numpy()
-    sst = float(np.sum((obs - obs.mean()) ** 2))
-    rows = []
-    for scheme, label in SCHEMES.items():
-        sub = predictions[predictions["scheme"] == scheme]
-        if sub.empty:
-            continue
-        errs = {n: g.sort_values(["target", "draft"])["error"].to_numpy() for n, g in sub.groupby("law")}
-        ranked = [n for n in errs if lawmap[n].refitted]
-        ranked.sort(key=lambda n: float(np.sqrt(np.mean(errs[n] ** 2))))
-        best = ranked[0]
-        for n in [*ranked, *[n for n in errs if not lawmap[n].refitted]]:
-            e = errs[n]
-            rmse, lo, hi = bootstrap_rmse(e, rng, n_resamples, level)
-            if n == best:
-                d, dlo, dhi = 0.0, 0.0, 0.0
-            else:
-                d, dlo, dhi = bootstrap_rmse(e, rng, n_resamples, level, baseline=errs[best])
-            resid = obs - fitted[n].predict(data)
-            rows.append({
-                "scheme": label, "rank": ranked.index(n) + 1 if n in ranked else np.nan,
-                "law": n, "label": lawmap[n].label, "n_heldout": int(e.size),
-                "rmse": rmse, "rmse_ci_lower": lo, "rmse_ci_upper": hi,
-                "mae": float(np.mean(np.abs(e))), "ratio_to_best": rmse / float(np.sqrt(np.mean(errs[best] ** 2))),
-                "diff_to_best": d, "diff_ci_lower": dlo, "diff_ci_upper": dhi,
-                "in_sample_rmse": float(np.sqrt(np.mean(resid ** 2))),
-                "in_sample_r2": 1.0 - float(np.sum(resid ** 2)) / sst,
-                "n_parameters": int(sum(len(p.table()) for p in fitted[n].pieces.values())) if lawmap[n].refitted else 0,
-            })
-    return pd.DataFrame(rows)
-
-
 # ---------------------------------------------------------------------------------------------
 # propagation to N*
 
@@ -580,156 +175,6 @@ def configurations(models: pd.DataFrame | None = None, targets: Sequence[str] | 
             rows.append({"target": t, "m": float(idx.loc[t, "params"]), "d_target": float(idx.loc[t, "tokens"]),
                          "draft_family": fam, "d_draft": float(toks[0])})
     return pd.DataFrame(rows)
-
-
-@dataclass(frozen=True)
-class LawOptimum:
-    """``N*`` of one law at one configuration. ``status`` is ``"interior"`` for a genuine
-    maximum; otherwise ``n_star`` is NaN and ``n_at_max`` is where ``T`` is largest on the
-    searched range (an end of the range, or where ``alpha`` leaves (0, 1))."""
-
-    n_star: float
-    gamma_star: float
-    alpha: float
-    tokens_per_flop: float
-    m: float
-    status: str
-    n_at_max: float
-    alpha_valid_range: tuple[float, float]
-
-    @property
-    def ratio(self) -> float:
-        """``M / N*``."""
-        return self.m / self.n_star if np.isfinite(self.n_star) else np.nan
-
-
-def _features_at(n: np.ndarray, m: float, d_draft: float, d_target: float, c: LossConstants) -> dict[str, np.ndarray]:
-    n = np.asarray(n, dtype=float)
-    x = np.exp(loss_law(n, d_draft, *c.as_tuple()))  # perplexity(n, d_draft, c) without checks
-    y = np.full(n.shape, np.exp(loss_law(m, d_target, *c.as_tuple())))
-    return {"x": x, "y": y, "ln_x": np.log(x), "ln_n": np.log(n), "ln_d": np.full(np.shape(n), np.log(d_draft))}
-
-
-def _rows_constants(constants, k: int) -> dict[str, np.ndarray]:
-    """Loss-law constants as per-row arrays ``E, A, B, a, b`` (one set, or one per row)."""
-    if isinstance(constants, (LossConstants, str)):
-        constants = [constants] * k
-    cs = [resolve_constants(c) for c in constants]
-    if len(cs) != k:
-        raise ValueError(f"constants must be one set or one per configuration ({k}), got {len(cs)}")
-    return {f: np.array([getattr(c, f) for c in cs], dtype=float) for f in ("E", "A", "B", "a", "b")}
-
-
-def _column(v: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """A per-row value shaped to broadcast against ``n`` (rows first)."""
-    return v.reshape(v.shape + (1,) * (n.ndim - 1))
-
-
-def _law_alpha_fn(fitted: FittedLaw, targets: np.ndarray, m: np.ndarray, d_draft: np.ndarray,
-                  d_target: np.ndarray, cs: Mapping[str, np.ndarray]) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """``alpha(n, rows)`` of a fitted law for the configurations ``rows`` (``n`` has one row, or one
-    entry, per element of ``rows``): the features of :func:`_features_at`, evaluated per target."""
-
-    def alpha(n: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        n = np.asarray(n, dtype=float)
-        col = {k: _column(v[rows], n) for k, v in cs.items()}
-        dd, mm, pp = _column(d_draft[rows], n), _column(m[rows], n), _column(d_target[rows], n)
-        x = np.exp(loss_law(n, dd, col["E"], col["A"], col["B"], col["a"], col["b"]))
-        y = np.exp(loss_law(mm, pp, col["E"], col["A"], col["B"], col["a"], col["b"]))
-        feats = {"x": x, "y": np.broadcast_to(y, n.shape), "ln_x": np.log(x), "ln_n": np.log(n),
-                 "ln_d": np.broadcast_to(np.log(dd), n.shape)}
-        out = np.empty(n.shape, dtype=float)
-        tr = targets[rows]
-        for t in np.unique(tr):
-            sel = tr == t
-            out[sel] = fitted.alpha({k: v[sel] for k, v in feats.items()}, str(t))
-        return out
-
-    return alpha
-
-
-def _batch_optima(
-    alpha_fn: Callable[[np.ndarray, np.ndarray], np.ndarray], m: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-    integer: np.ndarray, grid_points: int,
-) -> list[LawOptimum]:
-    """:func:`sdsl.model.optimum.solve` on a ``grid_points`` log grid from ``lo`` to ``hi`` per
-    configuration, as one :class:`LawOptimum` per configuration."""
-    o = solve(alpha_fn, m, log_grid(lo, hi, grid_points), integer)
-    return [
-        LawOptimum(float(o.n_star[i]), float(o.gamma_star[i]), float(o.alpha[i]), float(o.tokens_per_flop[i]),
-                   float(o.m[i]), str(o.status[i]), float(o.n_at_max[i]),
-                   (float(o.valid_low[i]), float(o.valid_high[i])))
-        for i in range(len(o))
-    ]
-
-
-def law_optimal_draft_sizes(
-    fitted: FittedLaw, targets: Sequence[str] | str, m: ArrayLike, d_draft: ArrayLike, d_target: ArrayLike,
-    constants: LossConstants | str | Sequence[LossConstants | str] = BESIROGLU_2024,
-    integer: bool | Sequence[bool] = False, grid_points: int = 241,
-) -> list[LawOptimum]:
-    """:func:`law_optimal_draft_size` for many configurations of one fitted law at once (one entry
-    per configuration; ``targets``, ``m``, ``d_draft``, ``d_target``, ``constants`` and ``integer``
-    broadcast together), all solved by one call of :func:`sdsl.model.optimum.solve`. A configuration the law cannot evaluate (a target without a fit or a level) gets
-    status ``"not defined: ..."`` and NaNs. Search range per configuration: ``(min(1e6, M/10), M)``."""
-    m_ = np.atleast_1d(np.asarray(as_positive(m, "m (target parameters)"), dtype=float))
-    m_, d_, p_, integ_ = np.broadcast_arrays(
-        m_, np.atleast_1d(as_positive(d_draft, "d_draft (draft pre-training tokens)")),
-        np.atleast_1d(as_positive(d_target, "d_target (target pre-training tokens)")),
-        np.atleast_1d(np.asarray(integer, dtype=bool)))
-    k_cfg = m_.size
-    targets_ = np.broadcast_to(np.asarray([targets] if isinstance(targets, str) else list(targets), dtype=object),
-                               (k_cfg,))
-    m_, d_, p_, integ_ = (np.ascontiguousarray(v) for v in (m_, d_, p_, integ_))
-    cs = _rows_constants(constants, k_cfg)
-    nan = float("nan")
-    out: list[LawOptimum | None] = [None] * k_cfg
-    ok = np.ones(k_cfg, dtype=bool)
-    for t in np.unique(targets_):  # a target the law cannot evaluate
-        try:
-            fitted.alpha({c: np.ones(1) for c in ("x", "y", "ln_x", "ln_n", "ln_d")}, str(t))
-        except ValueError as exc:
-            for i in np.flatnonzero(targets_ == t):
-                ok[i] = False
-                out[i] = LawOptimum(nan, nan, nan, nan, float(m_[i]), f"not defined: {exc}", nan, (nan, nan))
-    sel = np.flatnonzero(ok)
-    if sel.size:
-        lo = np.minimum(1e6, m_[sel] / 10)
-        res = _batch_optima(_law_alpha_fn(fitted, targets_[sel], m_[sel], d_[sel], p_[sel],
-                                          {k: v[sel] for k, v in cs.items()}),
-                            m_[sel], lo, m_[sel].copy(), integ_[sel], grid_points)
-        for i, r in zip(sel, res):
-            out[i] = r
-    return out  # type: ignore[return-value]
-
-
-def law_optimal_draft_size(
-    fitted: FittedLaw, target: str, m: float, d_draft: float, d_target: float,
-    constants: LossConstants | str = BESIROGLU_2024, integer: bool = False,
-    n_bounds: tuple[float, float] | None = None, grid_points: int = 241,
-) -> LawOptimum:
-    """``N* = argmax_N T(N, M, alpha_law(N), gamma*)`` for a fitted law (method notes, s. 6).
-
-    ``alpha_law(N)`` takes ``x = exp(L(N, D))``, ``y = exp(L(M, D'))``, ``ln N`` and ``ln D``.
-    A ``grid_points`` scan over ``log N`` in ``n_bounds`` (default ``(1e6, M)``) finds the largest
-    ``T`` where ``0 < alpha < 1``; if it lies strictly inside, it is refined to the root of the
-    derivative (:func:`sdsl.model.optimum.solve`). Otherwise the status names the edge and
-    ``n_star`` is NaN.
-    (:func:`law_optimal_draft_sizes` does many configurations at once.) Raises ``ValueError`` if
-    the law cannot evaluate ``target``.
-    """
-    c = resolve_constants(constants)
-    m = float(as_positive(m, "m (target parameters)"))
-    lo, hi = n_bounds if n_bounds is not None else (min(1e6, m / 10), m)
-    if not 0 < lo < hi <= m:
-        raise ValueError(f"n_bounds must satisfy 0 < low < high <= m = {m:.6g}, got ({lo:.6g}, {hi:.6g})")
-    fitted.alpha(_features_at(np.ones(1), m, d_draft, d_target, c), target)  # raises for an unknown target
-    arr = np.array([m])
-    cs = _rows_constants(c, 1)
-    return _batch_optima(
-        _law_alpha_fn(fitted, np.array([target], dtype=object), arr, np.array([float(d_draft)]),
-                      np.array([float(d_target)]), cs),
-        arr, np.array([float(lo)]), np.array([float(hi)]), np.array([bool(integer)]), grid_points)[0]
 
 
 def n_star_variants(
@@ -852,98 +297,6 @@ def ratio_rule_range(sweep: pd.DataFrame, low: float = 150.0, high: float = 300.
 # sensitivity
 
 #: Coefficients of Eq. 5 and the five loss-law constants, by the names used in the tables.
-PLANE_PARAMETERS = ("A", "B", "C")
-LOSS_PARAMETERS = ("E", "A_loss", "B_loss", "a", "b")
-
-
-def log_elasticity(f: Callable[[float], float], theta: float, h: float = 1e-3) -> float:
-    """``d ln f / d ln |theta|`` by a central difference in log space:
-    ``(ln f(theta e^h) - ln f(theta e^-h)) / (2 h)``. ``f`` must be positive; ``theta`` non-zero
-    (its sign is kept)."""
-    if theta == 0 or not np.isfinite(theta):
-        raise ValueError(f"theta must be finite and non-zero for an elasticity, got {theta!r}")
-    if not h > 0:
-        raise ValueError(f"h (log step) must be > 0, got {h!r}")
-    up, down = f(theta * np.exp(h)), f(theta * np.exp(-h))
-    if not (up > 0 and down > 0):
-        raise ValueError(f"f must be positive around theta = {theta!r}, got {down!r} and {up!r}")
-    return float((np.log(up) - np.log(down)) / (2.0 * h))
-
-
-def _perturbed(coefficients: AcceptanceCoefficients, constants: LossConstants, name: str, value: float):
-    if name in PLANE_PARAMETERS:
-        return replace(coefficients, **{name: value}), constants
-    field_ = {"A_loss": "A", "B_loss": "B"}.get(name, name)
-    return coefficients, replace(constants, **{field_: value})
-
-
-def _plane_optima(m: np.ndarray, d_draft: np.ndarray, d_target: np.ndarray, coefs: Sequence[AcceptanceCoefficients],
-                  consts: Sequence[LossConstants], integer: bool) -> list[LawOptimum]:
-    """``N*`` of Eq. 5 (each row with its own coefficients and loss-law constants) as
-    :func:`sdsl.optimal_draft_size` searches it (range ``(min(1e7, M), M)``, a 97-point scan over
-    ``log N``, the kernel's refinement), for all rows at once."""
-    alpha = plane_alpha(m, d_draft, d_target, list(consts), list(coefs))
-    return _batch_optima(alpha, m, np.minimum(1e7, m), m.copy(), np.full(m.size, bool(integer)), 97)
-
-
-def _elasticity_frame(configs: Sequence[tuple[float, float, float]], coefficients: AcceptanceCoefficients,
-                      constants: LossConstants | str, integer: bool, h: float) -> list[pd.DataFrame]:
-    """:func:`elasticities` of several configurations ``(m, d_draft, d_target)``: every perturbed
-    ``N*`` of all of them solved at once (:func:`_plane_optima`)."""
-    c = resolve_constants(constants)
-    if not h > 0:
-        raise ValueError(f"h (log step) must be > 0, got {h!r}")
-    names = (*PLANE_PARAMETERS, *LOSS_PARAMETERS)
-    base = {name: (getattr(coefficients, name) if name in PLANE_PARAMETERS
-                   else getattr(c, {"A_loss": "A", "B_loss": "B"}.get(name, name))) for name in names}
-    keys, coefs, consts = [], [], []
-    for i, _ in enumerate(configs):
-        for name in names:
-            theta = base[name]
-            if theta == 0 or not np.isfinite(theta):
-                raise ValueError(f"theta must be finite and non-zero for an elasticity, got {theta!r}")
-            for v in (theta * np.exp(h), theta * np.exp(-h)):  # the two points log_elasticity asks for
-                co, cs = _perturbed(coefficients, c, name, v)
-                keys.append((i, name, v))
-                coefs.append(co)
-                consts.append(cs)
-    cfg = np.array(configs, dtype=float).reshape(-1, 3)
-    idx = np.array([k[0] for k in keys])
-    opts = _plane_optima(cfg[idx, 0], cfg[idx, 1], cfg[idx, 2], coefs, consts, integer)
-    bad = [k for k, o in zip(keys, opts) if o.status != "interior"]
-    if bad:
-        i, name, v = bad[0]
-        raise ValueError(f"no interior optimum of N at configuration {configs[i]} with {name} = {v!r}")
-    found = dict(zip(keys, opts))
-    frames = []
-    for i, _ in enumerate(configs):
-        rows = []
-        for name in names:
-            rows.append({
-                "parameter": name, "value": float(base[name]),
-                "elasticity_n_star": log_elasticity(lambda v: found[(i, name, v)].n_star, base[name], h),
-                "elasticity_t": log_elasticity(lambda v: found[(i, name, v)].tokens_per_flop, base[name], h),
-            })
-        frames.append(pd.DataFrame(rows))
-    return frames
-
-
-def elasticities(
-    m: float, d_draft: float, d_target: float,
-    coefficients: AcceptanceCoefficients = PAPER_EQ5, constants: LossConstants | str = BESIROGLU_2024,
-    integer: bool = False, h: float = 1e-3,
-) -> pd.DataFrame:
-    """Elasticities of ``N*`` and of ``T(N*)`` with respect to the Eq. 5 coefficients ``A, B, C``
-    and the loss-law constants ``E, A, B, a, b`` (``A_loss``, ``B_loss``), by central finite
-    differences in log space (:func:`log_elasticity`), at one configuration, with ``N*`` searched
-    as :func:`sdsl.optimal_draft_size` does (range ``(1e7, M)``, 97-point scan, refinement to
-    1e-12 in ``log N``), all perturbed optima at once."""
-    m = float(as_positive(m, "m (target parameters)"))
-    d_draft = float(as_positive(d_draft, "d_draft (draft pre-training tokens)"))
-    d_target = float(as_positive(d_target, "d_target (target pre-training tokens)"))
-    return _elasticity_frame([(m, d_draft, d_target)], coefficients, constants, integer, h)[0]
-
-
 def elasticity_table(configs: pd.DataFrame, coefficients: AcceptanceCoefficients = PAPER_EQ5,
                      constants: LossConstants | str = BESIROGLU_2024, integer: bool = False,
                      h: float = 1e-3) -> pd.DataFrame:
@@ -960,9 +313,6 @@ def elasticity_table(configs: pd.DataFrame, coefficients: AcceptanceCoefficients
 
 # ---------------------------------------------------------------------------------------------
 # figures
-
-
-
 
 
 def figure_predicted_observed(predictions: pd.DataFrame, laws: Sequence[str], labels: Mapping[str, str] | None = None):
@@ -1012,10 +362,9 @@ def figure_n_star(variants: pd.DataFrame, targets: Sequence[str], law_order: Seq
     filled = Besiroglu constants, open = Hoffmann; circle = continuous, square = integer gamma.
     Variants without an interior optimum are marked with a cross at the left edge."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     from sdsl.book.style import family_color
-
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     ncol = min(3, len(targets))
     nrow = int(np.ceil(len(targets) / ncol))

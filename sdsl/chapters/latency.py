@@ -19,18 +19,24 @@ import math
 from typing import Sequence
 
 import numpy as np
-from matplotlib.ticker import FuncFormatter
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 from scipy import stats
 
 from sdsl import data as _data
 from sdsl._validate import as_positive
-from sdsl.model.laws import BESIROGLU_2024, PAPER_EQ5, AcceptanceCoefficients, LossConstants, resolve_constants
-from sdsl.chapters.optimal_draft import family_tokens
 from sdsl.book.style import family_color
+from sdsl.chapters.optimal_draft import family_tokens
 from sdsl.model.compare import equal_to_printed
-from sdsl.model.optimum import optimal_draft_size
+from sdsl.model.laws import (
+    BESIROGLU_2024,
+    PAPER_EQ5,
+    AcceptanceCoefficients,
+    LossConstants,
+    resolve_constants,
+)
+from sdsl.model.optimal_draft import optimal_draft_size
 
 __all__ = [
     "CHAPTER",

@@ -29,6 +29,8 @@ from scipy.optimize import brentq
 
 from sdsl import data as _data
 from sdsl._validate import as_in_range, as_open_unit, as_positive
+from sdsl.book.style import family_color
+from sdsl.model.compare import equal_to_printed
 from sdsl.model.laws import (
     BESIROGLU_2024,
     PAPER_EQ5,
@@ -38,9 +40,7 @@ from sdsl.model.laws import (
     perplexity,
     resolve_constants,
 )
-from sdsl.book.style import family_color
-from sdsl.model.compare import equal_to_printed
-from sdsl.model.optimum import DraftOptimum, optimal_draft_size, throughput_curve
+from sdsl.model.optimal_draft import DraftOptimum, optimal_draft_size, throughput_curve
 from sdsl.model.throughput import optimal_gamma, tokens_per_flop
 
 __all__ = [

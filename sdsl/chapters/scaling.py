@@ -2,7 +2,7 @@
 Figure 5 (method notes, section 8; book chapter "scaling").
 
 * :func:`optimal_draft_sizes`: ``N*`` for many configurations ``(M, D, D')`` at once on Table 7's
-  grid of draft sizes, as a table: the kernel :func:`sdsl.model.optimum.optimal_draft_sizes`
+  grid of draft sizes, as a table: the kernel :func:`sdsl.model.optimal_draft.optimal_draft_sizes`
   (Eq. 9 with Eq. 5 and the Lambert W ``gamma*``; the grid argmax refined by the root of the
   derivative in ``log N``).
 * :func:`table7_grid`: the 288 configurations of the paper's Table 7 (8 target sizes ``M``,
@@ -30,22 +30,30 @@ import numpy as np
 import pandas as pd
 from matplotlib import cm
 from matplotlib.colors import LogNorm
-from matplotlib.ticker import FuncFormatter
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 from numpy.typing import ArrayLike
 
 from sdsl import data as _data
-from sdsl.book.style import fix_layout
 from sdsl._validate import as_positive
+from sdsl.book.style import fix_layout
+from sdsl.model import optimal_draft as _optimal_draft
+from sdsl.model import optimum as _optimum
+from sdsl.model.compare import equal_to_printed
 from sdsl.model.laws import (
     BESIROGLU_2024,
     PAPER_EQ5,
     AcceptanceCoefficients,
     LossConstants,
 )
-from sdsl.model import optimum as _optimum
-from sdsl.model.compare import equal_to_printed
-from sdsl.model.fitting import ols
+from sdsl.model.scaling_law import (
+    TABLE8_TERMS,
+    TABLE9_TERMS,
+    _check_solution,
+    coefficient_table,
+    fit_table8,
+    fit_table9,
+)
 
 __all__ = [
     "SPACINGS",
@@ -73,10 +81,6 @@ __all__ = [
 
 #: Grid spacings: ``"log"`` (``numpy.geomspace``) and ``"linear"`` (``numpy.linspace``).
 SPACINGS = ("log", "linear")
-#: Regressors of Table 8, in the paper's order: intercept, 1/M, ln D, ln D'.
-TABLE8_TERMS = ("mu", "M0", "g", "g_prime")
-#: Regressors of Table 9: M and the intercept.
-TABLE9_TERMS = ("mu", "M0")
 
 
 # --------------------------------------------------------------------------------------------
@@ -171,7 +175,7 @@ def optimal_draft_sizes(
     exhaustive: bool = False,
 ) -> pd.DataFrame:
     """``N*`` for many configurations on a shared draft-size grid, as a table: the kernel
-    :func:`sdsl.model.optimum.optimal_draft_sizes` (the paper's Eq. 9 with Eq. 5 and the closed-form
+    :func:`sdsl.model.optimal_draft.optimal_draft_sizes` (the paper's Eq. 9 with Eq. 5 and the closed-form
     ``gamma*``; grid argmax refined by the root of the derivative in ``log N``).
 
     Parameters
@@ -200,7 +204,7 @@ def optimal_draft_sizes(
     grid_n = n_grid("log") if n is None else n
     if np.shape(grid_n)[-1] < 3:
         raise ValueError(f"n (draft-size grid) needs at least 3 points, got {np.shape(grid_n)[-1]}")
-    o = _optimum.optimal_draft_sizes(m, d_draft, d_target, grid_n, constants, coefficients, integer,
+    o = _optimal_draft.optimal_draft_sizes(m, d_draft, d_target, grid_n, constants, coefficients, integer,
                                      refine=refine, exhaustive=exhaustive)
     k = len(o)
     mm, dd, pp = (np.broadcast_to(np.atleast_1d(np.asarray(v, dtype=float)), (k,)) for v in (m, d_draft, d_target))
@@ -250,57 +254,6 @@ def solve_table7(spacing: str = "log", n_spacing: str = "log", d_high: float | N
 
 # --------------------------------------------------------------------------------------------
 # regressions (Tables 8 and 9)
-
-
-def _check_solution(solution: pd.DataFrame) -> pd.DataFrame:
-    needed = ("m", "d_draft", "d_target", "n_star")
-    missing = [c for c in needed if c not in solution.columns]
-    if missing:
-        raise ValueError(f"solution lacks column(s) {missing}; expected the output of optimal_draft_sizes")
-    if len(solution) < 5:
-        raise ValueError(f"a scaling regression needs at least 5 configurations, got {len(solution)}")
-    for col in needed:
-        as_positive(solution[col].to_numpy(), f"solution column {col}")
-    return solution
-
-
-def fit_table8(solution: pd.DataFrame):
-    """OLS of ``N*/M = mu + M0 / M + g ln D + g' ln D'`` (the paper's Table 8) with HC3
-    standard errors, solved on a centred and scaled design and reported in the paper's units
-    (:func:`sdsl.model.fitting.ols`; the design as given has condition number ~1e12); returns
-    the :class:`~sdsl.model.fitting.LinearFit` (parameters named :data:`TABLE8_TERMS`)."""
-    s = _check_solution(solution)
-    x = pd.DataFrame({
-        "mu": np.ones(len(s)),
-        "M0": 1.0 / s["m"].to_numpy(),
-        "g": np.log(s["d_draft"].to_numpy()),
-        "g_prime": np.log(s["d_target"].to_numpy()),
-    })
-    return ols(s["n_star"].to_numpy() / s["m"].to_numpy(), x, cov_type="HC3")
-
-
-def fit_table9(solution: pd.DataFrame):
-    """Pooled OLS of ``N* = mu M + M0`` (the paper's Table 9) with HC3 standard errors
-    (:func:`sdsl.model.fitting.ols`, centred and scaled); returns the
-    :class:`~sdsl.model.fitting.LinearFit` (parameters named :data:`TABLE9_TERMS`)."""
-    s = _check_solution(solution)
-    x = pd.DataFrame({"mu": s["m"].to_numpy(), "M0": np.ones(len(s))})
-    return ols(s["n_star"].to_numpy(), x, cov_type="HC3")
-
-
-def coefficient_table(results, level: float = 0.95) -> pd.DataFrame:
-    """parameter, estimate, std_error, moe, ci_lower, ci_upper of fitted statsmodels results
-    (the CI from ``conf_int``: normal quantiles for a robust covariance; moe its half-width)."""
-    ci = results.conf_int(alpha=1.0 - level)
-    out = pd.DataFrame({
-        "parameter": list(results.params.index),
-        "estimate": results.params.to_numpy(),
-        "std_error": results.bse.to_numpy(),
-        "ci_lower": ci.iloc[:, 0].to_numpy(),
-        "ci_upper": ci.iloc[:, 1].to_numpy(),
-    })
-    out.insert(3, "moe", (out["ci_upper"] - out["ci_lower"]) / 2.0)
-    return out
 
 
 def beside_paper(ours: pd.DataFrame, paper: pd.DataFrame, tolerance: pd.DataFrame | None = None) -> pd.DataFrame:

@@ -25,7 +25,12 @@ from __future__ import annotations
 
 import math
 
-from sdsl.measure.estimators import AlphaEstimate, _binomial_interval, _check_interval, _check_level
+from sdsl.measure.estimators import (
+    AlphaEstimate,
+    _binomial_interval,
+    _check_interval,
+    _check_level,
+)
 
 __all__ = ["alpha_from_trial_bounds"]
 

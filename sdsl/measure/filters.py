@@ -55,7 +55,10 @@ def warped_probs(logits: "torch.Tensor", temperature: float, top_k: int = 0, top
     A tensor of the shape of ``logits``, each row a distribution over the kept tokens.
     """
     import torch
-    from transformers.generation.logits_process import TopKLogitsWarper, TopPLogitsWarper
+    from transformers.generation.logits_process import (
+        TopKLogitsWarper,
+        TopPLogitsWarper,
+    )
 
     x = logits.double() / float(temperature)
     flat = x.reshape(-1, x.shape[-1])

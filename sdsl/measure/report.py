@@ -17,7 +17,7 @@ measured alpha into:
 * with the draft family's tokens ``D`` and the target's ``D'`` (a preset gives both): ``N*``, the
   throughput-optimal draft size, from the paper's acceptance plane (Eq. 5, Table 3's ``A`` and
   ``B``) with its intercept ``C`` recalibrated so that the plane passes through the measured alpha
-  at the measured draft (:func:`sdsl.model.optimum.optimal_draft_size`, integer ``gamma``), and its range
+  at the measured draft (:func:`sdsl.model.optimal_draft.optimal_draft_size`, integer ``gamma``), and its range
   over the interval of alpha.
 
 Exit status: 0 with at least one alpha, 1 when every series was idle or unusable, 2 on bad input
@@ -154,9 +154,15 @@ def _n_star(alpha: float, ctx: PlanContext):
     recalibrated plane stays inside (0, 1) (alpha is monotone in N)."""
     import numpy as np
 
-    from sdsl.model.laws import BESIROGLU_2024, PAPER_EQ5, AcceptanceCoefficients, acceptance_rate, perplexity
+    from sdsl.model.laws import (
+        BESIROGLU_2024,
+        PAPER_EQ5,
+        AcceptanceCoefficients,
+        acceptance_rate,
+        perplexity,
+    )
+    from sdsl.model.optimal_draft import optimal_draft_size
     from sdsl.plan import DEFAULT_N_LOW
-    from sdsl.model.optimum import optimal_draft_size
 
     x = float(perplexity(ctx.draft_params, ctx.draft_tokens, BESIROGLU_2024))
     y = float(perplexity(ctx.target_params, ctx.target_tokens, BESIROGLU_2024))

@@ -101,7 +101,9 @@ def record_assisted_iterations(target: Any) -> Iterator[list[tuple[int, int]]]:
 def _register_unpruned_translator(target: Any, draft: Any, target_tokenizer: Any, draft_tokenizer: Any) -> None:
     """Put an unpruned ``AssistantToTargetTranslator`` for this tokenizer pair into transformers'
     cache (module docstring); ``generate`` then reuses it instead of pruning the draft."""
-    from transformers.generation.candidate_generator import AssistantVocabTranslatorCache
+    from transformers.generation.candidate_generator import (
+        AssistantVocabTranslatorCache,
+    )
 
     AssistantVocabTranslatorCache.get_translator(
         target_tokenizer, draft_tokenizer, target.config.get_text_config().vocab_size, assistant_model=draft,
@@ -126,14 +128,14 @@ def universal_generate(target: Any, draft: Any, target_tokenizer: Any, draft_tok
 
     Returns
     -------
-    :class:`sdsl.measure.harness.GenerationResult` with the new tokens and per-iteration ``drafted`` /
+    :class:`sdsl.measure.sampling.GenerationResult` with the new tokens and per-iteration ``drafted`` /
     ``accepted`` (target tokens; the last iteration dropped), ``evaluated = min(accepted + 1,
     drafted)`` and ``beta_sum`` NaN (no ``min(p, q)`` across vocabularies), and TTOT.
     """
     import torch
 
-    from sdsl.measure.harness import GenerationResult, _check_decoding_args
     from sdsl.measure.filters import check_filters
+    from sdsl.measure.sampling import GenerationResult, _check_decoding_args
 
     max_new_tokens, temperature = _check_decoding_args(max_new_tokens, temperature)
     top_k, top_p = check_filters(top_k, top_p)
@@ -175,7 +177,12 @@ def measure_universal(draft: Any, target: Any, prompts: Sequence[str], *, gammas
     """
     from tqdm.auto import tqdm
 
-    from sdsl.measure.harness import ITERATION_COLUMNS, REQUEST_COLUMNS, Measurement, _seed_for
+    from sdsl.measure.harness import (
+        ITERATION_COLUMNS,
+        REQUEST_COLUMNS,
+        Measurement,
+        _seed_for,
+    )
     from sdsl.measure.local import load_model, load_tokenizer
 
     if not prompts:

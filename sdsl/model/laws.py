@@ -162,7 +162,7 @@ def acceptance_rate(
 
     ``x`` is the draft's perplexity and ``y`` the target's (both >= 1). The plane is an empirical
     fit: far from the paper's data it can leave (0, 1); callers that need a valid rate check it
-    (see :func:`sdsl.model.optimum.optimal_draft_size`).
+    (see :func:`sdsl.model.optimal_draft.optimal_draft_size`).
     """
     x = as_positive(draft_ppl, "draft_ppl (draft perplexity)")
     y = as_positive(target_ppl, "target_ppl (target perplexity)")

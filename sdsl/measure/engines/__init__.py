@@ -13,7 +13,13 @@ uncertainty (method notes, section 9).
 Every reader returns an :class:`~.types.EngineRead` of :class:`~.types.AlphaReading` s.
 """
 
-from sdsl.measure.engines.detect import FORMATS, detect_format, read_files, read_text, read_texts
+from sdsl.measure.engines.detect import (
+           FORMATS,
+           detect_format,
+           read_files,
+           read_text,
+           read_texts,
+)
 from sdsl.measure.engines.types import AlphaReading, EngineRead, ShortDrafts, Skipped
 
 __all__ = ["FORMATS", "detect_format", "read_files", "read_text", "read_texts", "AlphaReading", "EngineRead",

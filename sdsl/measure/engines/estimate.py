@@ -11,7 +11,7 @@ Three kinds of input, three functions:
   per-step arrays): :func:`~sdsl.measure.estimators.alpha_from_accepted` and the cluster bootstrap over
   requests :func:`~sdsl.measure.estimators.alpha_bootstrap`;
 * :func:`from_mean_length` -- only a mean acceptance length (SGLang, TensorRT-LLM, vLLM V0's log):
-  :func:`~sdsl.measure.estimators.alpha_from_mean_tokens`, which inverts ``E(alpha, k)`` (method notes,
+  :func:`~sdsl.measure.mean_tokens.alpha_from_mean_tokens`, which inverts ``E(alpha, k)`` (method notes,
   section 1). This assumes a chain draft of ``k`` tokens accepted position by position; for tree
   drafts (several candidates per position) the mean length is not ``E(alpha, k)``.
 """
@@ -23,16 +23,16 @@ from typing import Sequence
 
 import numpy as np
 
+from sdsl.measure.bounds import alpha_from_trial_bounds
+from sdsl.measure.engines.types import AlphaReading, Labels, ShortDrafts, label_text
 from sdsl.measure.estimators import (
     AlphaEstimate,
     alpha_bootstrap,
     alpha_from_accepted,
-    alpha_from_mean_tokens,
     alpha_from_position_counts,
     constant_alpha_test,
 )
-from sdsl.measure.bounds import alpha_from_trial_bounds
-from sdsl.measure.engines.types import AlphaReading, Labels, ShortDrafts, label_text
+from sdsl.measure.mean_tokens import alpha_from_mean_tokens
 
 __all__ = ["from_position_counts", "from_iterations", "from_mean_length", "invert_mean_length",
            "reduction_bound", "CHAIN_ONLY"]
@@ -250,7 +250,7 @@ def from_mean_length(
     notes: Sequence[str] = (),
 ) -> AlphaReading:
     """Alpha by inverting the mean acceptance length ``E(alpha, k)`` (bonus token included) with
-    :func:`sdsl.measure.estimators.alpha_from_mean_tokens`: the delta-method interval from ``n_iterations``
+    :func:`sdsl.measure.mean_tokens.alpha_from_mean_tokens`: the delta-method interval from ``n_iterations``
     verification steps. Without a count (an interval gauge) the interval cannot be computed: it is
     NaN and the reading says why. Labelled valid for chain drafts only (:data:`CHAIN_ONLY`)."""
     where = f"{path} ({label_text(labels)})"

@@ -15,7 +15,7 @@ by ``model_name`` and ``engine_type``:
 With ``k`` the draft length (``--gamma``, or the ``max_draft_len`` label of
 ``trtllm_speculative_config_info`` when exported) the steps are ``draft tokens / k``, the mean
 acceptance length ``1 + k x accepted / draft tokens``, inverted with its delta-method interval
-(:func:`sdsl.measure.estimators.alpha_from_mean_tokens`). Drafts shorter than ``k`` mean more steps than
+(:func:`sdsl.measure.mean_tokens.alpha_from_mean_tokens`). Drafts shorter than ``k`` mean more steps than
 ``draft tokens / k``: the estimate is then too high, which the reading says when ``draft tokens``
 is not a multiple of ``k``. The gauge alone gives a point for one iteration only.
 """
@@ -28,7 +28,13 @@ from typing import Sequence
 
 from sdsl.measure.engines import estimate as E
 from sdsl.measure.engines.prometheus import Scrape, counter_values, delta_values
-from sdsl.measure.engines.types import EngineRead, Labels, ShortDrafts, Skipped, label_text
+from sdsl.measure.engines.types import (
+    EngineRead,
+    Labels,
+    ShortDrafts,
+    Skipped,
+    label_text,
+)
 
 __all__ = ["read_trtllm", "PREFIX"]
 

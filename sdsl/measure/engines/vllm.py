@@ -36,7 +36,13 @@ from typing import Sequence
 
 from sdsl.measure.engines import estimate as E
 from sdsl.measure.engines.prometheus import Scrape, count
-from sdsl.measure.engines.types import AlphaReading, EngineRead, Labels, Skipped, label_text
+from sdsl.measure.engines.types import (
+    AlphaReading,
+    EngineRead,
+    Labels,
+    Skipped,
+    label_text,
+)
 
 __all__ = ["SpecCounters", "spec_counters", "counters_delta", "pool_engines", "readings_from_counters",
            "read_scrapes", "COUNTERS"]

@@ -179,7 +179,7 @@ def test_figure_data_are_compared_by_the_policy(tmp_path):
 def test_pixels_of_sampled_figures_are_not_compared(tmp_path):
     for root, y in ((tmp_path / "old", 1.0), (tmp_path / "new", 1.8)):
         fig = _figure(y)
-        save_figure(fig, "measure_acceptance", "figure1", root / "measure_acceptance",
+        save_figure(fig, "measure_acceptance", "fig_accepted", root / "measure_acceptance",
                     data=pd.DataFrame({"accepted": [1, 2, 3, 2, 1, 2]}))
         plt.close(fig)
     report = compare_trees(tmp_path / "old", tmp_path / "new", diff_dir=tmp_path / "d")

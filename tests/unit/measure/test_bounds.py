@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from engine_fixtures import per_pos, simulate
 
-from sdsl.measure.estimators import alpha_from_accepted, alpha_from_position_counts
 from sdsl.measure.bounds import alpha_from_trial_bounds
 from sdsl.measure.engines.estimate import from_position_counts, reduction_bound
+from sdsl.measure.estimators import alpha_from_accepted, alpha_from_position_counts
 
 
 def test_equal_bounds_give_the_binomial_interval():

@@ -7,7 +7,12 @@ from __future__ import annotations
 import pytest
 from engine_fixtures import ENG, ROOT
 
-from sdsl.measure.engines.prometheus import counter_values, delta_values, looks_like_prometheus, parse_scrape
+from sdsl.measure.engines.prometheus import (
+    counter_values,
+    delta_values,
+    looks_like_prometheus,
+    parse_scrape,
+)
 
 
 def test_old_fixtures_parse_with_every_sample():

@@ -9,8 +9,8 @@ import math
 import pytest
 from engine_fixtures import ENG
 
-from sdsl.measure.estimators import alpha_from_mean_tokens
 from sdsl.measure.engines import read_files, read_text
+from sdsl.measure.mean_tokens import alpha_from_mean_tokens
 
 
 def _value(text: str, name: str) -> float:

@@ -13,8 +13,8 @@ pytest.importorskip("transformers")
 
 from chisq import chisquare  # noqa: E402  (the shared chi-square machinery)
 
-from sdsl.measure import harness as H  # noqa: E402
 from sdsl.measure import local as L  # noqa: E402
+from sdsl.measure import sampling as S  # noqa: E402
 from sdsl.measure.cache import check_croppable_cache  # noqa: E402
 from sdsl.measure.filters import check_filters, warped_probs  # noqa: E402
 
@@ -83,7 +83,7 @@ def test_speculative_sampling_stays_lossless_under_the_filters(tiny, top_k, top_
     accepted = []
     for i in range(n):
         gen = torch.Generator().manual_seed(2000 + i)
-        r = H.speculative_generate(tm, dm, prompt, gamma=2, max_new_tokens=4, temperature=1.0, generator=gen,
+        r = S.speculative_generate(tm, dm, prompt, gamma=2, max_new_tokens=4, temperature=1.0, generator=gen,
                                    top_k=top_k, top_p=top_p)
         c2[r.tokens[1]] += 1
         c3[r.tokens[2]] += 1
@@ -98,7 +98,7 @@ def test_speculative_sampling_stays_lossless_under_the_filters(tiny, top_k, top_
     # the plain-decoding baseline samples the same filtered distribution
     plain = np.zeros(vocab)
     for i in range(n):
-        r = H.autoregressive_generate(tm, prompt, max_new_tokens=2, temperature=1.0, top_k=top_k, top_p=top_p,
+        r = S.autoregressive_generate(tm, prompt, max_new_tokens=2, temperature=1.0, top_k=top_k, top_p=top_p,
                                       generator=torch.Generator().manual_seed(9000 + i))
         plain[r.tokens[1]] += 1
     assert chisquare(plain, p2).pvalue > 1e-3
@@ -107,8 +107,8 @@ def test_speculative_sampling_stays_lossless_under_the_filters(tiny, top_k, top_
 def test_greedy_ignores_the_filters(tiny):
     dm, tm, tok = tiny
     ids = tok("abc")["input_ids"]
-    a = H.speculative_generate(tm, dm, ids, gamma=3, max_new_tokens=8, top_k=2, top_p=0.5)
-    b = H.autoregressive_generate(tm, ids, max_new_tokens=8)
+    a = S.speculative_generate(tm, dm, ids, gamma=3, max_new_tokens=8, top_k=2, top_p=0.5)
+    b = S.autoregressive_generate(tm, ids, max_new_tokens=8)
     assert a.tokens == b.tokens
 
 
@@ -119,10 +119,10 @@ def test_stateful_models_and_uncroppable_caches_are_refused(tiny, monkeypatch):
     mamba = MambaForCausalLM(MambaConfig(vocab_size=tm.config.vocab_size, hidden_size=16, num_hidden_layers=1,
                                          state_size=4, intermediate_size=32, conv_kernel=2)).eval()
     with pytest.raises(ValueError, match="target model MambaForCausalLM keeps a recurrent state"):
-        H.speculative_generate(mamba, dm, [2, 3], gamma=2, max_new_tokens=4)
+        S.speculative_generate(mamba, dm, [2, 3], gamma=2, max_new_tokens=4)
     monkeypatch.setattr(DynamicCache, "is_croppable", property(lambda self: False))
     with pytest.raises(ValueError, match="target model GPT2LMHeadModel: its cache \\(DynamicCache.*cannot be cropped"):
-        H.speculative_generate(tm, dm, [2, 3], gamma=2, max_new_tokens=4)
+        S.speculative_generate(tm, dm, [2, 3], gamma=2, max_new_tokens=4)
 
 
 def test_check_croppable_cache_names_the_layers():

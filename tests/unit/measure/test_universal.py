@@ -14,10 +14,15 @@ pytest.importorskip("transformers")
 
 from chisq import chisquare  # noqa: E402
 
-from sdsl.measure import harness as H  # noqa: E402
 from sdsl.measure import local as L  # noqa: E402
+from sdsl.measure import sampling as S  # noqa: E402
 from sdsl.measure.estimators import alpha_from_accepted  # noqa: E402
-from sdsl.measure.universal import configure_assistant, measure_universal, summarize_universal, universal_generate  # noqa: E402
+from sdsl.measure.universal import (  # noqa: E402
+    configure_assistant,
+    measure_universal,
+    summarize_universal,
+    universal_generate,
+)
 from sdsl.paths import DATA  # noqa: E402
 
 torch.set_num_threads(1)
@@ -93,10 +98,10 @@ def test_the_harness_refuses_these_pairs_and_universal_decodes_them(target, perm
     tm, tok = target
     dm, dtok = permuted
     with pytest.raises(ValueError, match="vocabularies differ"):
-        H.check_same_vocabulary(dm, tm, dtok, tok)
+        S.check_same_vocabulary(dm, tm, dtok, tok)
     ids = tok(TEXTS[0])["input_ids"]
     r = universal_generate(tm, dm, tok, dtok, ids, gamma=4, max_new_tokens=24)
-    assert r.tokens == H.autoregressive_generate(tm, ids, max_new_tokens=24).tokens
+    assert r.tokens == S.autoregressive_generate(tm, ids, max_new_tokens=24).tokens
     # the same function under another vocabulary: every candidate is accepted
     assert r.drafted and all(a == d for a, d in zip(r.accepted, r.drafted))
     assert alpha_from_accepted(r.accepted, r.drafted).alpha == 1.0
@@ -131,7 +136,7 @@ def test_other_token_boundaries_greedy_is_exact_and_counts_add_up(target, bigram
     for j, text in enumerate(TEXTS[:4]):
         ids = tok(text)["input_ids"]
         r = universal_generate(tm, dm, tok, dtok, ids, gamma=3, max_new_tokens=30)
-        assert r.tokens == H.autoregressive_generate(tm, ids, max_new_tokens=30).tokens
+        assert r.tokens == S.autoregressive_generate(tm, ids, max_new_tokens=30).tokens
         # every iteration but the last produces accepted + 1 tokens
         assert sum(r.accepted) + len(r.accepted) < 30 and len(r.tokens) == 30
     summary = summarize_universal(m, np.random.default_rng(0), n_resamples=200)

@@ -3,11 +3,11 @@ defaults (the paper) and with a user's own measurements, and writes the right ar
 
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import pandas as pd
 import pytest
+from glued import glued as read_glued
 
 from sdsl import data
 from sdsl.chapters import acceptance as fits
@@ -17,19 +17,6 @@ pytestmark = pytest.mark.slow
 
 TABLES = ("table1", "table2", "table3", "table3_implied_df", "table4", "table4_vs_paper", "eq5_coefficients")
 FIGURES = ("figure1", "figure3")
-
-
-def _glued(nb_path) -> dict[str, object]:
-    """Glued values of an executed notebook (myst-nb stores them as display data)."""
-    nb = json.loads(nb_path.read_text(encoding="utf-8"))
-    out = {}
-    for cell in nb["cells"]:
-        for o in cell.get("outputs", []):
-            meta = o.get("metadata", {}).get("scrapbook", {})
-            if meta:
-                prefix = meta.get("mime_prefix", "")
-                out[meta["name"]] = o["data"].get(f"{prefix}text/plain", o["data"].get("text/plain"))
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +57,7 @@ def test_default_run_tables_are_the_paper(default_run):
 
 def test_default_run_glues_plain_numbers(default_run):
     nb, _ = default_run
-    glued = _glued(nb)
+    glued = read_glued(nb)
     assert glued["acceptance_paper_n"] == "130"
     assert glued["acceptance_t4_equal"] == "60"
     assert float(glued["acceptance_refit_B"]) == pytest.approx(0.00798, abs=5e-6)

@@ -330,20 +330,6 @@ def test_data_effects_and_ratio_band(primary):
 # ------------------------------------------------------------------------------ the notebook
 
 
-def test_notebook_executes(tmp_path):
-    from sdsl.build.pipeline import execute_notebook
-
-    path = execute_notebook("scaling", output_dir=tmp_path / "executed", artifacts=tmp_path / "artifacts")
-    assert path.is_file()
-    out = tmp_path / "artifacts" / "scaling"
-    for name in ("table7.csv", "table8.csv", "table9.csv", "fit_metrics.csv", "variants.csv",
-                 "grid_solution.csv", "figure5.svg", "figure5.png"):
-        assert (out / name).is_file(), name
-    t9 = pd.read_csv(out / "table9.csv").set_index("parameter")
-    assert t9["paper_in_our_ci"].all() and t9["ours_in_paper_ci"].all()
-    assert len(pd.read_csv(out / "grid_solution.csv")) == 288
-
-
 def test_integer_draft_length_agrees_with_scalar_optimiser():
     cfg = grid.table7_grid("log", WIDE, WIDE).iloc[[0, 100, 287]]
     sol = grid.optimal_draft_sizes(cfg["m"], cfg["d_draft"], cfg["d_target"], integer=True)

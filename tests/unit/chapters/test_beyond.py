@@ -12,6 +12,7 @@ import pytest
 import sdsl
 from sdsl import data
 from sdsl.chapters import beyond as lc
+from sdsl.model import law_optimum, sensitivity
 
 
 @pytest.fixture(scope="module")
@@ -281,7 +282,7 @@ def test_batched_solver_matches_one_at_a_time_and_brute_force(fitted):
             if i:
                 continue
             n = np.geomspace(one.n_star / 1.05, one.n_star * 1.05, 200_001)
-            a = fl.alpha(lc._features_at(n, r["m"], r["d_draft"], r["d_target"], c), r["target"])
+            a = fl.alpha(law_optimum._features_at(n, r["m"], r["d_draft"], r["d_target"], c), r["target"])
             t = sdsl.tokens_per_flop(a, n, r["m"], sdsl.optimal_gamma(a, n, r["m"]))
             assert b.n_star == pytest.approx(n[np.argmax(t)], rel=2e-6)  # the dense grid's step is 5e-7
             assert b.tokens_per_flop >= t.max() * (1 - 1e-12)
@@ -297,7 +298,7 @@ def test_elasticities_match_scalar_optimiser():
         base = el.loc[name, "value"]
 
         def f(v, name=name):
-            co, cs = lc._perturbed(sdsl.PAPER_EQ5, sdsl.BESIROGLU_2024, name, v)
+            co, cs = sensitivity._perturbed(sdsl.PAPER_EQ5, sdsl.BESIROGLU_2024, name, v)
             return sdsl.optimal_draft_size(m, d, dp, constants=cs, coefficients=co)
 
         assert el.loc[name, "elasticity_n_star"] == pytest.approx(
@@ -369,28 +370,3 @@ def test_elasticity_of_n_star_is_step_independent():
 # -------------------------------------------------------------------------------- the notebook
 
 
-@pytest.mark.slow
-def test_notebook_executes(tmp_path):
-    import nbformat
-
-    from sdsl.build.pipeline import execute_notebook
-
-    params = {"n_resamples": 300, "sweep_points": 7, "seed": 5}
-    nb = execute_notebook("beyond", params, output_dir=tmp_path, artifacts=tmp_path / "art")
-    art = tmp_path / "art" / "beyond"
-    for name in ("law_ranking.csv", "law_parameters.csv", "table4_check.csv", "cv_predictions.csv",
-                 "n_star_variants.csv", "n_star_spread.csv", "ratio_sweep.csv", "ratio_rule.csv",
-                 "elasticities.csv", "fig_predicted_observed.svg", "fig_n_star.svg", "fig_ratio.svg",
-                 "fig_tornado.svg", "fig_tornado.png"):
-        assert (art / name).is_file(), name
-    rank = pd.read_csv(art / "law_ranking.csv")
-    assert set(rank["scheme"]) == {"leave one draft out", "leave one target out"}
-    glued = {}
-    for cell in nbformat.read(nb, as_version=4).cells:
-        for o in cell.get("outputs", []):
-            name = o.get("metadata", {}).get("scrapbook", {}).get("name")
-            if name:
-                glued[name] = next(v for k, v in o["data"].items() if k.endswith("text/plain"))
-    lodo = rank[rank["scheme"] == "leave one draft out"].sort_values("rank")
-    assert glued["beyond_best_lodo_law"].strip("'") == lodo["law"].iloc[0]
-    assert float(glued["beyond_best_lodo_rmse"]) == pytest.approx(lodo["rmse"].iloc[0], rel=1e-12)

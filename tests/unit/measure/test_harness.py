@@ -16,7 +16,6 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 import numpy as np
 import pytest
-from scipy import stats
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -24,6 +23,8 @@ pytest.importorskip("transformers")
 from chisq import chisquare  # noqa: E402
 
 from sdsl.measure import harness as H  # noqa: E402
+
+from sdsl.measure import sampling as S  # noqa: E402
 from sdsl.measure import local as L  # noqa: E402
 from sdsl.paths import DATA  # noqa: E402
 
@@ -61,8 +62,8 @@ def test_greedy_speculative_equals_target_greedy(loaded, gamma):
     dm, tm, tok = loaded
     for prompt in PROMPTS[:3]:
         ids = tok(prompt)["input_ids"]
-        plain = H.autoregressive_generate(tm, ids, max_new_tokens=20)
-        spec = H.speculative_generate(tm, dm, ids, gamma=gamma, max_new_tokens=20)
+        plain = S.autoregressive_generate(tm, ids, max_new_tokens=20)
+        spec = S.speculative_generate(tm, dm, ids, gamma=gamma, max_new_tokens=20)
         assert spec.tokens == plain.tokens
         assert len(spec.tokens) == 20
         assert sum(spec.accepted) + len(spec.accepted) + 1 == 20  # accepted + corrections + first
@@ -74,7 +75,7 @@ def test_greedy_matches_transformers_generate(loaded):
     ids = tok(PROMPTS[4])["input_ids"]
     ref = tm.generate(torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
                       max_new_tokens=16, do_sample=False, pad_token_id=tok.eos_token_id)
-    spec = H.speculative_generate(tm, dm, ids, gamma=4, max_new_tokens=16)
+    spec = S.speculative_generate(tm, dm, ids, gamma=4, max_new_tokens=16)
     assert spec.tokens == ref[0, len(ids):].tolist()
 
 
@@ -115,7 +116,7 @@ def test_sampling_distribution_is_the_targets(tmp_path):
     accepted = []
     for i in range(n):
         gen = torch.Generator().manual_seed(1000 + i)
-        r = H.speculative_generate(tm, dm, prompt, gamma=2, max_new_tokens=4,
+        r = S.speculative_generate(tm, dm, prompt, gamma=2, max_new_tokens=4,
                                    temperature=temperature, generator=gen)
         counts2[r.tokens[1]] += 1
         counts3[r.tokens[2]] += 1
@@ -185,19 +186,19 @@ def test_different_vocabularies_are_refused(tmp_path, pair):
     with pytest.raises(ValueError, match="vocabularies differ"):
         H.measure_acceptance(draft, target, PROMPTS[:1], gammas=[2], max_new_tokens=4, progress=False)
     with pytest.raises(ValueError, match="vocabularies differ"):
-        H.speculative_generate(L.load_model(target), L.load_model(draft), [2, 3], gamma=2, max_new_tokens=4)
+        S.speculative_generate(L.load_model(target), L.load_model(draft), [2, 3], gamma=2, max_new_tokens=4)
 
 
 def test_invalid_arguments(loaded):
     dm, tm, _ = loaded
     with pytest.raises(ValueError, match="gamma"):
-        H.speculative_generate(tm, dm, [2, 3], gamma=0, max_new_tokens=4)
+        S.speculative_generate(tm, dm, [2, 3], gamma=0, max_new_tokens=4)
     with pytest.raises(ValueError, match="max_new_tokens"):
-        H.speculative_generate(tm, dm, [2, 3], gamma=2, max_new_tokens=0)
+        S.speculative_generate(tm, dm, [2, 3], gamma=2, max_new_tokens=0)
     with pytest.raises(ValueError, match="temperature"):
-        H.speculative_generate(tm, dm, [2, 3], gamma=2, max_new_tokens=4, temperature=-1)
+        S.speculative_generate(tm, dm, [2, 3], gamma=2, max_new_tokens=4, temperature=-1)
     with pytest.raises(ValueError, match="input_ids"):
-        H.speculative_generate(tm, dm, [], gamma=2, max_new_tokens=4)
+        S.speculative_generate(tm, dm, [], gamma=2, max_new_tokens=4)
     with pytest.raises(ValueError, match="prompts"):
         H.measure_acceptance(dm, tm, [], progress=False)
 
@@ -215,29 +216,3 @@ def test_prompts_file_and_provenance():
     assert len(set(PROMPTS)) == len(PROMPTS)
 
 
-@pytest.mark.slow
-def test_notebook_runs_with_small_parameters(tmp_path):
-    """The chapter executes through papermill (the project's executor) and writes its tables; the
-    summary row validates against the acceptance schema."""
-    import pandas as pd
-
-    from sdsl import data
-    from sdsl.build.pipeline import execute_notebook
-
-    params = {"gammas": [2, 3], "n_prompts": 4, "max_new_tokens": 12, "n_resamples": 200}
-    execute_notebook("measure_acceptance", params, output_dir=tmp_path / "executed",
-                     artifacts=tmp_path / "artifacts")
-    out = tmp_path / "artifacts" / "measure_acceptance"
-    for name in ("iterations", "requests", "summary", "acceptance_row", "paper_pair_families"):
-        assert (out / f"{name}.csv").exists(), name
-    for name in ("figure1", "figure2"):
-        assert (out / f"{name}.svg").exists() and (out / f"{name}.png").exists()
-    row = data.load(out / "acceptance_row.csv", schema="acceptance")
-    assert len(row) == 1 and 0 < row["alpha"].iloc[0] < 1
-    summary = pd.read_csv(out / "summary.csv")
-    assert summary["gamma"].tolist() == [2, 3]
-    it = pd.read_csv(out / "iterations.csv")
-    assert list(it.columns) == H.ITERATION_COLUMNS and it["prompt_id"].nunique() == 4
-    fam = pd.read_csv(out / "paper_pair_families.csv")
-    # the paper's cross-family pairs: OPT x Qwen in both directions
-    assert fam.loc[fam["kind"] == "cross family", "pairs"].sum() == 26

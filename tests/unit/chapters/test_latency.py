@@ -11,7 +11,6 @@ import pytest
 
 from sdsl import data
 from sdsl.chapters import latency
-from sdsl.build.pipeline import execute_notebook
 
 
 @pytest.fixture(scope="module")
@@ -129,14 +128,3 @@ def test_stratified_trend_test_enumerates_within_family_permutations(t6):
     assert st.loc["ttot", "p"] == pytest.approx(5 / 48)
 
 
-@pytest.mark.slow
-def test_notebook_executes_and_writes_the_tables(tmp_path, t6):
-    execute_notebook("latency", output_dir=tmp_path / "executed", artifacts=tmp_path / "artifacts")
-    art = tmp_path / "artifacts" / "latency"
-    for name in ("table6", "rank_correlations", "stratified_trend_test"):
-        assert (art / f"{name}.csv").is_file(), name
-    for ext in ("svg", "png"):
-        assert (art / f"figure4.{ext}").stat().st_size > 1000
-    saved = pd.read_csv(art / "table6.csv")
-    assert np.allclose(saved["distance"], t6["distance"], rtol=1e-10)
-    assert saved["distance_within_print"].all()
