@@ -366,6 +366,28 @@ def run(
     return results
 
 
+def _copy_artifacts(book: Path) -> None:
+    """Mirror the artifacts tree into ``book/_static/artifacts`` (served beside the pages, linked by
+    :func:`sdsl.book.links.downloads`); only the artifacts, not the manifest or staging folders."""
+    from sdsl.build.manifest import list_files
+
+    dest = book / "_static" / "artifacts"
+    root = artifacts_root()
+    wanted = set(list_files(root))
+    if dest.exists():
+        for p in sorted(dest.rglob("*"), reverse=True):
+            rel = p.relative_to(dest).as_posix()
+            if p.is_file() and rel not in wanted:
+                p.unlink()
+            elif p.is_dir() and not any(p.iterdir()):
+                p.rmdir()
+    for rel in wanted:
+        target = dest / rel
+        if not target.is_file() or target.read_bytes() != (root / rel).read_bytes():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(root / rel, target)
+
+
 def _book_digest(builder_args: list[str] | None, book: Path = BOOK) -> str:
     """Hash of everything the HTML book is built from: ``book/`` (sources, configuration, the
     executed notebooks) except ``_build``, the lock file and the builder arguments."""
@@ -389,6 +411,8 @@ def build_book(builder_args: list[str] | None = None, force: bool = False, book:
     html = build / "html"
     index = html / "index.html"
     stamp = build / ".inputs"
+    if book == BOOK:  # the project's book links the artifacts it shows
+        _copy_artifacts(book)
     digest = _book_digest(builder_args, book)
     clean_stale(build)
     if not force and index.is_file() and stamp.is_file() and stamp.read_text() == digest:
