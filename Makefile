@@ -7,14 +7,16 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | sha256sum | cut -c1-16)
 
-.PHONY: help install book notebooks test check accept bench browser-deps lock clean
+.PHONY: help install book notebooks test check accept matrix bench browser-deps lock clean wheel-check
 
 help:
 	@echo "make book     install, execute every notebook with papermill, build book/_build/html/index.html"
 	@echo "make test     install, then run the whole test suite (what CI runs)"
 	@echo "make check    regenerate every table and figure and compare with baseline/"
 	@echo "make accept   make the regenerated outputs the new baseline (on purpose)"
+	@echo "make matrix   the regeneration check under every CPU kernel this machine can run"
 	@echo "make bench    run the benchmark scripts"
+	@echo "make wheel-check  build the wheel, install it in a fresh venv outside the repository, run sdsl there"
 	@echo "make lock     re-pin requirements.lock and environment.yml from requirements.in"
 
 $(STAMP): requirements.lock pyproject.toml
@@ -28,10 +30,10 @@ $(STAMP): requirements.lock pyproject.toml
 install: $(STAMP)
 
 notebooks: install
-	$(BIN)/python -m sdsl.pipeline run
+	$(BIN)/python -m sdsl.build.pipeline run
 
 book: install
-	$(BIN)/python -m sdsl.pipeline book
+	$(BIN)/python -m sdsl.build.pipeline book
 
 # Headless Chromium for the rendered-book test (Debian packages); without root or apt the
 # browser test is skipped and says why.
@@ -45,15 +47,23 @@ browser-deps:
 
 test: install browser-deps
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
-	$(BIN)/python -m sdsl.check
+	$(BIN)/python -m sdsl.build.matrix
+	tools/wheel_check.sh $(PYTHON)
 
 check: install
-	$(BIN)/python -m sdsl.check
+	$(BIN)/python -m sdsl.build.check
 
 accept: install
-	$(BIN)/python -m sdsl.check --accept
+	$(BIN)/python -m sdsl.build.check --accept
+
+matrix: install
+	$(BIN)/python -m sdsl.build.matrix
+
+wheel-check:
+	tools/wheel_check.sh $(PYTHON)
 
 bench: install
+	$(BIN)/python benchmarks/bench_cli.py
 	$(BIN)/python benchmarks/bench_optimum.py
 	$(BIN)/python benchmarks/bench_grid.py
 	$(BIN)/python benchmarks/bench_build.py

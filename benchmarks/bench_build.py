@@ -1,10 +1,10 @@
 """Time the full regeneration of the book and a rebuild when nothing changed.
 
 1. Full regeneration from a warm environment (packages installed, nothing else reused): every
-   notebook of ``notebooks/runs.yml`` executed with papermill (``sdsl.pipeline.run(force=True)``,
+   notebook of ``notebooks/runs.yml`` executed with papermill (``sdsl.build.pipeline.run(force=True)``,
    2 at a time, the scorecard last), then the HTML book built from scratch (``book/_build``
    removed first), warnings as errors.
-2. Rebuild when nothing changed: ``sdsl.pipeline.run()`` (every notebook's inputs are unchanged,
+2. Rebuild when nothing changed: ``sdsl.build.pipeline.run()`` (every notebook's inputs are unchanged,
    so none is executed) and the book build again (Sphinx finds nothing out of date).
 
 Targets on the reference machine: under 60 s and under 10 s. Prints both (no assertion: speed is
@@ -26,7 +26,7 @@ import time
 from contextlib import redirect_stdout
 
 from sdsl.paths import BOOK
-from sdsl.pipeline import build_book, run
+from sdsl.build.pipeline import build_book, run
 
 TARGET_FULL = 60.0
 TARGET_NOCHANGE = 10.0

@@ -4,7 +4,7 @@ Run from the repository root:
 
     .venv/bin/python benchmarks/bench_grid.py [--repeat 5] [--spacing log] [--d-high 1e14]
 
-Prints, in one run: the wall time of :func:`sdsl.grid.optimal_draft_sizes` for all 288
+Prints, in one run: the wall time of :func:`sdsl.chapters.scaling.optimal_draft_sizes` for all 288
 configurations (default coarse-to-fine grid argmax + refinement; best of ``--repeat``), the same
 with the exhaustive evaluation of all 10,000 grid points, the time of a Python loop of
 :func:`sdsl.optimal_draft_size` over the same configurations (one run), the speed-up ratios, and
@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 import sdsl
-from sdsl import grid
+from sdsl.chapters import scaling as grid
 
 from _timing import best_of  # benchmarks/_timing.py, beside this script
 

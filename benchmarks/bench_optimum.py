@@ -7,7 +7,7 @@ Run from the repository root:
 
 Prints, in one run, for each of the six configurations of the paper's Table 5: the wall time of
 :func:`sdsl.optimal_draft_size` (Lambert-W closed form for gamma*, bounded scalar search over
-log N; best of ``--repeat``), the wall time of :func:`sdsl.optimum.brute_force_optimum` (every
+log N; best of ``--repeat``), the wall time of :func:`sdsl.chapters.optimal_draft.brute_force_optimum` (every
 pair of the paper's Table 7 N grid, 10,000 points in [1e8, 1e10], and a gamma grid of spacing
 ``--gamma-step`` in [0, ``--gamma-max``]), the ratio of the two, and the relative difference of
 N*; then the totals, the overall ratio and the largest difference of N*. The brute-force N* can
@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 import sdsl
-from sdsl import optimum
+from sdsl.chapters import optimal_draft as optimum
 
 from _timing import best_of  # benchmarks/_timing.py, beside this script
 

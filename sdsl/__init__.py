@@ -1,11 +1,11 @@
 """sdsl: the reproducible companion to "Speculative Decoding Scaling Laws (SDSL): Throughput
 Optimization Made Simple" (Bozorgkhoo and Molybog 2026, arXiv 2603.11053).
 
-The public API re-exports the pure functions of the theory (:mod:`sdsl.theory`,
-:mod:`sdsl.laws`); data loading lives in :mod:`sdsl.data`, paths in :mod:`sdsl.paths`.
+The public API re-exports the pure functions of the theory (:mod:`sdsl.model.throughput`,
+:mod:`sdsl.model.laws`); data loading lives in :mod:`sdsl.data`, paths in :mod:`sdsl.paths`.
 """
 
-from sdsl.laws import (
+from sdsl.model.laws import (
     BESIROGLU_2024,
     HOFFMANN_2022,
     LOSS_CONSTANTS,
@@ -17,14 +17,17 @@ from sdsl.laws import (
     perplexity,
     resolve_constants,
 )
-from sdsl.theory import (
+from sdsl.model.optimal_draft import (
     DraftOptimum,
+    optimal_draft_size,
+    optimal_draft_sizes,
+    throughput_curve,
+)
+from sdsl.model.throughput import (
     expected_tokens,
     flops_per_iteration,
-    optimal_draft_size,
     optimal_gamma,
     optimal_tokens_per_flop,
-    throughput_curve,
     tokens_per_flop,
 )
 
@@ -34,23 +37,26 @@ __version__ = "0.1.0"
 #: Public names that live in heavier modules (statsmodels, scipy.stats): imported on first use so
 #: that `import sdsl` and the `sdsl` command stay fast.
 _LAZY = {
-    "optimal_draft_sizes": "sdsl.grid",
-    "AlphaEstimate": "sdsl.estimators",
-    "ConstantAlphaTest": "sdsl.estimators",
-    "alpha_from_accepted": "sdsl.estimators",
-    "alpha_bootstrap": "sdsl.estimators",
-    "alpha_from_position_counts": "sdsl.estimators",
-    "alpha_from_mean_tokens": "sdsl.estimators",
-    "constant_alpha_test": "sdsl.estimators",
-    "read_spec_decode_counters": "sdsl.vllm_metrics",
+    "AlphaEstimate": "sdsl.measure.estimators",
+    "ConstantAlphaTest": "sdsl.measure.estimators",
+    "alpha_from_accepted": "sdsl.measure.estimators",
+    "alpha_bootstrap": "sdsl.measure.estimators",
+    "alpha_from_position_counts": "sdsl.measure.estimators",
+    "alpha_from_mean_tokens": "sdsl.measure.mean_tokens",
+    "constant_alpha_test": "sdsl.measure.estimators",
+    "read_engine_files": "sdsl.measure.engines",
+    "alpha_from_trial_bounds": "sdsl.measure.bounds",
 }
+
+
+_ALIASES = {"read_engine_files": "read_files"}
 
 
 def __getattr__(name: str):
     if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        return getattr(importlib.import_module(_LAZY[name]), _ALIASES.get(name, name))
     raise AttributeError(f"module 'sdsl' has no attribute {name!r}")
 
 
@@ -67,6 +73,7 @@ __all__ = [
     "acceptance_rate",
     "alpha_bootstrap",
     "alpha_from_accepted",
+    "alpha_from_trial_bounds",
     "alpha_from_mean_tokens",
     "alpha_from_position_counts",
     "constant_alpha_test",
@@ -78,7 +85,7 @@ __all__ = [
     "optimal_gamma",
     "optimal_tokens_per_flop",
     "perplexity",
-    "read_spec_decode_counters",
+    "read_engine_files",
     "resolve_constants",
     "throughput_curve",
     "tokens_per_flop",

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:  # numpy.typing costs import time; the annotations are strings
+    from numpy.typing import ArrayLike
 
 __all__ = ["as_float_array", "as_positive", "as_open_unit", "as_in_range"]
 

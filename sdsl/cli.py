@@ -4,7 +4,10 @@
 
     sdsl plan --preset llama-3-70b
     sdsl plan --target-params 70.6e9 --target-tokens 15e12 --draft-tokens 15e12 --json
-    sdsl presets
+    sdsl presets [--plan]
+    sdsl alpha scrape.txt [--json]            # alpha from a vLLM / llama.cpp / SGLang / TRT-LLM export
+    sdsl plan --preset llama-3.1-70b --hardware h200 --dtype fp8 --batch 1,8,64
+    sdsl speedup --alpha 0.8 --cost-ratio 0.05 --gamma 5
 
 Bad input prints one line on stderr and exits with status 2 (as argparse's own usage errors); the
 message is the ``ValueError`` the notebook ``plan_draft`` raises for the same input
@@ -24,7 +27,9 @@ EXIT_USAGE = 2
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``sdsl`` (sub-commands ``plan`` and ``presets``)."""
+    """The argument parser of ``sdsl`` (sub-commands ``plan``, ``speedup``, ``presets`` and ``alpha``)."""
+    from sdsl import cli_deploy
+
     parser = argparse.ArgumentParser(
         prog="sdsl",
         description=(
@@ -37,14 +42,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     p = sub.add_parser(
         "plan",
-        help="optimal draft size N*, draft length gamma*, acceptance rate, tokens per FLOP and speedup",
+        help="optimal draft size N*, integer draft length, acceptance rate, wall-clock speedup, engine settings",
         description=(
             "Throughput-optimal draft size N* for a target of M parameters trained on D' tokens, with a "
             "draft of the family trained on D tokens: N* maximises tokens per FLOP "
             "T = E(alpha, gamma*) / (2 N gamma* + 2 M) (the paper's Eq. 9), with alpha from the loss law "
             "and the acceptance plane (Eq. 5). Prints N* (parameters), gamma* (draft tokens per "
-            "iteration), alpha (acceptance rate at N*), T(N*) (tokens per FLOP) and the speedup over plain "
-            "decoding, T(N*) * 2M (dimensionless)."
+            "iteration, continuous and the best integer, with the throughput rounding gives up), alpha (acceptance "
+            "rate at N*), T(N*) (tokens per FLOP), the tokens per FLOP ratio T(N*) * 2M (dimensionless; not a "
+            "wall-clock speedup), the wall-clock speedup of Theorem 3.8 (Leviathan et al. 2023) with its cost "
+            "coefficient, vLLM and SGLang settings, and which uncertainties the N* interval includes."
         ),
     )
     tgt = p.add_argument_group("target (a preset, or its size and tokens; explicit values override the preset)")
@@ -72,10 +79,27 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default 0: none)")
     p.add_argument("--seed", metavar="S", default="0", help="seed of the bootstrap (integer, default 0)")
     p.add_argument("--json", action="store_true",
-                   help="print one JSON object (keys n_star, gamma_star, alpha, tokens_per_flop, speedup, "
-                        "plus n_star_ci95 and candidates when asked for) instead of a table")
-    sub.add_parser("presets", help="list the target presets (parameters, tokens, draft family tokens)",
-                   description="List the target presets of data/presets.csv: M in parameters, D' and D in tokens.")
+                   help="print one JSON object (keys n_star, gamma_star, alpha, tokens_per_flop, "
+                        "tokens_per_flop_ratio, gamma_star_continuous, gamma_star_integer, rounding_loss, wall_clock, "
+                        "num_speculative_tokens, engines, suggested_draft, interval, warnings, plus n_star_ci95 and "
+                        "candidates when asked for) instead of a table")
+    cli_deploy.add_plan_arguments(p)
+    cli_deploy.add_speedup_parser(sub)
+    pr = sub.add_parser("presets", help="list the target presets (parameters, tokens, draft family tokens); --plan plans each",
+                        description="List the target presets of data/presets.csv: M in parameters, D' and D in tokens; "
+                                    "with --plan, N*, the integer gamma*, alpha and the tokens per FLOP ratio of each "
+                                    "dense target (mixture-of-experts targets are refused).")
+    cli_deploy.add_presets_arguments(pr)
+    from sdsl.measure import (
+        report as alpha_report,  # argparse only at import: the parser stays light
+    )
+
+    alpha_report.add_arguments(sub.add_parser(
+        "alpha", help="alpha with its interval from a serving engine's metrics, log or per-request JSON",
+        description="Alpha with its interval per model and engine from what a serving engine wrote (format "
+                    "detected), per-position rates with the constant-alpha test, drafts shorter than k, and what the "
+                    "measured alpha implies through the plan. Exit status: 0 with an alpha, 1 when every series is "
+                    "idle or unusable, 2 on bad input."))
     return parser
 
 
@@ -92,22 +116,28 @@ def _plan(args: argparse.Namespace) -> int:
         integer_gamma=args.integer_gamma, n_range=args.n_range, candidates=args.draft_params,
         n_boot=args.bootstrap, seed=args.seed,
     )
+    from sdsl import cli_deploy
+    from sdsl.deployment import deployment_report
+
+    wall = cli_deploy.wall_clock_inputs(args)
     opt = P.plan(inputs)
     result = {
         "n_star": opt.n_star, "gamma_star": opt.gamma_star, "alpha": opt.alpha,
-        "tokens_per_flop": opt.tokens_per_flop, "speedup": opt.speedup,
+        "tokens_per_flop": opt.tokens_per_flop,
     }
     ci = None
     if inputs.n_boot > 0:
         ci = P.n_star_interval(P.bootstrap_n_star(inputs))
         result["n_star_ci95"] = [ci["low"], ci["high"]]
-    cands = P.candidate_shares(inputs, inputs.draft_tokens[0], opt)
+    cands = P.candidate_shares(inputs, inputs.draft_tokens[0], opt) if inputs.candidates else ()
     if len(cands):
         result["candidates"] = [
             {"params": float(r.params), "tokens_per_flop": float(r.tokens_per_flop),
-             "speedup": float(r.speedup), "share_of_optimum": float(r.share_of_optimum)}
+             "tokens_per_flop_ratio": float(r.speedup), "share_of_optimum": float(r.share_of_optimum)}
             for r in cands.itertuples()
         ]
+    report = deployment_report(inputs, opt, wall, args.draft_model, args.target_model)
+    result.update(report)
     if args.json:
         print(json.dumps(result))
         return 0
@@ -126,25 +156,21 @@ def _plan(args: argparse.Namespace) -> int:
         ("gamma* (draft length)", f"{opt.gamma_star:.4g} tokens per iteration"),
         ("alpha at N*", f"{opt.alpha:.4f}"),
         ("T(N*)", f"{opt.tokens_per_flop:.4g} tokens per FLOP"),
-        ("speedup over plain decoding", f"{opt.speedup:.3f}x"),
     ]
-    for r in cands.itertuples():
+    rows += cli_deploy.plan_rows(report)
+    for r in (cands.itertuples() if len(cands) else ()):
         rows.append((f"candidate N = {r.params:.3g}", f"{100 * r.share_of_optimum:.1f} % of the optimum "
-                                                       f"(speedup {r.speedup:.3f}x)"))
+                                                       f"(tokens per FLOP ratio {r.speedup:.3f}x)"))
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{width}}  {v}")
     return 0
 
 
-def _presets() -> int:
-    from sdsl import plan as P
+def _presets(args: argparse.Namespace) -> int:
+    from sdsl import cli_deploy
 
-    df = P.presets()
-    print(f"{'preset':<14} {'model':<14} {'M (params)':>12} {'D_prime (tokens)':>17} {'D (tokens)':>11}")
-    for r in df.itertuples():
-        print(f"{r.preset:<14} {r.model:<14} {r.params:>12.4g} {r.tokens:>17.3g} {r.draft_tokens:>11.3g}")
-    return 0
+    return cli_deploy.run_presets_plan(args) if args.plan else cli_deploy.run_presets_list(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -157,7 +183,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "plan":
             return _plan(args)
-        return _presets()
+        if args.command == "alpha":
+            from sdsl.measure.report import run
+
+            return run(args)
+        if args.command == "speedup":
+            from sdsl.cli_deploy import run_speedup
+
+            return run_speedup(args)
+        return _presets(args)
     except ValueError as exc:
         print(f"sdsl {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE

@@ -16,7 +16,26 @@ __all__ = [
 ]
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "data"
+
+
+def _data_dir() -> Path:
+    """The folder of the datasets: the package data ``sdsl._data`` (importlib's view of the
+    repository's ``data/`` under an editable install, of the wheel's copy once installed), else,
+    in a checkout used without installing, ``ROOT / "data"``."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("sdsl._data")
+    except (ImportError, ValueError):
+        spec = None
+    for loc in (spec.submodule_search_locations or []) if spec is not None else []:
+        if (Path(loc) / "presets.yml").is_file():
+            return Path(loc).resolve()
+    return ROOT / "data"
+
+
+#: The datasets (``data/`` of the repository; ``sdsl/_data`` inside an installed wheel).
+DATA = _data_dir()
 NOTEBOOKS = ROOT / "notebooks"
 BOOK = ROOT / "book"
 #: Executed notebooks, written by the executor and assembled by Jupyter Book.

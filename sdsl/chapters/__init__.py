@@ -1,1 +1,1 @@
-"""One module per notebook chapter: the tables and figures of that chapter."""
+"""One module per chapter of the book: its tables and figures (same stem as its notebook)."""

@@ -16,9 +16,9 @@ from scipy.interpolate import PchipInterpolator
 
 from sdsl.experiment.lossfit import LossFit
 from sdsl.experiment.predict import small_half
-from sdsl.laws import BESIROGLU_2024, HOFFMANN_2022, PAPER_EQ5
-from sdsl.style import fix_layout
-from sdsl.theory import optimal_tokens_per_flop
+from sdsl.model.laws import BESIROGLU_2024, HOFFMANN_2022, PAPER_EQ5
+from sdsl.book.style import fix_layout
+from sdsl.model.throughput import optimal_tokens_per_flop
 
 __all__ = [
     "CHAPTER",
@@ -52,7 +52,7 @@ def table_runs(runs: pd.DataFrame) -> pd.DataFrame:
 
 def table_loss_law(fit: LossFit, fit_non_embedding: LossFit | None = None) -> pd.DataFrame:
     """The loss-law parameters fitted on every run with 95 % bootstrap intervals, beside Hoffmann
-    et al. (2022) and Besiroglu et al. (2024) (point values, as :mod:`sdsl.laws` holds them)."""
+    et al. (2022) and Besiroglu et al. (2024) (point values, as :mod:`sdsl.model.laws` holds them)."""
     t = fit.intervals()
     t["hoffmann2022"] = [getattr(HOFFMANN_2022, p) for p in t["parameter"]]
     t["besiroglu2024"] = [getattr(BESIROGLU_2024, p) for p in t["parameter"]]
@@ -97,8 +97,8 @@ def figure2(runs: pd.DataFrame, fit: LossFit) -> tuple[Figure, pd.DataFrame]:
 
 def figure4(frame: pd.DataFrame, fits) -> Figure:
     """Alpha against draft perplexity per target with the three Table 4 forms
-    (:func:`sdsl.fits.figure3`)."""
-    from sdsl.fits import figure3 as per_target_figure
+    (:func:`sdsl.chapters.acceptance.figure3`)."""
+    from sdsl.chapters.acceptance import figure3 as per_target_figure
 
     return _finish(per_target_figure(frame, fits))
 
@@ -145,7 +145,7 @@ def prediction_curve(frame: pd.DataFrame, runs: pd.DataFrame, target: str, law: 
     """``2 M T(N)`` of the recipe fitted on the smaller drafts, and of a PCHIP curve through the
     measured alpha of the trained drafts at budget ``d``, on a grid of ``N``."""
     from sdsl.experiment.predict import law_by_name
-    from sdsl.laws_compare import _features_at
+    from sdsl.model.law_optimum import _features_at
 
     shapes = small_half(runs)
     shape_of = runs.set_index("run")["shape"]

@@ -11,7 +11,7 @@ Modules:
   its fixed train / validation / prompt split;
 * :mod:`sdsl.experiment.tokenizer`: the one byte-level BPE tokenizer every model shares;
 * :mod:`sdsl.experiment.training`: model construction, parameter counts, the training loop;
-* :mod:`sdsl.experiment.pairs`: alpha per pair (speculative sampling with :mod:`sdsl.harness`,
+* :mod:`sdsl.experiment.pairs`: alpha per pair (speculative sampling with :mod:`sdsl.measure.harness`,
   adaptive stopping on the interval's half width) and ``E[sum min(p, q)]`` on held-out text;
 * :mod:`sdsl.experiment.wallclock`: cost ratios, Theorem 3.8 of Leviathan et al. and measured
   speedups;

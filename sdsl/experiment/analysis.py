@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from sdsl.estimators import alpha_bootstrap, alpha_from_accepted
+from sdsl.measure.estimators import alpha_bootstrap, alpha_from_accepted
 from sdsl.experiment.lossfit import LossFit, fit_loss_law
 from sdsl.experiment.pairs import counts_to_iterations
 from sdsl.experiment.predict import (
@@ -21,8 +21,9 @@ from sdsl.experiment.predict import (
     small_half,
     throughput_lost,
 )
-from sdsl.laws import BESIROGLU_2024
-from sdsl.laws_compare import compare_laws, cross_validate, law_optimal_draft_size
+from sdsl.model.laws import BESIROGLU_2024
+from sdsl.model.crossval import compare_laws, cross_validate
+from sdsl.model.law_optimum import law_optimal_draft_size
 
 __all__ = [
     "LOO_LAWS",
@@ -38,7 +39,7 @@ __all__ = [
     "wallclock_summary",
 ]
 
-#: Laws compared by leave-one-draft-out error (names of :data:`sdsl.laws_compare.LAWS`).
+#: Laws compared by leave-one-draft-out error (names of :data:`sdsl.model.alpha_laws.LAWS`).
 LOO_LAWS = ("plane", "linear_x", "log_x", "power_x", "loglin_n", "loglin_n_pooled", "loglin_nd_pooled",
             "loglin_n_y", "target_mean", "plane_paper")
 #: Laws used to predict N* from the smaller drafts.
@@ -52,7 +53,7 @@ def common_budget(runs: pd.DataFrame) -> float:
 
 def alpha_summary(res: dict[str, pd.DataFrame], rng: np.random.Generator, n_resamples: int = 2000) -> pd.DataFrame:
     """One row per (draft, target, temperature): alpha by the truncated-geometric MLE with its
-    profile interval and by the cluster bootstrap over prompts (:mod:`sdsl.estimators`), the
+    profile interval and by the cluster bootstrap over prompts (:mod:`sdsl.measure.estimators`), the
     on-policy mean of ``sum min(p, q)`` over the evaluated positions (ratio of sums, SE clustered
     by prompt), the teacher-forced ``E[sum min(p, q)]`` and argmax agreement, the drafted tokens,
     and the draft's and target's ``N`` and perplexity."""
@@ -91,7 +92,7 @@ def alpha_summary(res: dict[str, pd.DataFrame], rng: np.random.Generator, n_resa
 
 def pair_frame(runs: pd.DataFrame, summary: pd.DataFrame, temperature: float = 1.0) -> pd.DataFrame:
     """:func:`sdsl.experiment.predict.law_frame` at one temperature, with ``alpha_hw95`` and the
-    columns :mod:`sdsl.fits` expects (``draft_ppl``, ``target_ppl``)."""
+    columns :mod:`sdsl.model.alpha_fits` expects (``draft_ppl``, ``target_ppl``)."""
     s = summary[summary["temperature"] == float(temperature)].reset_index(drop=True)
     if s.empty:
         raise ValueError(f"no pair was measured at temperature {temperature!r}")
@@ -104,7 +105,7 @@ def pair_frame(runs: pd.DataFrame, summary: pd.DataFrame, temperature: float = 1
 def law_comparison(frame: pd.DataFrame, rng: np.random.Generator, laws=LOO_LAWS,
                    n_resamples: int = 2000) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Leave-one-draft-out predictions of every law (each fold holds out one draft run, at both
-    targets) and the ranked RMSE table of :func:`sdsl.laws_compare.compare_laws`."""
+    targets) and the ranked RMSE table of :func:`sdsl.model.crossval.compare_laws`."""
     lws = [law_by_name(n) for n in laws]
     pred = pd.concat([cross_validate(lw, frame, "draft") for lw in lws], ignore_index=True)
     return pred, compare_laws(pred, frame, rng, lws, n_resamples=n_resamples)
@@ -184,7 +185,7 @@ def wallclock_summary(wall: pd.DataFrame, runs: pd.DataFrame, frame: pd.DataFram
     """Per pair: ``N/M``, the measured cost ratio ``c``, alpha, the chosen integer gamma, measured
     and Theorem 3.8 speedups and their ratio, and the FLOP speedup ``2 M T(N)`` of Eq. 9 at the
     measured alpha; flags for the wall-clock-optimal and FLOP-optimal draft of each target."""
-    from sdsl.theory import optimal_tokens_per_flop
+    from sdsl.model.throughput import optimal_tokens_per_flop
 
     r = runs.set_index("run")
     w = wall.copy()

@@ -10,7 +10,7 @@ points with the smallest objective (all of them with ``starts=None``), and the b
 kept. Intervals: percentile bootstrap over runs (resampled with replacement, each resample refitted
 from the full-data optimum and its own best grid points), as Besiroglu et al. report them.
 The parameters are bounded (:data:`BOUNDS`: ``a, b`` in ``[1e-3, 3]`` so that every fit is a
-valid :class:`sdsl.laws.LossConstants`, ``E >= e^-5``); :meth:`LossFit.at_bound` names the
+valid :class:`sdsl.model.laws.LossConstants`, ``E >= e^-5``); :meth:`LossFit.at_bound` names the
 estimates that stopped at a bound.
 """
 
@@ -25,7 +25,7 @@ from scipy import optimize
 from scipy.special import logsumexp
 
 from sdsl._validate import as_positive
-from sdsl.laws import LossConstants
+from sdsl.model.laws import LossConstants
 
 __all__ = [
     "BOUNDS",

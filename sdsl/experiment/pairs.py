@@ -1,10 +1,10 @@
 """Alpha for every (draft, target) pair of the family, two independent ways.
 
-1. **Speculative sampling** (:func:`sdsl.harness.measure_acceptance`, Leviathan et al. 2023,
+1. **Speculative sampling** (:func:`sdsl.measure.harness.measure_acceptance`, Leviathan et al. 2023,
    Algorithm 1) on held-out prompts at a fixed draft length, prompts added in batches until the
    95 % interval of alpha has a half width of at most ``Measurement.half_width`` (the larger of
    the truncated-geometric MLE's profile interval and the cluster bootstrap over prompts,
-   :mod:`sdsl.estimators`). What is kept are sufficient statistics: per prompt, the number of
+   :mod:`sdsl.measure.estimators`). What is kept are sufficient statistics: per prompt, the number of
    iterations with each ``(drafted, accepted)`` count, and the on-policy ``sum min(p, q)`` over the
    evaluated positions (its mean is alpha, Leviathan et al., Corollary 3.6).
 2. **Teacher forcing on held-out text**: ``E[sum_x min(p(x), q(x))]`` over every position of
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from sdsl.estimators import alpha_bootstrap, alpha_from_accepted
+from sdsl.measure.estimators import alpha_bootstrap, alpha_from_accepted
 from sdsl.experiment.config import Measurement
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -120,7 +120,7 @@ def measure_alpha(draft, target, tokenizer, prompts: Sequence[str], *, temperatu
     measurement : the measurement settings.
     seed : seeds the sampling of every batch and the bootstrap.
     """
-    from sdsl.harness import measure_acceptance
+    from sdsl.measure.harness import measure_acceptance
 
     m = measurement
     if len(prompts) < m.min_prompts:

@@ -2,16 +2,16 @@
 empirical optimum it is judged against (issue 17, step 5).
 
 * :func:`law_frame`: the (target, draft) pairs of the family with the covariates of every
-  acceptance law of :mod:`sdsl.laws_compare` (``x`` draft perplexity, ``y`` target perplexity,
+  acceptance law of :mod:`sdsl.model.alpha_laws` (``x`` draft perplexity, ``y`` target perplexity,
   ``n``, ``d``, ``m``, ``d_target`` and their logs).
 * :func:`empirical_optimum`: among the trained drafts of the common budget, the one that maximises
   ``T(N, M, alpha_measured, gamma*)`` (Eq. 9 at the optimal continuous draft length,
-  :func:`sdsl.theory.optimal_tokens_per_flop`), and the maximum of a smooth curve through them:
+  :func:`sdsl.model.throughput.optimal_tokens_per_flop`), and the maximum of a smooth curve through them:
   alpha interpolated monotonically in ``ln N`` (PCHIP) through the measured points, ``T``
   maximised on a fine grid between the smallest and the largest draft.
 * :func:`predict_n_star`: fit the loss law (:mod:`sdsl.experiment.lossfit`) on the runs of the
   smaller drafts (optionally with the targets' own runs) and an acceptance law on the pairs of
-  the smaller drafts only, then ``N*`` by :func:`sdsl.laws_compare.law_optimal_draft_size` with
+  the smaller drafts only, then ``N*`` by :func:`sdsl.model.law_optimum.law_optimal_draft_size` with
   the fitted loss constants.
 * :func:`throughput_lost`: the throughput given up by training the draft nearest (in ``log N``)
   to the prediction instead of the best trained draft.
@@ -26,9 +26,10 @@ import pandas as pd
 from scipy.interpolate import PchipInterpolator
 
 from sdsl.experiment.lossfit import LossFit, fit_loss_law
-from sdsl.laws import LossConstants
-from sdsl.laws_compare import LAWS, Law, law_optimal_draft_size
-from sdsl.theory import optimal_gamma, optimal_tokens_per_flop
+from sdsl.model.laws import LossConstants
+from sdsl.model.alpha_laws import LAWS, Law
+from sdsl.model.law_optimum import law_optimal_draft_size
+from sdsl.model.throughput import optimal_gamma, optimal_tokens_per_flop
 
 __all__ = [
     "Prediction",
@@ -42,7 +43,7 @@ __all__ = [
 
 
 def law_by_name(name: str) -> Law:
-    """The acceptance law ``name`` of :data:`sdsl.laws_compare.LAWS`."""
+    """The acceptance law ``name`` of :data:`sdsl.model.alpha_laws.LAWS`."""
     for law in LAWS:
         if law.name == name:
             return law
@@ -52,7 +53,7 @@ def law_by_name(name: str) -> Law:
 def law_frame(runs: pd.DataFrame, alpha: pd.DataFrame) -> pd.DataFrame:
     """Pairs with covariates: ``alpha`` has ``draft, target, alpha`` (one temperature); ``runs``
     the runs table (``run, params, tokens, val_ppl``). Returns the columns of
-    :func:`sdsl.laws_compare.law_data` with ``draft_family = "laptop"``."""
+    :func:`sdsl.model.alpha_laws.law_data` with ``draft_family = "laptop"``."""
     for c in ("draft", "target", "alpha"):
         if c not in alpha.columns:
             raise ValueError(f"alpha lacks column {c!r}")
@@ -131,7 +132,7 @@ def predict_n_star(runs: pd.DataFrame, frame: pd.DataFrame, target: str, law: st
     runs : the runs table.
     frame : :func:`law_frame` (all pairs; only the rows of drafts of ``fit_shapes`` are used).
     target : target run id.
-    law : an acceptance law of :mod:`sdsl.laws_compare` (name or :class:`Law`).
+    law : an acceptance law of :mod:`sdsl.model.alpha_laws` (name or :class:`Law`).
     fit_shapes : shapes whose runs and pairs the fits may use (:func:`small_half`).
     with_targets : also give the loss law the targets' own runs (a target is trained before its
         draft is chosen); the acceptance law never sees the held-out drafts either way.

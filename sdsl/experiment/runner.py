@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from sdsl.estimators import alpha_from_accepted
+from sdsl.measure.estimators import alpha_from_accepted
 from sdsl.experiment import corpus as _corpus
 from sdsl.experiment import results as _results
 from sdsl.experiment import tokenizer as _tok

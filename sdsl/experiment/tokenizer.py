@@ -69,7 +69,7 @@ def load_tokenizer(path: str | os.PathLike):
 
 
 def to_transformers(tok):
-    """The tokenizer as a ``transformers.PreTrainedTokenizerFast`` (what :mod:`sdsl.harness`
+    """The tokenizer as a ``transformers.PreTrainedTokenizerFast`` (what :mod:`sdsl.measure.harness`
     calls), with ``<|endoftext|>`` as BOS, EOS and padding."""
     from transformers import PreTrainedTokenizerFast
 

@@ -13,7 +13,7 @@ verification of ``gamma + 1`` tokens as one step and ignores the bookkeeping bet
 :func:`time_pair` measures, on the same prompts and round-robin (every method sees the same
 background load; the fastest of the repeats is kept, the least perturbed by other processes),
 plain decoding of the target and of the draft (their ratio is the measured ``c``) and speculative
-sampling at a given ``gamma``, all with :mod:`sdsl.harness`.
+sampling at a given ``gamma``, all with :mod:`sdsl.measure.sampling`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from sdsl._validate import as_in_range, as_positive
-from sdsl.theory import expected_tokens
+from sdsl.model.throughput import expected_tokens
 
 __all__ = ["best_integer_gamma", "theorem38_speedup", "time_pair"]
 
@@ -68,7 +68,7 @@ def time_pair(target, draft, prompts: Sequence[Sequence[int]], *, alpha: float, 
     """
     import torch
 
-    from sdsl.harness import autoregressive_generate, speculative_generate
+    from sdsl.measure.sampling import autoregressive_generate, speculative_generate
 
     if int(repeats) < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats!r}")

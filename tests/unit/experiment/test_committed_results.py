@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from sdsl import data
-from sdsl.estimators import alpha_from_accepted
+from sdsl.measure.estimators import alpha_from_accepted
 from sdsl.experiment import results
 from sdsl.experiment.pairs import counts_to_iterations
 

@@ -8,7 +8,7 @@ import pytest
 
 from sdsl.experiment import predict
 from sdsl.experiment.lossfit import fit_loss_law
-from sdsl.theory import optimal_tokens_per_flop
+from sdsl.model.throughput import optimal_tokens_per_flop
 
 LAW = {"E": 2.0, "A": 40.0, "B": 500.0, "a": 0.3, "b": 0.3}
 SHAPES = {"s1": 3e4, "s2": 6e4, "s3": 1.2e5, "s4": 2.4e5, "s5": 5e5, "s6": 1e6, "s7": 2e6}

@@ -1,0 +1,1 @@
+"""Writing the book's artifacts: outputs (tables, figures) and the figures' style."""

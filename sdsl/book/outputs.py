@@ -1,0 +1,80 @@
+"""Writing a chapter's tables and figures into the artifacts tree.
+
+Each table and figure of a chapter comes from one named function in ``sdsl`` and is written
+here, once: ``save_table`` writes CSV, ``save_figure`` writes SVG (for the book) and PNG (for a
+quick look) and, with ``data=``, the numbers behind the figure as ``<name>.data.csv``. Files are
+written to a temporary name and renamed, so a failed run never leaves a half-written file behind.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import matplotlib as mpl
+import pandas as pd
+from matplotlib.figure import Figure
+
+from sdsl.book.style import SAVEFIG_METADATA
+from sdsl.paths import artifacts_dir
+
+__all__ = ["save_table", "save_figure", "chapter_dir"]
+
+
+def chapter_dir(chapter: str, out_dir: str | os.PathLike | None = None) -> Path:
+    """``out_dir`` if given (created), else the chapter's folder of the artifacts tree."""
+    if out_dir is None:
+        return artifacts_dir(chapter)
+    path = Path(out_dir).resolve()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _atomic_write(path: Path, write) -> Path:
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return path
+
+
+def save_table(df: pd.DataFrame, chapter: str, name: str, out_dir: str | os.PathLike | None = None) -> Path:
+    """Write ``df`` as ``<chapter>/<name>.csv`` (floats at full precision, no index)."""
+    path = chapter_dir(chapter, out_dir) / f"{name}.csv"
+    return _atomic_write(path, lambda p: df.to_csv(p, index=False, float_format="%.12g", lineterminator="\n"))
+
+
+def save_figure(
+    fig: Figure,
+    chapter: str,
+    name: str,
+    out_dir: str | os.PathLike | None = None,
+    data: pd.DataFrame | None = None,
+) -> list[Path]:
+    """Write ``fig`` as ``<chapter>/<name>.svg`` and ``.png``, without dates or other run-dependent
+    metadata, and, when ``data`` is given, the numbers plotted as ``<name>.data.csv`` (written like
+    :func:`save_table`), which the regeneration check (``python -m sdsl.build.check``) compares exactly.
+
+    Returns the paths written (SVG, PNG, then the data CSV if any).
+    """
+    folder = chapter_dir(chapter, out_dir)
+    paths = []
+    # byte-stable SVG ids even when a notebook forgot sdsl.book.style.use()
+    salt = mpl.rcParams["svg.hashsalt"] or "sdsl-companion"
+    with mpl.rc_context({"svg.hashsalt": salt}):
+        for fmt in ("svg", "png"):
+            path = folder / f"{name}.{fmt}"
+            paths.append(
+                _atomic_write(path, lambda p, fmt=fmt: fig.savefig(p, format=fmt, metadata=SAVEFIG_METADATA[fmt]))
+            )
+    if data is not None:
+        if not isinstance(data, pd.DataFrame):
+            raise ValueError(f"data must be a pandas DataFrame (the numbers plotted), got {type(data).__name__}")
+        path = folder / f"{name}.data.csv"
+        paths.append(
+            _atomic_write(path, lambda p: data.to_csv(p, index=False, float_format="%.12g", lineterminator="\n"))
+        )
+    return paths

@@ -1,0 +1,1 @@
+"""Building the book: runs, manifest, pipeline, comparison and the regeneration check."""

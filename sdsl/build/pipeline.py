@@ -1,0 +1,479 @@
+"""The one executor: MyST notebooks -> papermill -> executed notebooks -> Jupyter Book.
+
+``notebooks/runs.yml`` is the one place where a run's parameters are recorded. Each notebook
+``notebooks/<chapter>.md`` is converted with jupytext's Python API, executed by papermill with
+the parameters of its entry into ``book/executed/<chapter>.ipynb``, and Jupyter Book assembles the
+executed notebooks without executing them again (``execute_notebooks: off``).
+
+A chapter's artifacts are written into a staging folder and moved into the artifacts tree, with
+their provenance, only when its notebook ran through: a failed or interrupted notebook leaves the
+previous artifacts whole and no staging folder behind (stale ones of killed runs are removed on
+the next run). The book is built beside the published one and swapped in on success.
+A notebook whose inputs (its source, its parameters, the ``sdsl`` package, ``data/`` and the lock
+file) have not changed since its last successful run is not executed again.
+
+Chapters listed under ``last:`` in ``runs.yml`` (the scorecard) read the other chapters'
+artifacts: they run after all the others have succeeded, and their inputs include those
+artifacts. After a run the artifacts tree gets its ``manifest.json`` and the executed notebooks
+a ``status.md`` page (:mod:`sdsl.build.manifest`, :mod:`sdsl.build.status`). A folder that
+cannot be written gives one line naming it (exit status 2) before anything runs.
+
+Command line::
+
+    python -m sdsl.build.pipeline run [CHAPTER ...] [--force] [--jobs N]
+    python -m sdsl.build.pipeline book [--force]      # run, then build the HTML book
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from sdsl.build.manifest import (
+    machine_info,
+    tree_digest,
+    write_manifest,
+    write_provenance,
+)
+from sdsl.build.runs import load_last, load_runs
+from sdsl.build.status import last_duration, write_status
+from sdsl.paths import BOOK, DATA, EXECUTED, NOTEBOOKS, ROOT, RUNS_FILE, artifacts_root
+
+__all__ = [
+    "NotebookError",
+    "OutputError",
+    "RunResult",
+    "inputs_digest",
+    "execute_notebook",
+    "clean_stale",
+    "run",
+    "build_book",
+    "main",
+]
+
+KERNEL = "python3"
+#: Prefix of a run's staging folders inside the artifacts root (hidden: never an artifact).
+STAGING_PREFIX = ".staging-"
+
+
+class NotebookError(RuntimeError):
+    """A notebook raised while papermill executed it; the message carries its traceback."""
+
+
+class OutputError(ValueError):
+    """A folder the run must write to cannot be written: one line naming it."""
+
+
+@dataclass(frozen=True)
+class RunResult:
+    chapter: str
+    executed: Path
+    seconds: float
+    skipped: bool
+
+
+def _writable(folder: Path, what: str) -> Path:
+    """``folder`` created if needed; :class:`OutputError` naming it when it cannot be written."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=folder, prefix=".write-probe-", delete=True)
+        probe.close()
+    except OSError as exc:
+        raise OutputError(f"{what} {folder} is not writable ({exc.strerror or exc}): nothing was run or published") from None
+    return folder
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stale(root: Path) -> list[Path]:
+    """Remove staging and replaced folders under ``root`` left by runs that were killed (their
+    process no longer exists); returns what was removed."""
+    removed = []
+    if not root.is_dir():
+        return removed
+    for p in root.iterdir():
+        m = re.match(r"^\.(?:staging|replaced)-.*-(\d+)-[^-]*$", p.name)
+        if p.is_dir() and m and not _alive(int(m.group(1))):
+            shutil.rmtree(p, ignore_errors=True)
+            removed.append(p)
+    return removed
+
+
+@contextmanager
+def _terminate_as_exit() -> Iterator[None]:
+    """Within the block, SIGTERM raises ``SystemExit`` (as SIGINT raises ``KeyboardInterrupt``) so
+    that ``finally`` clauses remove staging folders; the previous handler is restored after."""
+    try:
+        previous = signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _digest_files(paths: list[Path], h: "hashlib._Hash") -> None:
+    for p in sorted(paths):
+        h.update(str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p.name).encode())
+        h.update(p.read_bytes())
+
+
+def inputs_digest(chapter: str, parameters: dict[str, Any]) -> str:
+    """Hash of everything a chapter's outputs depend on: its notebook, its parameters, the
+    ``sdsl`` package, ``data/`` and the lock file."""
+    h = hashlib.sha256()
+    _digest_files([NOTEBOOKS / f"{chapter}.md"], h)
+    h.update(json.dumps(parameters, sort_keys=True, default=str).encode())
+    _digest_files([p for p in (ROOT / "sdsl").rglob("*.py")], h)
+    _digest_files([p for p in DATA.rglob("*") if p.is_file()], h)
+    _digest_files([ROOT / "requirements.lock"], h)
+    return h.hexdigest()
+
+
+def _to_ipynb(chapter: str, path: Path) -> None:
+    import jupytext
+    import nbformat
+
+    nb = jupytext.read(NOTEBOOKS / f"{chapter}.md")
+    nb.metadata.setdefault("kernelspec", {"name": KERNEL, "display_name": "Python 3", "language": "python"})
+    nbformat.write(nb, path)
+
+
+def _error_text(exc: Exception) -> str:
+    import re
+
+    text = str(exc)
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+def execute_notebook(
+    chapter: str,
+    parameters: dict[str, Any] | None = None,
+    output_dir: Path | str = EXECUTED,
+    artifacts: Path | str | None = None,
+    digest: str | None = None,
+) -> Path:
+    """Execute ``notebooks/<chapter>.md`` with papermill and return the executed notebook's path.
+
+    ``parameters`` override the notebook's defaults. The chapter's artifacts go to
+    ``artifacts/<chapter>`` (default: the artifacts tree, ``sdsl.paths.artifacts_root()``) with a
+    provenance record (:func:`sdsl.build.manifest.write_provenance`): they are staged and published
+    only on success, by renames, so the chapter's previous artifacts stay whole until the new ones
+    replace them. Raises :class:`NotebookError` with the notebook's traceback when a cell raises,
+    and :class:`OutputError` when an output folder cannot be written (before anything runs).
+    """
+    import papermill
+
+    parameters = dict(parameters or {})
+    output_dir = _writable(Path(output_dir).resolve(), "output folder")
+    final_root = _writable(Path(artifacts).resolve() if artifacts is not None else artifacts_root(),
+                           "artifacts folder")
+    final = final_root / chapter
+    if final.exists() and not os.access(final, os.W_OK):
+        raise OutputError(f"artifacts folder {final} is not writable: nothing was run or published")
+    source_md = NOTEBOOKS / f"{chapter}.md"
+    out_path = output_dir / f"{chapter}.ipynb"
+    with _terminate_as_exit(), tempfile.TemporaryDirectory(
+            prefix=f"{STAGING_PREFIX}{chapter}-{os.getpid()}-", dir=final_root) as tmp:
+        tmp = Path(tmp)
+        source = tmp / f"{chapter}.source.ipynb"
+        try:
+            _to_ipynb(chapter, source)
+        except Exception as exc:  # jupytext: malformed cell metadata, bad header, ...
+            raise NotebookError(f"notebook {chapter!r} could not be read ({source_md}): {exc}") from None
+        staging = tmp / "artifacts" / chapter
+        staging.mkdir(parents=True)
+        params = {**parameters, "artifacts_dir": str(staging)}
+        staged_nb = tmp / f"{chapter}.ipynb"
+        env_before = {k: os.environ.get(k) for k in ("MPLBACKEND", "SDSL_ARTIFACTS")}
+        os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+        # chapters that read other chapters' artifacts (the scorecard) find them here
+        os.environ["SDSL_ARTIFACTS"] = str(final_root)
+        try:
+            papermill.execute_notebook(
+                str(source), str(staged_nb), parameters=params, kernel_name=KERNEL,
+                progress_bar=False, cwd=str(NOTEBOOKS), language="python",
+            )
+        except Exception as exc:  # papermill's PapermillExecutionError and kernel failures
+            raise NotebookError(f"notebook {chapter!r} failed:\n{_error_text(exc)}") from None
+        finally:
+            for k, v in env_before.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        _strip_staging_paths(staged_nb, staging, final_root / chapter)
+        write_provenance(staging, source_md, parameters, digest)
+        replaced = tmp / "replaced"
+        if final.exists():
+            os.replace(final, replaced)
+        os.replace(staging, final)
+        os.replace(staged_nb, out_path)
+    return out_path
+
+
+def _strip_staging_paths(nb_path: Path, staging: Path, final: Path) -> None:
+    """Replace the temporary staging folder by the final artifacts folder in the executed
+    notebook (parameters cell and outputs), so that the book shows stable paths."""
+    text = nb_path.read_text(encoding="utf-8")
+    nb_path.write_text(text.replace(str(staging), str(final)), encoding="utf-8")
+
+
+def _stamp_path(chapter: str, output_dir: Path) -> Path:
+    return output_dir / f".{chapter}.inputs"
+
+
+def _run_one(
+    chapter: str, params: dict[str, Any], output_dir: Path, artifacts: Path, force: bool, last: bool = False
+) -> RunResult:
+    digest = inputs_digest(chapter, params)
+    if last:  # a chapter that reads the others' artifacts depends on them too
+        digest += ":" + tree_digest(artifacts, exclude=[chapter])
+    stamp = _stamp_path(chapter, output_dir)
+    executed = output_dir / f"{chapter}.ipynb"
+    if (
+        not force
+        and executed.is_file()
+        and (artifacts / chapter).is_dir()
+        and stamp.is_file()
+        and stamp.read_text() == digest
+    ):
+        return RunResult(chapter, executed, 0.0, True)
+    if stamp.exists():
+        stamp.unlink()
+    t0 = time.perf_counter()
+    path = execute_notebook(chapter, params, output_dir, artifacts, digest)
+    seconds = time.perf_counter() - t0
+    stamp.write_text(digest)
+    return RunResult(chapter, path, seconds, False)
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Terminate the pool's workers (each removes its staging folder on SIGTERM) and wait for them."""
+    procs = list(getattr(pool, "_processes", {}).values())
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in procs:
+        proc.join(timeout=30)
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+def run(
+    chapters: list[str] | None = None,
+    force: bool = False,
+    jobs: int = 2,
+    output_dir: Path | str = EXECUTED,
+    artifacts: Path | str | None = None,
+    overrides: dict[str, dict[str, Any]] | None = None,
+) -> list[RunResult]:
+    """Execute the chapters of ``notebooks/runs.yml`` (all, or those named), ``jobs`` at a time;
+    the chapters under ``last:`` afterwards, and only if all the others succeeded. Then write the
+    manifest of the artifacts tree and ``status.md`` beside the executed notebooks.
+
+    ``overrides`` maps a chapter to parameters that replace those of ``runs.yml`` for this run
+    (the kernel matrix sets the measure chapter's torch threads so). Staging folders of killed
+    runs are removed first; SIGINT or SIGTERM during the run stops the workers, removes this run's
+    staging folders and leaves every chapter's previous artifacts whole.
+
+    Raises :class:`NotebookError` naming every notebook that failed, with its traceback, and
+    :class:`OutputError` when an output folder cannot be written (before anything runs).
+    """
+    runs = load_runs()
+    all_chapters = list(runs)
+    last = load_last()
+    if chapters:
+        unknown = [c for c in chapters if c not in runs]
+        if unknown:
+            raise ValueError(f"unknown chapter(s) {unknown}; {RUNS_FILE} lists {list(runs)}")
+        runs = {c: runs[c] for c in chapters}
+    for chapter, params in (overrides or {}).items():
+        if chapter not in runs:
+            raise ValueError(f"overrides name chapter {chapter!r}, which this run does not execute; it runs {list(runs)}")
+        runs[chapter] = {**runs[chapter], **params}
+    output_dir = _writable(Path(output_dir).resolve(), "output folder")
+    artifacts = _writable(Path(artifacts).resolve() if artifacts is not None else artifacts_root(), "artifacts folder")
+    for chapter in runs:
+        if (artifacts / chapter).exists() and not os.access(artifacts / chapter, os.W_OK):
+            raise OutputError(f"artifacts folder {artifacts / chapter} is not writable: nothing was run or published")
+    clean_stale(artifacts)
+    results: list[RunResult] = []
+    errors: list[str] = []
+    first = {c: p for c, p in runs.items() if c not in last}
+    with _terminate_as_exit():
+        if jobs <= 1 or len(first) <= 1:
+            for chapter, params in first.items():
+                try:
+                    results.append(_run_one(chapter, params, output_dir, artifacts, force))
+                except NotebookError as exc:
+                    errors.append(str(exc))
+        else:
+            # longest first (by the last recorded duration): the slowest notebook does not start last
+            def seconds(c: str) -> float:
+                d = last_duration(output_dir / f"{c}.ipynb")
+                return d if d != float("inf") else last_duration(EXECUTED / f"{c}.ipynb")
+
+            order = sorted(first, key=lambda c: -seconds(c))
+            pool = ProcessPoolExecutor(max_workers=jobs)
+            try:
+                futures = {c: pool.submit(_run_one, c, first[c], output_dir, artifacts, force) for c in order}
+                for chapter in first:
+                    try:
+                        results.append(futures[chapter].result())
+                    except NotebookError as exc:
+                        errors.append(str(exc))
+            except BaseException:
+                _stop_pool(pool)
+                clean_stale(artifacts)
+                raise
+            pool.shutdown(wait=True)
+        for chapter in [c for c in runs if c in last]:
+            if errors:
+                errors.append(f"notebook {chapter!r} not executed: it reads the artifacts of the chapters that failed")
+                continue
+            try:
+                results.append(_run_one(chapter, runs[chapter], output_dir, artifacts, force, last=True))
+            except NotebookError as exc:
+                errors.append(str(exc))
+        write_manifest(artifacts, machine_info())
+        write_status(output_dir, all_chapters)
+    if errors:
+        raise NotebookError("\n\n".join(errors))
+    return results
+
+
+def _copy_artifacts(book: Path) -> None:
+    """Mirror the artifacts tree into ``book/_static/artifacts`` (served beside the pages, linked by
+    :func:`sdsl.book.links.downloads`); only the artifacts, not the manifest or staging folders."""
+    from sdsl.build.manifest import list_files
+
+    dest = book / "_static" / "artifacts"
+    root = artifacts_root()
+    wanted = set(list_files(root))
+    if dest.exists():
+        for p in sorted(dest.rglob("*"), reverse=True):
+            rel = p.relative_to(dest).as_posix()
+            if p.is_file() and rel not in wanted:
+                p.unlink()
+            elif p.is_dir() and not any(p.iterdir()):
+                p.rmdir()
+    for rel in wanted:
+        target = dest / rel
+        if not target.is_file() or target.read_bytes() != (root / rel).read_bytes():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(root / rel, target)
+
+
+def _book_digest(builder_args: list[str] | None, book: Path = BOOK) -> str:
+    """Hash of everything the HTML book is built from: ``book/`` (sources, configuration, the
+    executed notebooks) except ``_build``, the lock file and the builder arguments."""
+    h = hashlib.sha256()
+    files = [p for p in book.rglob("*") if p.is_file() and p.relative_to(book).parts[0] != "_build"]
+    _digest_files([*files, ROOT / "requirements.lock"], h)
+    h.update(json.dumps(builder_args or []).encode())
+    return h.hexdigest()
+
+
+def build_book(builder_args: list[str] | None = None, force: bool = False, book: Path | str = BOOK) -> Path:
+    """Build the HTML book from the executed notebooks, warnings as errors; returns index.html.
+
+    Skipped when nothing it is built from changed since the last successful build (``force``
+    builds anyway); otherwise built in full (``--all``) into a staging folder beside
+    ``book/_build/html`` and swapped in by renames only when the build succeeded: a failed or
+    interrupted build (SIGINT, SIGTERM) leaves the previous book whole and no staging folder.
+    """
+    book = Path(book)
+    build = _writable(book / "_build", "book build folder")
+    html = build / "html"
+    index = html / "index.html"
+    stamp = build / ".inputs"
+    if book == BOOK:  # the project's book links the artifacts it shows
+        _copy_artifacts(book)
+    digest = _book_digest(builder_args, book)
+    clean_stale(build)
+    if not force and index.is_file() and stamp.is_file() and stamp.read_text() == digest:
+        return index
+    exe = Path(sys.executable).parent / "jupyter-book"
+    with _terminate_as_exit(), tempfile.TemporaryDirectory(
+            prefix=f"{STAGING_PREFIX}book-{os.getpid()}-", dir=build) as tmp:
+        # --all: Sphinx's incremental environment can keep stale labels (a removed duplicate
+        # equation label was still reported); a full build of the executed notebooks takes seconds.
+        cmd = [str(exe), "build", str(book), "--path-output", tmp, "-W", "-n", "--keep-going", "--all",
+               *(builder_args or [])]
+        proc = subprocess.Popen(cmd, cwd=ROOT)
+        try:
+            code = proc.wait()
+        finally:
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait(timeout=30)
+        new = Path(tmp) / "_build" / "html"
+        if code != 0 or not (new / "index.html").is_file():
+            raise RuntimeError(f"jupyter-book build failed (exit {code}): {' '.join(cmd)}; the previous book is kept")
+        old = Path(tmp) / "replaced"
+        if html.exists():
+            os.replace(html, old)
+        os.replace(new, html)
+        stamp.write_text(digest)
+    return index
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sdsl.build.pipeline", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_run = sub.add_parser("run", help="execute notebooks with papermill into book/executed/")
+    p_run.add_argument("chapters", nargs="*", help="chapters to run (default: all in notebooks/runs.yml)")
+    p_book = sub.add_parser("book", help="run every notebook, then build the HTML book")
+    for p in (p_run, p_book):
+        p.add_argument("--force", action="store_true", help="execute even if the inputs did not change")
+        p.add_argument("--jobs", type=int, default=2, help="notebooks executed at once (default 2)")
+    args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs must be an integer >= 1, got {args.jobs}")
+    t0 = time.perf_counter()
+    try:
+        results = run(getattr(args, "chapters", None) or None, force=args.force, jobs=args.jobs)
+        for r in results:
+            state = "unchanged, skipped" if r.skipped else f"executed in {r.seconds:.1f} s"
+            print(f"{r.chapter:>20}: {state}")
+        if args.command == "book":
+            index = build_book(force=args.force)
+            print(f"book: {index} ({time.perf_counter() - t0:.1f} s in all)")
+    except NotebookError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    except (OutputError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except RuntimeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,212 @@
+"""The tolerance policy of the regeneration check: one place, one rule per class of value.
+
+Every number an artifact holds belongs to one class, and each class is compared in one way
+(README, "Regeneration check"):
+
+``exact``
+    Transcribed data, counts, indices, flags and text: equal, or changed. Every text or boolean
+    column and every column of integers (as written in the CSV) falls here unless a rule says
+    otherwise.
+``computed``
+    Computed by a closed form, an optimisation or a fit: ``|new - old| <= rtol * |old|`` with
+    :data:`COMPUTED_RTOL`. The loosest deterministic step is ``N*``, located as the root of the
+    derivative of ``T`` to ~1e-11 relative (:mod:`sdsl.model.optimum`; one-ulp noise on every
+    ``exp``, ``log`` and ``power`` moves it 2e-12, another BLAS kernel nothing measurable), and
+    fits are solved on centred, scaled designs (:mod:`sdsl.model.fitting`); ``1e-8`` leaves a
+    margin of 100 over what was measured and still sees any change a reader could see. A rule may
+    state a looser tolerance for an ill-conditioned quantity, with its reason.
+``difference``
+    A difference of two values of the row (``ours - paper``, ``ours / paper - 1``, a deviation in
+    units of the last printed digit): near zero by construction, so compared relative to its own
+    value it is all rounding. It is compared on the scale of the quantity it is a difference of:
+    ``|new - old| <= rtol * scale``, ``scale`` a column of the row (``paper``) or a constant
+    (``1`` for a relative deviation).
+``float32``
+    Computed by torch in float32 from committed weights (perplexities of the local pair):
+    ``rtol`` :data:`FLOAT32_RTOL` (float32 carries 7 digits; a forward pass sums ~1e3 terms).
+``stochastic``
+    Measured by sampling. An estimate with a standard error is compared with the joint uncertainty
+    of the two runs, ``|new - old| <= z sqrt(se_old^2 + se_new^2)`` with ``z`` =
+    :data:`STOCHASTIC_Z` (two independent runs differ by more with probability 6e-5; runs that
+    drew the same samples differ by nothing); a count by its Poisson spread,
+    ``|new - old| <= z sqrt(old + new) + 1``; a spread (a standard error, a margin) within a
+    stated relative tolerance; a p-value by its range only. A table of raw draws (one row per
+    iteration or request) is compared as a sample: same columns, row count within the Poisson
+    spread, and each column's mean within ``z`` standard errors of the difference of means.
+``timing``
+    Wall-clock seconds measured on the machine that ran the notebook: present, numeric, finite
+    and non-negative; never their values.
+
+A figure's data (``<name>.data.csv``) is compared by the same rules. Its pixels are compared (PNG
+RMS at most :data:`FIGURE_RMS`) only where every column of its data is deterministic; a figure of
+sampled data is judged by its data.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+
+__all__ = [
+    "CLASSES",
+    "COMPUTED_RTOL",
+    "FLOAT32_RTOL",
+    "STOCHASTIC_Z",
+    "FIGURE_RMS",
+    "Rule",
+    "RULES",
+    "SAMPLE_TABLES",
+    "rule_for",
+    "is_sample_table",
+    "describe",
+]
+
+#: The classes of value, in the order of the module notes.
+CLASSES = ("exact", "computed", "difference", "float32", "stochastic", "timing")
+#: Relative tolerance of computed values (reason in the module notes).
+COMPUTED_RTOL = 1e-8
+#: Relative tolerance of values computed by torch in float32 from committed weights.
+FLOAT32_RTOL = 1e-4
+#: Number of joint standard errors within which two sampled estimates agree.
+STOCHASTIC_Z = 4.0
+#: Largest RMS difference (grey levels 0-255) of two PNGs of a deterministic figure. Data that
+#: agree to 1e-8 render to RMS <= 0.01 (antialiased edges); a changed colour or label gives more
+#: than 0.1 (tests/build/test_mutations.py measures both).
+FIGURE_RMS = 0.05
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How the columns ``columns`` (``fnmatch`` pattern) of the artifacts ``artifacts`` (pattern of
+    the path relative to the tree) are compared.
+
+    ``cls`` is one of :data:`CLASSES`. For ``difference``: ``scale`` names a column of the row or
+    gives a constant. For ``stochastic``: ``kind`` is ``estimate`` (with ``se``: a column holding
+    the standard error, or ``"<col>/<k>"`` for a column holding ``k`` standard errors such as a
+    95 % half-width), ``count``, ``spread`` (relative tolerance ``rtol``) or ``probability``.
+    ``reason`` says why, in the words the check's report uses.
+    """
+
+    artifacts: str
+    columns: str
+    cls: str
+    reason: str
+    scale: str | float | None = None
+    kind: str | None = None
+    se: str | None = None
+    rtol: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.cls not in CLASSES:
+            raise ValueError(f"rule class must be one of {CLASSES}, got {self.cls!r}")
+        if self.cls == "difference" and self.scale is None:
+            raise ValueError(f"a difference rule needs a scale (column {self.columns!r})")
+        if self.cls == "stochastic" and self.kind not in ("estimate", "count", "spread", "probability"):
+            raise ValueError(f"a stochastic rule needs kind estimate, count, spread or probability, got {self.kind!r}")
+
+    def matches(self, artifact: str, column: str) -> bool:
+        return fnmatch.fnmatchcase(artifact, self.artifacts) and fnmatch.fnmatchcase(column, self.columns)
+
+
+_REL = "a relative deviation, ours / paper - 1: compared on the scale 1"
+_DIFF = "ours minus the paper's value: compared on the scale of the paper's value"
+_MEAS = "measure_acceptance/*"
+
+#: The rules, first match wins. Columns no rule names fall to the defaults of :func:`rule_for`.
+RULES: tuple[Rule, ...] = (
+    # wall-clock timings of the local harness
+    Rule(_MEAS, "tt*_s", "timing", "wall-clock seconds measured on this machine"),
+    Rule(_MEAS, "tpot*_s", "timing", "wall-clock seconds measured on this machine"),
+    Rule(_MEAS, "*_moe_s", "timing", "wall-clock seconds measured on this machine"),
+    # sampled estimates of the local harness
+    Rule(_MEAS + "summary.csv", "alpha", "stochastic", "alpha estimated from accepted counts", kind="estimate", se="se"),
+    Rule(_MEAS + "summary.csv", "ci_*", "stochastic", "interval of that alpha", kind="estimate", se="se"),
+    Rule(_MEAS + "summary.csv", "boot_ci_*", "stochastic", "cluster-bootstrap interval of alpha", kind="estimate", se="boot_se"),
+    Rule(_MEAS + "summary.csv", "alpha_mean_tokens", "stochastic", "alpha from the mean accepted length",
+         kind="estimate", se="alpha_mean_tokens_se"),
+    Rule(_MEAS + "summary.csv", "alpha_min_pq", "stochastic", "alpha as the mean of sum min(p, q)",
+         kind="estimate", se="alpha_min_pq_se"),
+    Rule(_MEAS + "summary.csv", "mean_tokens_per_iteration", "stochastic",
+         "a mean of about 150 draws: 20 % is several of its standard errors", kind="spread", rtol=0.2),
+    Rule(_MEAS + "summary.csv", "*se", "stochastic",
+         "a standard error from about 300 draws varies by ~4 % between samples: 25 % is six of those",
+         kind="spread", rtol=0.25),
+    Rule(_MEAS + "summary.csv", "iterations", "stochastic", "iterations until the requests end", kind="count"),
+    Rule(_MEAS + "summary.csv", "evaluated", "stochastic", "positions evaluated", kind="count"),
+    Rule(_MEAS + "summary.csv", "accepted", "stochastic", "tokens accepted", kind="count"),
+    Rule(_MEAS + "summary.csv", "gof_chi2", "stochastic", "a test statistic: its value is a draw",
+         kind="probability"),
+    Rule(_MEAS + "summary.csv", "gof_p", "stochastic", "a p-value: uniform under the null, range only",
+         kind="probability"),
+    Rule(_MEAS + "acceptance_row.csv", "alpha", "stochastic", "alpha with its 95 % half-width",
+         kind="estimate", se="alpha_hw95/1.959964"),
+    Rule(_MEAS + "acceptance_row.csv", "alpha_hw95", "stochastic",
+         "a half-width from about 300 draws: 25 % is six of its sampling spreads", kind="spread", rtol=0.25),
+    Rule(_MEAS + "acceptance_row.csv", "*_ppl", "float32", "perplexity of a committed model, float32 forward passes"),
+    Rule(_MEAS + "paper_pair_families.csv", "*", "computed", "averages of the paper's transcribed Tables 1-2"),
+    # an ill-conditioned inverse: D' from N*(D') = printed N*
+    Rule("optimal_draft/implied_d_target.csv", "d_target_implied", "computed",
+         "D' solving N*(D') = the printed N*: N* moves by ~2e-4 per unit of ln D', so N*'s 1e-11 "
+         "becomes 5e-8 in D'; relative tolerance 1e-6", rtol=1e-6),
+    # differences of ours and the paper's
+    Rule("*", "*rel_dev*", "difference", _REL, scale=1.0),
+    Rule("*", "rel_deviation", "difference", _REL, scale=1.0),
+    Rule("*", "moe_rel_deviation", "difference", _REL, scale=1.0),
+    Rule("*", "t_rel_diff", "difference", _REL, scale=1.0),
+    Rule("*", "tpf_rel_dev", "difference", _REL, scale=1.0),
+    Rule("acceptance/table3.csv", "difference", "difference", _DIFF, scale="paper"),
+    Rule("acceptance/table4_vs_paper.csv", "difference", "difference", _DIFF, scale="paper"),
+    Rule("acceptance/table4_vs_paper.csv", "last_digits", "difference",
+         "ours minus the paper's value in units of its last digit: on the scale paper / unit", scale="paper/tolerance"),
+    Rule("beyond/table4_check.csv", "deviation", "difference", _DIFF, scale="paper"),
+    Rule("scaling/fit_metrics.csv", "difference", "difference", _DIFF, scale="paper"),
+    Rule("*", "deviation_in_moe", "difference",
+         "ours minus the paper's value in units of the paper's margin: on the scale paper / margin",
+         scale="paper_estimate/paper_moe"),
+    Rule("latency/*", "distance_diff", "difference", _DIFF, scale="paper_distance"),
+    Rule("optimal_draft/gamma_check.csv", "abs_diff", "difference",
+         "closed form minus brute force: on the scale of gamma", scale="gamma_brute"),
+    Rule("beyond/*", "error", "difference", "predicted minus observed alpha: on the scale of alpha", scale="alpha"),
+    Rule("beyond/law_ranking.csv", "diff*", "difference", "a difference of RMSEs: on the scale of the RMSE",
+         scale="rmse"),
+    Rule("scaling/data_effects.csv", "change_*", "difference",
+         "N*(high) / N*(low) - 1 along one axis: a relative change, on the scale 1", scale=1.0),
+    Rule("scaling/data_effects.csv", "elasticity_*", "difference",
+         "a log-log slope between the ends of one axis: on the scale 1", scale=1.0),
+    Rule("beyond/*", "elasticity_*", "difference",
+         "a central difference of ln N* (step 1e-3 in ln theta) turns N*'s 1e-11 into 5e-9: on the scale 10",
+         scale=10.0),
+)
+
+#: Tables of raw draws (one row per iteration or request): compared as samples.
+SAMPLE_TABLES: tuple[str, ...] = (
+    _MEAS + "iterations.csv",
+    _MEAS + "requests.csv",
+    _MEAS + "fig_*.data.csv",
+)
+
+
+def is_sample_table(artifact: str) -> bool:
+    """True when ``artifact`` is a table of raw draws (:data:`SAMPLE_TABLES`)."""
+    return any(fnmatch.fnmatchcase(artifact, p) for p in SAMPLE_TABLES)
+
+
+def rule_for(artifact: str, column: str, numeric: bool, integral: bool) -> Rule:
+    """The rule of one column: the first of :data:`RULES` that matches, else ``exact`` for text,
+    booleans and integer-valued numbers, else ``computed``."""
+    for rule in RULES:
+        if rule.matches(artifact, column):
+            return rule
+    if not numeric:
+        return Rule(artifact, column, "exact", "text or flag")
+    if integral:
+        return Rule(artifact, column, "exact", "a count, an index or a transcribed integer")
+    return Rule(artifact, column, "computed", f"computed: relative tolerance {COMPUTED_RTOL:g}")
+
+
+def describe() -> str:
+    """The policy in a few lines, for the check's report."""
+    return (f"exact: text, flags, integers; computed: rtol {COMPUTED_RTOL:g}; difference: rtol "
+            f"{COMPUTED_RTOL:g} on the scale of the quantity differenced; float32: rtol {FLOAT32_RTOL:g}; "
+            f"stochastic: within {STOCHASTIC_Z:g} joint standard errors (samples by their means); "
+            f"timing: presence only; deterministic figures: PNG RMS <= {FIGURE_RMS:g}")

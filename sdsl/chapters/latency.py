@@ -1,0 +1,277 @@
+"""Latency validation of the optimal draft size: the paper's Table 6 and Figure 4.
+
+Chapter ``latency`` of the book (method notes, section 6). The paper measured TTFT, TTOT and
+TPOT of speculative decoding with an OPT-13B target and six drafts (four OPT, two Qwen1.5) and
+claims that latency grows with the normalised distance ``|N - N*| / M`` of the draft from the
+throughput-optimal size. Functions:
+
+* :func:`table6`            ``N*`` per draft family, ``|N - N*|/M`` beside the paper's, measured latencies
+* :func:`figure4`           each latency metric against ``|N - N*|/M`` with 95 % error bars
+* :func:`rank_correlations` Spearman and Kendall rank correlations, exact permutation p-values,
+  a bootstrap over drafts and a measurement-noise interval, per family and pooled
+* :func:`stratified_trend_test` one exact test of "latency grows with distance within each family"
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
+from scipy import stats
+
+from sdsl import data as _data
+from sdsl._validate import as_positive
+from sdsl.book.style import family_color
+from sdsl.chapters.optimal_draft import family_tokens
+from sdsl.model.compare import equal_to_printed
+from sdsl.model.laws import (
+    BESIROGLU_2024,
+    PAPER_EQ5,
+    AcceptanceCoefficients,
+    LossConstants,
+    resolve_constants,
+)
+from sdsl.model.optimal_draft import optimal_draft_size
+
+__all__ = [
+    "CHAPTER",
+    "METRICS",
+    "METRIC_LABELS",
+    "table6",
+    "figure4",
+    "rank_correlations",
+    "stratified_trend_test",
+    "format_millions",
+]
+
+#: Chapter name: notebook stem and artifacts folder.
+CHAPTER = "latency"
+#: Latency metrics of Table 6 (columns ``<metric>_s`` and ``<metric>_moe_s`` of ``data/latency``).
+METRICS: tuple[str, ...] = ("ttft", "ttot", "tpot")
+METRIC_LABELS: dict[str, str] = {
+    "ttft": "time to first token, TTFT (s)",
+    "ttot": "total generation time, TTOT (s)",
+    "tpot": "time per output token, TPOT (s)",
+}
+
+
+def format_millions(n: float) -> str:
+    """``N`` as the paper prints it in Table 6: whole millions, ``117313807 -> '117M'``."""
+    return f"{int(round(float(n) / 1e6))}M"
+
+
+def table6(
+    target: str = "OPT-13B",
+    constants: LossConstants | str = BESIROGLU_2024,
+    coefficients: AcceptanceCoefficients = PAPER_EQ5,
+    integer: bool = False,
+    latency: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """The paper's Table 6 recomputed: for each measured draft of ``target``, its family's ``N*``
+    (with ``D`` the family's pre-training tokens, ``M`` and ``D'`` the target's), the normalised
+    distance ``|N - N*| / M``, the paper's printed ``N*`` and distance, their difference and whether
+    it is within half a unit of the last printed digit, and the measured latencies with their
+    95 % margins of error.
+    """
+    models = _data.load("models") if models is None else models
+    latency = _data.load("latency") if latency is None else latency
+    by_name = models.set_index("model")
+    if target not in by_name.index:
+        raise ValueError(f"target must be a model of data/models, got {target!r}")
+    lat = latency[latency["target"] == target]
+    if lat.empty:
+        raise ValueError(f"no latency measurements for target {target!r}; measured: {sorted(latency['target'].unique())}")
+    m = float(by_name.loc[target, "params"])
+    d_target = float(by_name.loc[target, "tokens"])
+    c = resolve_constants(constants)
+    optima = {}
+    rows = []
+    for r in lat.itertuples(index=False):
+        fam = r.draft_family
+        if fam not in optima:
+            optima[fam] = optimal_draft_size(m, family_tokens(fam, models), d_target, c, coefficients, integer=integer)
+        o = optima[fam]
+        n = float(as_positive(by_name.loc[r.draft, "params"], f"params of {r.draft}"))
+        rows.append(
+            {"target": target, "draft": r.draft, "draft_family": fam, "n": n,
+             "d_draft": family_tokens(fam, models), "n_star": o.n_star, "gamma_star": o.gamma_star,
+             "alpha_star": o.alpha, "n_star_printed": format_millions(o.n_star),
+             "distance": abs(n - o.n_star) / m}
+        )
+    out = pd.DataFrame(rows)
+    paper = _data.load("paper_table6").rename(
+        columns={"n_star_printed": "paper_n_star_printed", "distance": "paper_distance"}
+    )
+    tol = _data.printed_tolerance("paper_table6")[["draft", "distance"]].rename(columns={"distance": "tol_distance"})
+    out = out.merge(paper.drop(columns=["draft_family"]), on="draft", how="left").merge(tol, on="draft", how="left")
+    out["distance_diff"] = out["distance"] - out["paper_distance"]
+    out["distance_within_print"] = equal_to_printed(out["distance"], out["paper_distance"], out["tol_distance"])
+    out["n_star_printed_equal"] = out["n_star_printed"] == out["paper_n_star_printed"]
+    cols = ["draft"] + [f"{k}{s}" for k in METRICS for s in ("_s", "_moe_s")]
+    out = out.merge(lat[cols], on="draft", how="left")
+    return out
+
+
+def figure4(table: pd.DataFrame, metrics: Sequence[str] = METRICS) -> Figure:
+    """Figure 4: each latency metric against ``|N - N*| / M``, one panel per metric, one colour per
+    draft family, error bars the 95 % margins of error, the optimum ``N*`` a dashed line at 0.
+
+    ``table`` is the output of :func:`table6`. The data line of each error bar group carries the id
+    ``errorbar|<metric>|<family>`` (``gid``) so that tests can read back what was drawn. The y axis
+    is logarithmic: the cross-family Qwen1.5 drafts are about ten times slower than the OPT ones.
+    """
+    unknown = [k for k in metrics if k not in METRICS]
+    if unknown:
+        raise ValueError(f"metrics must be among {list(METRICS)}, got {unknown}")
+    fig = Figure(figsize=(4.2 * len(metrics), 3.9), layout="constrained")
+    axes = fig.subplots(1, len(metrics), squeeze=False)[0]
+    for ax, k in zip(axes, metrics):
+        for fam, d in table.groupby("draft_family", sort=False):
+            col = family_color(fam)
+            cont = ax.errorbar(d["distance"], d[f"{k}_s"], yerr=d[f"{k}_moe_s"], ls="none", marker="o",
+                               ms=6, capsize=3, color=col, label=f"{fam} drafts")
+            cont.lines[0].set_gid(f"errorbar|{k}|{fam}")
+            for i, r in enumerate(d.sort_values("distance").itertuples(index=False)):
+                # alternate above and below so that labels of neighbouring drafts do not overlap
+                ax.annotate(r.draft, xy=(r.distance, getattr(r, f"{k}_s")), xytext=(4, 4 if i % 2 else -11),
+                            textcoords="offset points", fontsize=7, color=col)
+        line = ax.axvline(0.0, color="black", ls="--", lw=1)
+        line.set_gid("optimum")
+        ax.annotate("$N^*$", xy=(0.0, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -12),
+                    textcoords="offset points", fontsize=9)
+        ax.set_yscale("log")
+        # plain numbers (0.05, 2, 20) rather than a mix of 2x10^0 and 6x10^-2; minor ticks
+        # labelled at leading digits 2 and 5 only, so that the labels do not crowd
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "25" else ""))
+        ax.set_xlabel("$|N - N^*| / M$")
+        ax.set_ylabel(METRIC_LABELS[k])
+        ax.set_xlim(-0.01, table["distance"].max() * 1.25)
+    axes[0].legend(loc="center right", fontsize=8)
+    return fig
+
+
+def _spearman(x: np.ndarray, y: np.ndarray) -> float:
+    return float(stats.spearmanr(x, y).statistic)
+
+
+def _spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman's rho of each row of ``x`` with the same row of ``y`` (Pearson correlation of
+    average ranks, as ``scipy.stats.spearmanr``); NaN where a row is constant."""
+    rx = stats.rankdata(x, axis=-1)
+    ry = stats.rankdata(y, axis=-1)
+    rx = rx - rx.mean(axis=-1, keepdims=True)
+    ry = ry - ry.mean(axis=-1, keepdims=True)
+    den = np.sqrt((rx * rx).sum(axis=-1) * (ry * ry).sum(axis=-1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (rx * ry).sum(axis=-1) / np.where(den > 0, den, 1.0), np.nan)
+
+
+def _kendall(x: np.ndarray, y: np.ndarray) -> float:
+    return float(stats.kendalltau(x, y).statistic)
+
+
+def rank_correlations(
+    table: pd.DataFrame,
+    rng: np.random.Generator,
+    metrics: Sequence[str] = METRICS,
+    n_boot: int = 4000,
+    n_noise: int = 4000,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """Rank correlation between ``|N - N*| / M`` and each latency metric, for all drafts pooled
+    and for each draft family (method notes, section 6; the paper's claim under Figure 4).
+
+    Columns per (scope, metric):
+
+    * ``n``: drafts; ``spearman``, ``kendall``: the statistics (``scipy.stats``);
+    * ``spearman_p``, ``kendall_p``: exact one-sided permutation p-values for "latency grows with
+      distance" (``scipy.stats.permutation_test`` over all ``n!`` pairings; ``kendalltau`` with
+      ``method="exact"``); the smallest p-value an ``n``-point sample can give is ``1/n!``
+      (``min_p``);
+    * ``boot_lo``, ``boot_hi``: percentile bootstrap interval of Spearman's rho over drafts
+      (resampled with ``rng``; resamples with fewer than two distinct drafts, where rho is
+      undefined, are dropped and counted in ``boot_undefined``);
+    * ``noise_lo``, ``noise_hi``, ``noise_p_positive``: the interval of rho and the share of
+      positive rho when each latency is redrawn from a normal with its measured mean and standard
+      error (margin / 1.96): how firm the observed ordering is against measurement noise, for these
+      fixed drafts.
+
+    With ``n = 2`` any correlation is +1 or -1 and carries no evidence (``min_p = 0.5``).
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+    if n_boot < 1 or n_noise < 1:
+        raise ValueError(f"n_boot and n_noise must be >= 1, got {n_boot}, {n_noise}")
+    q = [(1 - confidence) / 2, 1 - (1 - confidence) / 2]
+    z = stats.norm.ppf(0.975)
+    scopes = [("all drafts", table)] + [(f"{f} drafts", d) for f, d in table.groupby("draft_family", sort=False)]
+    rows = []
+    for scope, d in scopes:
+        x = d["distance"].to_numpy(float)
+        n = x.size
+        for k in metrics:
+            y = d[f"{k}_s"].to_numpy(float)
+            se = d[f"{k}_moe_s"].to_numpy(float) / z
+            row = {"scope": scope, "metric": k, "n": n, "min_p": 1.0 / math.factorial(n)}
+            if n < 2:
+                rows.append(row)
+                continue
+            row["spearman"] = _spearman(x, y)
+            row["kendall"] = _kendall(x, y)
+            # one sample, "pairings": every one of the n! orders of y against the fixed x
+            perm = stats.permutation_test(
+                (y,), lambda yy, axis=-1: _spearman_rows(np.broadcast_to(x, yy.shape), yy),
+                permutation_type="pairings", alternative="greater", n_resamples=np.inf,
+                vectorized=True, rng=rng,
+            )
+            row["spearman_p"] = float(perm.pvalue)
+            row["kendall_p"] = float(stats.kendalltau(x, y, method="exact", alternative="greater").pvalue)
+            idx = rng.integers(0, n, (n_boot, n))
+            boot = _spearman_rows(x[idx], y[idx])
+            ok = np.isfinite(boot)
+            row["boot_lo"], row["boot_hi"] = (float(v) for v in np.quantile(boot[ok], q))
+            row["boot_undefined"] = float(1.0 - ok.mean())
+            draws = y[None, :] + se[None, :] * rng.standard_normal((n_noise, n))
+            rho = _spearman_rows(np.broadcast_to(x, draws.shape), draws)
+            row["noise_lo"], row["noise_hi"] = (float(v) for v in np.quantile(rho, q))
+            row["noise_p_positive"] = float(np.mean(rho > 0))
+            rows.append(row)
+    cols = ["scope", "metric", "n", "spearman", "spearman_p", "kendall", "kendall_p", "min_p",
+            "boot_lo", "boot_hi", "boot_undefined", "noise_lo", "noise_hi", "noise_p_positive"]
+    return pd.DataFrame(rows).reindex(columns=cols)
+
+
+def stratified_trend_test(table: pd.DataFrame, metrics: Sequence[str] = METRICS) -> pd.DataFrame:
+    """Exact test of "latency grows with distance within each draft family", pooling the families
+    without comparing a draft of one family with a draft of another (the families differ in
+    vocabulary and cost, which would otherwise dominate).
+
+    Statistic: Kendall's ``S`` summed over families (concordant minus discordant pairs inside each
+    family). Null distribution: every permutation of the latencies within each family (``4! 2! = 48``
+    for Table 6), enumerated. Returns per metric ``s``, ``pairs`` (within-family pairs),
+    ``permutations`` and the exact one-sided ``p`` (share of permutations with ``S`` at least the
+    observed one).
+    """
+    groups = [(d["distance"].to_numpy(float), d) for _, d in table.groupby("draft_family", sort=False)]
+
+    def s_stat(x: np.ndarray, y: np.ndarray) -> int:
+        i, j = np.triu_indices(x.size, 1)
+        return int(np.sum(np.sign(x[j] - x[i]) * np.sign(y[j] - y[i])))
+
+    rows = []
+    for k in metrics:
+        ys = [d[f"{k}_s"].to_numpy(float) for _, d in groups]
+        xs = [x for x, _ in groups]
+        observed = sum(s_stat(x, y) for x, y in zip(xs, ys))
+        per_group = [[s_stat(x, y[list(p)]) for p in itertools.permutations(range(y.size))] for x, y in zip(xs, ys)]
+        null = np.array([sum(c) for c in itertools.product(*per_group)])
+        rows.append({"metric": k, "s": observed, "pairs": sum(x.size * (x.size - 1) // 2 for x in xs),
+                     "permutations": null.size, "p": float(np.mean(null >= observed))})
+    return pd.DataFrame(rows)

@@ -1,0 +1,307 @@
+"""What ``sdsl plan`` adds to the paper's optimum to make it deployable (issue 15).
+
+:func:`deployment_report` takes a validated plan (:class:`sdsl.plan.PlanInputs`) and its optimum
+(:class:`sdsl.model.throughput.DraftOptimum`) and returns, as one JSON-ready mapping:
+
+* the draft length an engine can take: the best integer ``gamma`` at ``N*`` beside the continuous
+  ``gamma*``, the share of throughput rounding gives up, and ``N*`` re-optimised for an integer
+  ``gamma`` (:mod:`sdsl.model.deploy`);
+* the *wall-clock* speedup (Leviathan et al. 2023, Theorem 3.8, :mod:`sdsl.model.speedup`) with its
+  cost coefficient ``c`` from one of: the FLOP model (``c = N*/M``, the default: the batch-1
+  memory-bound limit, where it equals the tokens-per-FLOP ratio), a given ratio, measured draft and
+  target latencies (with the measured cost of verifying ``gamma + 1`` tokens), or the roofline of a
+  hardware preset at given batch sizes and context lengths (:mod:`sdsl.model.hardware`, which then
+  re-optimises ``N*`` and ``gamma*`` for wall-clock time, with drafting sequential or overlapped);
+* the published draft of the target's tokenizer group that comes closest to the optimum, and
+  ready-to-paste vLLM and SGLang settings;
+* which uncertainties the ``N*`` interval includes and which it leaves out, and warnings where the
+  acceptance plane is evaluated outside the perplexities it was fitted on.
+
+Only numpy is imported (no pandas, no scipy): ``sdsl plan`` must answer in 0.3 s.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sdsl.model import deploy as D
+from sdsl.model import hardware as H
+from sdsl.model import speedup as S
+from sdsl.model.laws import acceptance_rate, perplexity
+from sdsl.model.optimal_draft import DraftOptimum, optimal_draft_size
+from sdsl.model.throughput import optimal_gamma, optimal_tokens_per_flop
+
+__all__ = ["DTYPES", "WallClockInputs", "check_wall_clock", "perplexity_warnings", "interval_sources",
+           "suggest_draft", "deployment_report"]
+
+#: Bytes per weight and KV-cache element of the number formats ``--dtype`` accepts.
+DTYPES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp32": 4.0}
+
+
+@dataclass(frozen=True)
+class WallClockInputs:
+    """Where the cost coefficient of Theorem 3.8 comes from (validated by :func:`check_wall_clock`)."""
+
+    source: str
+    """``"flop"``, ``"cost_ratio"``, ``"latencies"`` or ``"hardware"``."""
+    c: float | None = None
+    verify_slope: float = 0.0
+    hardware: H.Accelerator | None = None
+    batches: tuple[float, ...] = (1.0,)
+    contexts: tuple[float, ...] = (0.0,)
+    overlap: bool = False
+    gamma_max: int = 32
+
+
+def _number(value: Any, name: str, low: float, what: str, integer: bool = False, strict: bool = False) -> float:
+    try:
+        x = float(value.strip()) if isinstance(value, str) else float(value)
+    except (TypeError, ValueError):
+        x = math.nan
+    bad = (not math.isfinite(x) or (x <= low if strict else x < low) or (integer and not x.is_integer()))
+    if isinstance(value, bool) or bad:
+        kind = "an integer" if integer else "a number"
+        raise ValueError(f"{name} must be {kind} {'>' if strict else '>='} {low:g} ({what}), got {value!r}")
+    return x
+
+
+def _list(values: Any, name: str, low: float, what: str, integer: bool, default: float) -> tuple[float, ...]:
+    if values is None:
+        return (default,)
+    items = values if isinstance(values, (list, tuple)) else [values]
+    out: list[float] = []
+    for v in items:
+        parts = v.replace(",", " ").split() if isinstance(v, str) else [v]
+        out += [_number(p, name, low, what, integer) for p in parts]
+    if not out:
+        raise ValueError(f"{name} is empty: give at least one value ({what})")
+    return tuple(out)
+
+
+def check_wall_clock(cost_ratio: Any = None, draft_latency: Any = None, target_latency: Any = None,
+                     verify_latency: Any = None, verify_tokens: Any = None, hardware: Any = None,
+                     gpus: Any = 1, dtype: Any = None, batch: Any = None, context: Any = None,
+                     overlap: bool = False, step_overhead: Any = None, gamma_max: Any = 32) -> WallClockInputs:
+    """Validate the wall-clock options of ``sdsl plan`` (one ``ValueError`` with one line per problem).
+
+    At most one source of the cost coefficient: ``cost_ratio`` (``c``), the latencies
+    ``draft_latency`` and ``target_latency`` in seconds (optionally ``verify_latency`` of a pass over
+    ``verify_tokens`` tokens), or a ``hardware`` preset (with ``gpus`` in tensor parallel, ``dtype``,
+    batch sizes ``batch``, context lengths ``context``, ``overlap`` and ``step_overhead`` in seconds).
+    None of them: the FLOP model, ``c = N*/M``."""
+    gm = int(_number(gamma_max, "gamma_max", 1, "largest draft length searched", integer=True))
+    lat = [v is not None for v in (draft_latency, target_latency, verify_latency, verify_tokens)]
+    given = [n for n, on in (("--cost-ratio", cost_ratio is not None), ("--draft-latency/--target-latency", any(lat)),
+                             ("--hardware", hardware is not None)) if on]
+    if len(given) > 1:
+        raise ValueError(f"give one source of the cost of drafting, not {' and '.join(given)}")
+    hw_only = [n for n, v in (("--batch", batch), ("--context", context), ("--dtype", dtype),
+                              ("--step-overhead", step_overhead)) if v is not None]
+    if (hw_only or overlap or (gpus not in (None, 1, "1"))) and hardware is None:
+        shown = hw_only + (["--overlap"] if overlap else []) + (["--gpus"] if gpus not in (None, 1, "1") else [])
+        raise ValueError(f"{', '.join(shown)} need --hardware (an accelerator preset: {', '.join(H.accelerator_names())})")
+    if cost_ratio is not None:
+        c = _number(cost_ratio, "cost_ratio (c)", 0, "seconds of a draft step over seconds of a target step")
+        return WallClockInputs("cost_ratio", c=c, gamma_max=gm)
+    if any(lat):
+        if draft_latency is None or target_latency is None:
+            raise ValueError("latencies need both --draft-latency and --target-latency (seconds per step of one token)")
+        c, k = S.cost_from_latencies(
+            _number(draft_latency, "draft_latency", 0, "seconds per draft step", strict=True),
+            _number(target_latency, "target_latency", 0, "seconds per target step", strict=True),
+            None if verify_latency is None else _number(verify_latency, "verify_latency", 0, "seconds", strict=True),
+            None if verify_tokens is None else _number(verify_tokens, "verify_tokens", 2, "gamma + 1 tokens", integer=True))
+        return WallClockInputs("latencies", c=c, verify_slope=k, gamma_max=gm)
+    if hardware is None:
+        return WallClockInputs("flop", gamma_max=gm)
+    acc = H.get_accelerator(hardware)
+    acc = acc.times(int(_number(gpus, "gpus", 1, "devices in tensor parallel", integer=True)))
+    if dtype is not None:
+        key = str(dtype).strip().lower()
+        if key not in DTYPES:
+            raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+        acc = acc.with_bytes_per_param(DTYPES[key], key)
+    if step_overhead is not None:
+        from dataclasses import replace
+
+        acc = replace(acc, step_overhead=_number(step_overhead, "step_overhead", 0, "seconds per forward pass"))
+    return WallClockInputs("hardware", hardware=acc,
+                           batches=_list(batch, "batch", 1, "sequences decoded together", True, 1.0),
+                           contexts=_list(context, "context", 0, "tokens in each KV cache", True, 0.0),
+                           overlap=bool(overlap), gamma_max=gm)
+
+
+def perplexity_warnings(inputs, opt: DraftOptimum) -> list[str]:
+    """Warnings where the predicted perplexities of the draft at ``N*`` and of the target lie outside
+    the ranges the acceptance plane was fitted on (``inputs.alpha.ppl_range``)."""
+    rng = inputs.alpha.ppl_range
+    if rng is None:
+        return []
+    x = float(perplexity(opt.n_star, inputs.draft_tokens[0], inputs.constants))
+    y = float(perplexity(inputs.target.params, inputs.target.tokens, inputs.constants))
+    out = []
+    for what, v, lo, hi in (("draft at N*", x, rng[0], rng[1]), ("target", y, rng[2], rng[3])):
+        if not lo <= v <= hi:
+            out.append(f"the predicted perplexity of the {what}, {v:.3g}, lies outside the range the acceptance "
+                       f"plane ({inputs.alpha.label}) was fitted on, {lo:.3g} to {hi:.3g}: alpha is extrapolated")
+    return out
+
+
+def interval_sources(n_boot: int) -> dict[str, list[str]]:
+    """Which sources of uncertainty the ``N*`` interval includes and which it leaves out."""
+    inc = (["standard errors of the acceptance plane's coefficients (parametric bootstrap; Table 3's, drawn "
+            "independently: the paper prints no covariance)"] if n_boot > 0 else [])
+    exc = ["the choice of acceptance law (other laws of the beyond chapter move N* by a factor of about 2)",
+           "the loss-law constants (Hoffmann et al. 2022 instead of Besiroglu et al. 2024: N* 4 to 10 % lower; "
+           "try --constants hoffmann2022)",
+           "the loss law's exponents and the extrapolation beyond the fitted perplexities"]
+    return {"includes": inc, "excludes": exc}
+
+
+def _alpha(n, d, y, inputs):
+    return acceptance_rate(perplexity(n, d, inputs.constants), y, inputs.alpha.coefficients)
+
+
+def suggest_draft(inputs, opt: DraftOptimum) -> dict[str, Any] | None:
+    """The published dense model of the target's tokenizer group (``data/presets.csv``), smaller than
+    half the target and with known tokens, whose throughput (Eq. 9, integer ``gamma``, its own
+    pre-training tokens as ``D``) comes closest to the optimum's; None when there is none."""
+    from sdsl.plan import preset_records
+
+    t = inputs.target
+    if not t.tokenizer:
+        return None
+    y = float(perplexity(t.params, t.tokens, inputs.constants))
+    best = None
+    for r in preset_records():
+        tok = r["tokens"]
+        if (r["tokenizer"] != t.tokenizer or r["architecture"] != "dense" or not r["params"] <= t.params / 2
+                or tok is None or not math.isfinite(tok)):
+            continue
+        n = float(r["params"])
+        a = float(_alpha(n, tok, y, inputs))
+        if not 0 < a < 1:
+            continue
+        share = float(optimal_tokens_per_flop(a, n, t.params, True)) / opt.tokens_per_flop
+        if best is None or share > best["share_of_optimum"]:
+            best = {"model": r["model"], "hf_id": r["hf_id"] or None, "params": n, "tokens": float(tok), "alpha": a,
+                    "gamma_integer": int(optimal_gamma(a, n, t.params, integer=True)), "share_of_optimum": share}
+    return best
+
+
+def _theorem_38(alpha: float, c: float, k: float) -> dict[str, Any]:
+    rep = S.speedup_report(alpha, c, None, k)
+    return {"speedup": rep.speedup_at_best, "gamma_integer": rep.gamma_integer,
+            "gamma_continuous": None if math.isinf(rep.gamma_continuous) else rep.gamma_continuous,
+            "cost_coefficient": c, "verify_cost_slope": k, "break_even_alpha": rep.break_even_alpha}
+
+
+def deployment_report(inputs, opt: DraftOptimum, wc: WallClockInputs, draft_model: str | None = None,
+                      target_model: str | None = None) -> dict[str, Any]:
+    """Everything ``sdsl plan`` prints beyond ``N*``: see the module's docstring.
+
+    Parameters
+    ----------
+    inputs : sdsl.plan.PlanInputs
+    opt : sdsl.model.throughput.DraftOptimum
+        The optimum of ``inputs`` (:func:`sdsl.plan.plan`).
+    wc : WallClockInputs
+    draft_model, target_model : str, optional
+        Repository ids or paths written into the engine settings (default: the suggested draft, the
+        preset's repository, else placeholders).
+
+    Returns
+    -------
+    dict
+        JSON-ready (no NaN or infinity).
+    """
+    m, d = inputs.target.params, inputs.draft_tokens[0]
+    il = D.integer_draft_length(opt.alpha, opt.n_star, m)
+    opt_int = opt if inputs.integer else optimal_draft_size(
+        m, d, inputs.target.tokens, inputs.constants, inputs.alpha.coefficients, True, inputs.n_range)
+    opt_cont = optimal_draft_size(m, d, inputs.target.tokens, inputs.constants, inputs.alpha.coefficients, False,
+                                  inputs.n_range) if inputs.integer else opt
+    out: dict[str, Any] = {
+        "gamma_star_continuous": il.gamma_continuous, "gamma_star_integer": il.gamma_integer,
+        "rounding_loss": il.rounding_loss,
+        "n_star_integer_gamma": opt_int.n_star,
+        "rounding_loss_reoptimised": max(0.0, 1.0 - opt_int.tokens_per_flop / opt_cont.tokens_per_flop),
+        "tokens_per_flop_ratio": opt.tokens_per_flop * 2.0 * m,
+    }
+    y = float(perplexity(m, inputs.target.tokens, inputs.constants))
+    sugg = suggest_draft(inputs, opt)
+    warnings = perplexity_warnings(inputs, opt)
+    if wc.source == "hardware":
+        shape, known = H.target_shape(m, inputs.target.shape)
+        if not known:
+            warnings.append("the target's architecture is unknown: the hardware model scales Llama-3-8B's shape")
+
+        def alpha_of_n(n):
+            return _alpha(n, d, y, inputs)
+
+        rows = []
+        for b in wc.batches:
+            for ctx in wc.contexts:
+                hp = H.plan_on_hardware(shape, alpha_of_n, wc.hardware, inputs.n_range, b, ctx, wc.overlap, wc.gamma_max)
+                g_flop, s_flop = H.speedup_at(opt.n_star, opt.alpha, shape, wc.hardware, b, ctx, wc.overlap, wc.gamma_max)
+                row = hp.as_dict()
+                row.update(flop_n_star_gamma=g_flop, flop_n_star_speedup=s_flop)
+                rows.append(row)
+                if not hp.fits_in_memory:
+                    warnings.append(f"batch {b:g}, context {ctx:g}: weights and KV caches need "
+                                    f"{hp.memory_needed / 1e9:.4g} GB, more than the {wc.hardware.memory / 1e9:.4g} GB of "
+                                    f"{wc.hardware.name} (try --gpus{'' if wc.hardware.bytes_per_param <= 1 else ' or --dtype fp8'})")
+        head = rows[0]
+        wall = {"source": f"roofline of {wc.hardware.name} ({wc.hardware.dtype}), drafting "
+                          f"{'overlapped with' if wc.overlap else 'before'} verification",
+                "speedup": head["speedup"], "gamma_integer": head["gamma_star"], "n_star": head["n_star"],
+                "cost_coefficient": head["cost_coefficient"], "verify_cost": head["verify_cost"],
+                "batch": head["batch"], "context": head["context"], "by_batch_and_context": rows,
+                "shape_known": known}
+        gamma = int(head["gamma_star"])
+        if sugg is not None:
+            sugg["gamma_hardware"], sugg["speedup_hardware"] = H.speedup_at(
+                sugg["params"], sugg["alpha"], shape, wc.hardware, head["batch"], head["context"], wc.overlap, wc.gamma_max)
+    else:
+        if wc.source == "flop":
+            c, k = opt.n_star / m, 0.0
+            label = ("Theorem 3.8 with c = N*/M: the paper's FLOP model, i.e. batch 1, memory-bound, no overhead "
+                     "(give --cost-ratio, --draft-latency/--target-latency or --hardware for your deployment)")
+        else:
+            c, k = wc.c, wc.verify_slope
+            label = ("Theorem 3.8 with the given cost ratio c" if wc.source == "cost_ratio" else
+                     "Theorem 3.8 with c and the verification cost from the measured latencies")
+        wall = {"source": label, **_theorem_38(opt.alpha, c, k)}
+        gamma = int(wall["gamma_integer"])
+        if sugg is not None and wc.source == "flop":
+            sugg["gamma_wall_clock"] = sugg["gamma_integer"]
+    out["wall_clock"] = wall
+    out["suggested_draft"] = sugg
+    use_sugg = draft_model is None and sugg is not None and sugg.get("hf_id")
+    eng_gamma = gamma
+    if use_sugg:
+        eng_gamma = int(sugg.get("gamma_hardware", sugg["gamma_integer"])) if wc.source in ("flop", "hardware") else gamma
+    out["num_speculative_tokens"] = eng_gamma
+    out["engines"] = D.engine_settings(eng_gamma, target_model or inputs.target.hf_id,
+                                       draft_model or (sugg["hf_id"] if use_sugg else None))
+    out["engines"]["draft"] = ("given (--draft-model)" if draft_model else
+                               f"suggested: {sugg['model']}" if use_sugg else "placeholder: a draft of about N* parameters")
+    out["interval"] = interval_sources(inputs.n_boot)
+    out["warnings"] = warnings
+    return _json_safe(out)
+
+
+def _json_safe(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_safe(v) for v in x]
+    if isinstance(x, (np.floating, float)):
+        return float(x) if math.isfinite(x) else None
+    if isinstance(x, np.integer):
+        return int(x)
+    return x

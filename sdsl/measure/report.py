@@ -1,0 +1,403 @@
+"""``sdsl alpha FILE...``: alpha with its interval from whatever a serving engine wrote, and what
+the measured alpha implies through the plan.
+
+For each file (:func:`sdsl.measure.engines.read_files`, format detected from the content): alpha
+with its interval per model and engine, how it was obtained, the per-position conditional rates
+with the constant-alpha test (:func:`sdsl.measure.estimators.constant_alpha_test`), how many drafts were
+shorter than ``k`` and what that does, the idle or unusable series and why.
+
+With the target and the draft behind the measurement (``--preset`` or ``--target-params``, and
+``--draft-params``), the plan's cost model (the paper's Eq. 9, ``C = 2 N gamma + 2 M``) turns the
+measured alpha into:
+
+* the throughput-optimal integer draft length ``gamma*`` (:func:`sdsl.model.throughput.optimal_gamma`,
+  ``integer=True``), at alpha and at the ends of its interval;
+* the speedup over plain decoding in tokens per FLOP, ``T x 2M`` (:func:`sdsl.model.throughput.tokens_per_flop`),
+  at the engine's ``k`` and at ``gamma*``;
+* with the draft family's tokens ``D`` and the target's ``D'`` (a preset gives both): ``N*``, the
+  throughput-optimal draft size, from the paper's acceptance plane (Eq. 5, Table 3's ``A`` and
+  ``B``) with its intercept ``C`` recalibrated so that the plane passes through the measured alpha
+  at the measured draft (:func:`sdsl.model.optimal_draft.optimal_draft_size`, integer ``gamma``), and its range
+  over the interval of alpha.
+
+Exit status: 0 with at least one alpha, 1 when every series was idle or unusable, 2 on bad input
+(one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+__all__ = ["PlanContext", "Implication", "Report", "add_arguments", "resolve_context", "implications",
+           "build_report", "report_text", "report_dict", "run"]
+
+
+@dataclass(frozen=True)
+class PlanContext:
+    """Target and draft behind a measurement (None: not given)."""
+
+    target_name: str | None = None
+    target_params: float | None = None
+    target_tokens: float | None = None
+    draft_params: float | None = None
+    draft_tokens: float | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.target_params is not None and self.draft_params is not None
+
+
+@dataclass(frozen=True)
+class Implication:
+    """What one measured alpha implies through the plan (module docstring)."""
+
+    alpha: float
+    alpha_range: tuple[float, float]
+    gamma_star: int
+    gamma_star_range: tuple[int, int]
+    speedup_star: float
+    gamma_engine: int | None = None
+    speedup_engine: float | None = None
+    n_star: float | None = None
+    n_star_range: tuple[float, float] | None = None
+    gamma_at_n_star: float | None = None
+    speedup_at_n_star: float | None = None
+    plane_intercept: float | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Report:
+    reads: tuple[Any, ...]
+    implications: dict[tuple[int, int], Implication] = field(default_factory=dict)
+    context: PlanContext = PlanContext()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def n_readings(self) -> int:
+        return sum(len(r.readings) for r in self.reads)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``sdsl alpha`` (argparse only: building the parser stays light)."""
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="a saved /metrics scrape (vLLM, llama.cpp, SGLang, TensorRT-LLM, or a pasted Prometheus "
+                        "query table), a vLLM log, or vLLM per-request JSON; the format is detected")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the text report")
+    p.add_argument("--delta", action="store_true",
+                   help="FILES are successive scrapes of one server, earliest first: report the traffic between "
+                        "the first and the last (counter resets detected through _created)")
+    p.add_argument("--format", dest="fmt", metavar="FMT",
+                   help="skip detection: vllm-prometheus, llamacpp-prometheus, sglang-prometheus, trtllm-prometheus, "
+                        "vllm-log or vllm-requests")
+    p.add_argument("--gamma", metavar="K",
+                   help="draft length k, for exports that do not carry it (TensorRT-LLM without max_draft_len; "
+                        "SGLang with tree drafts: the number of steps)")
+    p.add_argument("--level", metavar="L", default="0.95", help="confidence level of the intervals (default 0.95)")
+    p.add_argument("--seed", metavar="S", default="0", help="seed of the bootstrap over requests (default 0)")
+    plan = p.add_argument_group("what alpha implies (optional): the target and the draft that was measured")
+    plan.add_argument("--preset", metavar="NAME", help="target preset of data/presets.csv ('sdsl presets')")
+    plan.add_argument("--target-params", metavar="M", help="target size M, in parameters")
+    plan.add_argument("--target-tokens", metavar="D'", help="target pre-training tokens D'")
+    plan.add_argument("--draft-params", metavar="N", help="size N of the measured draft, in parameters")
+    plan.add_argument("--draft-tokens", metavar="D", help="pre-training tokens D of the draft family")
+
+
+def _int_arg(value: Any, name: str, low: int) -> int:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}") from None
+    if not math.isfinite(x) or not x.is_integer() or x < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(x)
+
+
+def resolve_context(preset: Any = None, target_params: Any = None, target_tokens: Any = None,
+                    draft_params: Any = None, draft_tokens: Any = None) -> PlanContext:
+    """Validate the plan options (:func:`sdsl.plan.resolve_target` and friends); a target needs the
+    draft's size and the other way round."""
+    from sdsl import plan as P
+
+    any_target = preset not in (None, "") or target_params is not None
+    if not any_target and draft_params is None:
+        if target_tokens is not None or draft_tokens is not None:
+            raise ValueError("--target-tokens / --draft-tokens need the target (--preset or --target-params) and "
+                             "--draft-params")
+        return PlanContext()
+    if not any_target:
+        raise ValueError("--draft-params needs the target: --preset NAME or --target-params M")
+    if draft_params is None:
+        raise ValueError("the plan needs the size of the measured draft: --draft-params N (parameters)")
+    if preset in (None, "") and target_tokens is None:
+        t_params = P.positive_number(target_params, "target_params", "parameters M of the target")
+        name, t_tokens, d_default = f"M = {t_params:.4g}", None, None
+    else:
+        t = P.resolve_target(preset, target_params, target_tokens)
+        name, t_params, t_tokens, d_default = t.name, t.params, t.tokens, t.draft_tokens
+    n = P.positive_number(draft_params, "draft_params", "parameters N of the measured draft")
+    if n >= t_params:
+        raise ValueError(f"draft_params must be below the target size M = {t_params:.4g}, got {draft_params!r}")
+    d = (P.positive_number(draft_tokens, "draft_tokens", "pre-training tokens D of the draft family")
+         if draft_tokens is not None else d_default)
+    return PlanContext(name, t_params, t_tokens, n, d)
+
+
+def _n_star(alpha: float, ctx: PlanContext):
+    """N* of the plane through (N, D, alpha) with the paper's A, B: (N*, gamma, speedup, C, range).
+
+    The search range is the plan's default ``(1e7, M/2)`` narrowed to the sizes where the
+    recalibrated plane stays inside (0, 1) (alpha is monotone in N)."""
+    import numpy as np
+
+    from sdsl.model.laws import (
+        BESIROGLU_2024,
+        PAPER_EQ5,
+        AcceptanceCoefficients,
+        acceptance_rate,
+        perplexity,
+    )
+    from sdsl.model.optimal_draft import optimal_draft_size
+    from sdsl.plan import DEFAULT_N_LOW
+
+    x = float(perplexity(ctx.draft_params, ctx.draft_tokens, BESIROGLU_2024))
+    y = float(perplexity(ctx.target_params, ctx.target_tokens, BESIROGLU_2024))
+    c = alpha - PAPER_EQ5.A * x - PAPER_EQ5.B * y
+    coef = AcceptanceCoefficients(A=PAPER_EQ5.A, B=PAPER_EQ5.B, C=c, source="recalibrated to the measurement")
+    m = ctx.target_params
+    lo, hi = min(DEFAULT_N_LOW, m / 4), m / 2
+    grid = np.exp(np.linspace(np.log(lo), np.log(hi), 400))
+    a = acceptance_rate(perplexity(grid, ctx.draft_tokens, BESIROGLU_2024), y, coef)
+    ok = (a > 1e-3) & (a < 1 - 1e-3)
+    if not ok.any():
+        raise ValueError("the recalibrated plane leaves (0, 1) for every draft size in the range")
+    idx = np.flatnonzero(ok)
+    rng = (float(grid[idx[0]]), float(grid[idx[-1]]))
+    opt = optimal_draft_size(m, ctx.draft_tokens, ctx.target_tokens, BESIROGLU_2024, coef, True, rng)
+    return opt.n_star, opt.gamma_star, opt.speedup, c, rng
+
+
+def implications(alpha: float, ci: tuple[float, float], k: int | None, ctx: PlanContext) -> Implication | None:
+    """Integer ``gamma*``, the speedups and (with ``D`` and ``D'``) ``N*`` implied by ``alpha``."""
+    if not ctx.active or not 0.0 < alpha < 1.0:
+        return None
+    import numpy as np
+
+    from sdsl.model.throughput import optimal_gamma, tokens_per_flop
+
+    n, m = ctx.draft_params, ctx.target_params
+    has_ci = all(math.isfinite(v) for v in ci)
+    lo, hi = (ci if has_ci else (alpha, alpha))
+    lo, hi = min(max(lo, 1e-9), 1 - 1e-9), min(max(hi, 1e-9), 1 - 1e-9)
+    g = int(optimal_gamma(alpha, n, m, integer=True))
+    g_lo, g_hi = int(optimal_gamma(lo, n, m, integer=True)), int(optimal_gamma(hi, n, m, integer=True))
+    s_star = float(tokens_per_flop(alpha, n, m, g)) * 2 * m
+    s_eng = float(tokens_per_flop(alpha, n, m, k)) * 2 * m if k else None
+    imp = dict(alpha=alpha, alpha_range=(lo, hi), gamma_star=g, gamma_star_range=(min(g_lo, g_hi), max(g_lo, g_hi)),
+               speedup_star=s_star, gamma_engine=k, speedup_engine=s_eng)
+    if ctx.draft_tokens is None or ctx.target_tokens is None:
+        return Implication(**imp, note="N* needs the draft family's tokens D and the target's D' (--preset gives both)")
+    try:
+        ns, gs, ss, c, n_rng = _n_star(alpha, ctx)
+    except ValueError as exc:
+        return Implication(**imp, note=f"N* not available: {exc}")
+    # N* over the interval of alpha (not monotone with an integer gamma: a grid, not the two ends)
+    ends = [ns]
+    for a in np.linspace(lo, hi, 9) if has_ci else ():
+        try:
+            ends.append(_n_star(float(a), ctx)[0])
+        except ValueError:
+            continue
+    note = "" if n_rng[0] <= min(1e7, m / 4) * 1.0001 else (
+        f"N* searched over {n_rng[0]:.3g} to {n_rng[1]:.3g} parameters, where the recalibrated plane is in (0, 1)")
+    return Implication(**imp, n_star=ns, n_star_range=(min(ends), max(ends)), gamma_at_n_star=gs,
+                       speedup_at_n_star=ss, plane_intercept=c, note=note)
+
+
+def build_report(paths: Sequence[str], *, delta: bool = False, fmt: str | None = None, level: float = 0.95,
+                 gamma: int | None = None, seed: int = 0, context: PlanContext = PlanContext()) -> Report:
+    """Read every file and compute the implications of each reading."""
+    from sdsl.measure.engines import read_files
+
+    reads = tuple(read_files(list(paths), fmt=fmt, level=level, gamma=gamma, seed=seed, delta=delta))
+    imps = {}
+    for i, r in enumerate(reads):
+        for j, x in enumerate(r.readings):
+            e = x.estimate
+            imp = implications(e.alpha, (e.ci_low, e.ci_high), x.gamma, context)
+            if imp is not None:
+                imps[(i, j)] = imp
+    notes = []
+    if not delta and len(reads) > 1:
+        by_labels = [frozenset(x.labels for x in r.readings) for r in reads]
+        if any(a & b for i, a in enumerate(by_labels) for b in by_labels[i + 1:]):
+            notes.append("several files report the same series; their counters are cumulative: use --delta for the "
+                         "traffic between successive scrapes")
+    return Report(reads, imps, context, tuple(notes))
+
+
+def _fmt(x: float | None, spec: str = ".4f") -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
+
+
+def _who(x) -> str:
+    d = dict(x.labels)
+    parts = [f"model {x.model}" if x.model else None, f"engine {d['engine']}" if "engine" in d else None]
+    rest = [f"{k}={v}" for k, v in x.labels if k not in ("model_name", "model", "engine")]
+    return ", ".join(p for p in parts if p) + (f" ({', '.join(rest)})" if rest else "") or "(no labels)"
+
+
+def report_text(rep: Report) -> str:
+    """The human-readable report."""
+    from sdsl.measure.engines import FORMATS
+
+    out = []
+    pct = None
+    for i, r in enumerate(rep.reads):
+        out.append(f"{r.path}: {FORMATS.get(r.source, r.source)}" + (f" [{r.detected_by}]" if r.detected_by else ""))
+        for j, x in enumerate(r.readings):
+            e = x.estimate
+            pct = f"{100 * e.level:g} %"
+            counts = f"k = {x.gamma}" if x.gamma else "k unknown"
+            if x.num_drafts:
+                counts += f", {x.num_drafts:.0f} drafts"
+            out.append(f"  {_who(x)}: alpha = {_fmt(e.alpha)}, {pct} interval [{_fmt(e.ci_low)}, {_fmt(e.ci_high)}]"
+                       f" ({counts})")
+            out.append(f"    method: {x.method}")
+            if x.mean_acceptance_length is not None:
+                out.append(f"    mean acceptance length (bonus token included): {x.mean_acceptance_length:.4f}")
+            if x.bootstrap is not None:
+                b = x.bootstrap
+                out.append(f"    bootstrap over {b.extra.get('n_prompts', '?')} requests: [{_fmt(b.ci_low)}, "
+                           f"{_fmt(b.ci_high)}]")
+            if x.position_rates:
+                rates = " ".join(f"{v:.3f}" for v in x.position_rates)
+                out.append(f"    conditional rate at positions 1..{len(x.position_rates)}: {rates}")
+            t = x.constant_alpha
+            if t is not None:
+                verdict = "rejected" if t.rejects() else "not rejected"
+                out.append(f"    constant alpha across positions: chi-square {t.statistic:.3g} (dof {t.dof}), "
+                           f"p = {t.p_value:.3g}: {verdict} at 5 %")
+            if x.short_drafts is not None:
+                out.append(f"    drafts shorter than k: {x.short_drafts.effect()}")
+            if x.chain_only:
+                out.append("    valid for chain drafts only (alpha inverts the mean acceptance length)")
+            for n in x.notes:
+                if not n.startswith("inverts the mean acceptance length"):
+                    out.append(f"    note: {n}")
+            imp = rep.implications.get((i, j))
+            if imp is not None:
+                out += _implication_lines(imp, rep.context)
+        for s in r.skipped:
+            who = ", ".join(f"{k}={v}" for k, v in s.labels) or "(no labels)"
+            out.append(f"  skipped {who}: {s.reason}")
+        for n in r.notes:
+            out.append(f"  note: {n}")
+    for n in rep.notes:
+        out.append(f"note: {n}")
+    if rep.n_readings == 0:
+        out.append("no alpha: every series is idle or unusable (see 'skipped' above)")
+    elif not rep.context.active:
+        out.append("for the integer gamma*, the speedup and N* this alpha implies, give the target (--preset NAME or "
+                   "--target-params M) and the measured draft's size (--draft-params N)")
+    return "\n".join(out)
+
+
+def _implication_lines(imp: Implication, ctx: PlanContext) -> list[str]:
+    lines = [f"    plan ({ctx.target_name}, draft N = {ctx.draft_params:.4g}; cost 2N gamma + 2M, Eq. 9):"]
+    rng = imp.gamma_star_range
+    no_ci = imp.alpha_range[0] == imp.alpha_range[1]
+    span = "no interval" if no_ci else (f"{rng[0]}" if rng[0] == rng[1] else f"{rng[0]} to {rng[1]}") + \
+        " over the interval of alpha"
+    lines.append(f"      integer gamma* = {imp.gamma_star} ({span}), speedup {imp.speedup_star:.3f}x in tokens per FLOP")
+    if imp.gamma_engine and imp.speedup_engine is not None:
+        lines.append(f"      at the engine's k = {imp.gamma_engine}: speedup {imp.speedup_engine:.3f}x")
+    if imp.n_star is not None:
+        lo, hi = imp.n_star_range
+        span = "no interval" if no_ci else f"{lo:.4g} to {hi:.4g} over the interval of alpha"
+        lines.append(f"      N* = {imp.n_star:.4g} parameters ({span}), "
+                     f"gamma {imp.gamma_at_n_star:.0f}, speedup {imp.speedup_at_n_star:.3f}x (Eq. 5 plane through the "
+                     f"measurement: C = {imp.plane_intercept:.4f})")
+    if imp.note:
+        lines.append(f"      {imp.note}")
+    return lines
+
+
+def _num(x: Any) -> Any:
+    if isinstance(x, float):
+        return None if math.isnan(x) or math.isinf(x) else x
+    if isinstance(x, (tuple, list)):
+        return [_num(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _num(v) for k, v in x.items()}
+    return x
+
+
+def report_dict(rep: Report) -> dict:
+    """The report as one JSON-ready dict (NaN as null)."""
+    files = []
+    for i, r in enumerate(rep.reads):
+        readings = []
+        for j, x in enumerate(r.readings):
+            e = x.estimate
+            t = x.constant_alpha
+            sd = x.short_drafts
+            imp = rep.implications.get((i, j))
+            readings.append({
+                "labels": dict(x.labels), "model": x.model, "engine": x.engine, "k": x.gamma,
+                "alpha": e.alpha, "se": e.se, "ci": [e.ci_low, e.ci_high], "level": e.level, "method": x.method,
+                "estimator": e.method, "interval": e.interval, "num_drafts": x.num_drafts,
+                "num_draft_tokens": x.num_draft_tokens, "num_accepted_tokens": x.num_accepted_tokens,
+                "mean_acceptance_length": x.mean_acceptance_length, "position_rates": list(x.position_rates),
+                "constant_alpha": None if t is None else {"chi2": t.statistic, "dof": t.dof, "p_value": t.p_value,
+                                                          "rejected_at_5pct": t.rejects()},
+                "short_drafts": None if sd is None else {
+                    "missing_tokens": sd.missing_tokens, "drafts_min": sd.drafts_min, "drafts_max": sd.drafts_max,
+                    "alpha_full": sd.alpha_full, "alpha_upper": sd.alpha_upper, "exact": sd.exact,
+                    "effect": sd.effect()},
+                "chain_only": x.chain_only,
+                "bootstrap": None if x.bootstrap is None else {"alpha": x.bootstrap.alpha, "se": x.bootstrap.se,
+                                                                "ci": [x.bootstrap.ci_low, x.bootstrap.ci_high],
+                                                                "requests": x.bootstrap.extra.get("n_prompts")},
+                "notes": list(x.notes),
+                "plan": None if imp is None else {
+                    "gamma_star": imp.gamma_star, "gamma_star_range": list(imp.gamma_star_range),
+                    "speedup_at_gamma_star": imp.speedup_star, "k": imp.gamma_engine,
+                    "speedup_at_k": imp.speedup_engine, "n_star": imp.n_star,
+                    "n_star_range": None if imp.n_star_range is None else list(imp.n_star_range),
+                    "gamma_at_n_star": imp.gamma_at_n_star, "speedup_at_n_star": imp.speedup_at_n_star,
+                    "plane_intercept_C": imp.plane_intercept, "note": imp.note or None},
+            })
+        files.append({"path": r.path, "format": r.source, "detected_by": r.detected_by, "readings": readings,
+                      "skipped": [{"labels": dict(s.labels), "reason": s.reason} for s in r.skipped],
+                      "notes": list(r.notes)})
+    c = rep.context
+    ctx = None if not c.active else {"target": c.target_name, "target_params": c.target_params,
+                                     "target_tokens": c.target_tokens, "draft_params": c.draft_params,
+                                     "draft_tokens": c.draft_tokens}
+    return _num({"files": files, "plan_inputs": ctx, "notes": list(rep.notes), "n_readings": rep.n_readings})
+
+
+def run(args: argparse.Namespace) -> int:
+    """``sdsl alpha``: validate, read, print; the exit status (module docstring)."""
+    level = float(args.level) if str(args.level).replace(".", "", 1).isdigit() else None
+    if level is None or not 0.0 < level < 1.0:
+        raise ValueError(f"--level must lie in the open interval (0, 1), got {args.level!r}")
+    gamma = None if args.gamma is None else _int_arg(args.gamma, "--gamma (draft length k)", 1)
+    seed = _int_arg(args.seed, "--seed", 0)
+    ctx = resolve_context(args.preset, args.target_params, args.target_tokens, args.draft_params, args.draft_tokens)
+    try:
+        rep = build_report(args.files, delta=args.delta, fmt=args.fmt, level=level, gamma=gamma, seed=seed,
+                           context=ctx)
+    except ImportError as exc:  # prometheus_client is in the measure extra
+        raise ValueError(f"reading engine exports needs the measure extra (pip install -e '.[measure]'): {exc}") \
+            from None
+    if args.json:
+        print(json.dumps(report_dict(rep), allow_nan=False))
+    else:
+        print(report_text(rep))
+    return 0 if rep.n_readings else 1

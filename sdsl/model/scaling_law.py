@@ -1,0 +1,78 @@
+"""The scaling law of the optimal draft (the paper's Tables 8 and 9; method notes, section 8):
+regressions of ``N*`` over a grid of configurations, solved by :func:`sdsl.model.fitting.ols` on a
+centred, scaled design (the design as given has condition number ~1e12) and reported in the paper's
+units, with HC3 standard errors and normal-quantile intervals (statsmodels' default for a robust
+covariance; the margin of error is the half-width).
+
+* Table 8: ``N*/M = mu + M0/M + g ln D + g' ln D'`` (:func:`fit_table8`);
+* Table 9: ``N* = mu M + M0`` (:func:`fit_table9`).
+
+The HC3 intervals of regressions on deterministic outputs (``N*`` from the kernel) measure how far
+the linear form misses the exact optimum, not noise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from sdsl._validate import as_positive
+from sdsl.model.fitting import LinearFit, ols
+
+__all__ = ["TABLE8_TERMS", "TABLE9_TERMS", "fit_table8", "fit_table9", "coefficient_table"]
+
+#: Regressors of Table 8, in the paper's order: intercept, 1/M, ln D, ln D'.
+TABLE8_TERMS = ("mu", "M0", "g", "g_prime")
+#: Regressors of Table 9: M and the intercept.
+TABLE9_TERMS = ("mu", "M0")
+
+
+def _check_solution(solution: pd.DataFrame) -> pd.DataFrame:
+    needed = ("m", "d_draft", "d_target", "n_star")
+    missing = [c for c in needed if c not in solution.columns]
+    if missing:
+        raise ValueError(f"solution lacks column(s) {missing}; expected the output of optimal_draft_sizes")
+    if len(solution) < 5:
+        raise ValueError(f"a scaling regression needs at least 5 configurations, got {len(solution)}")
+    for col in needed:
+        as_positive(solution[col].to_numpy(), f"solution column {col}")
+    return solution
+
+
+def fit_table8(solution: pd.DataFrame) -> LinearFit:
+    """OLS of ``N*/M = mu + M0 / M + g ln D + g' ln D'`` (the paper's Table 8) with HC3
+    standard errors, solved on a centred and scaled design and reported in the paper's units
+    (:func:`sdsl.model.fitting.ols`; the design as given has condition number ~1e12); returns
+    the :class:`~sdsl.model.fitting.LinearFit` (parameters named :data:`TABLE8_TERMS`)."""
+    s = _check_solution(solution)
+    x = pd.DataFrame({
+        "mu": np.ones(len(s)),
+        "M0": 1.0 / s["m"].to_numpy(),
+        "g": np.log(s["d_draft"].to_numpy()),
+        "g_prime": np.log(s["d_target"].to_numpy()),
+    })
+    return ols(s["n_star"].to_numpy() / s["m"].to_numpy(), x, cov_type="HC3")
+
+
+def fit_table9(solution: pd.DataFrame) -> LinearFit:
+    """Pooled OLS of ``N* = mu M + M0`` (the paper's Table 9) with HC3 standard errors
+    (:func:`sdsl.model.fitting.ols`, centred and scaled); returns the
+    :class:`~sdsl.model.fitting.LinearFit` (parameters named :data:`TABLE9_TERMS`)."""
+    s = _check_solution(solution)
+    x = pd.DataFrame({"mu": s["m"].to_numpy(), "M0": np.ones(len(s))})
+    return ols(s["n_star"].to_numpy(), x, cov_type="HC3")
+
+
+def coefficient_table(results, level: float = 0.95) -> pd.DataFrame:
+    """parameter, estimate, std_error, moe, ci_lower, ci_upper of fitted statsmodels results
+    (the CI from ``conf_int``: normal quantiles for a robust covariance; moe its half-width)."""
+    ci = results.conf_int(alpha=1.0 - level)
+    out = pd.DataFrame({
+        "parameter": list(results.params.index),
+        "estimate": results.params.to_numpy(),
+        "std_error": results.bse.to_numpy(),
+        "ci_lower": ci.iloc[:, 0].to_numpy(),
+        "ci_upper": ci.iloc[:, 1].to_numpy(),
+    })
+    out.insert(3, "moe", (out["ci_upper"] - out["ci_lower"]) / 2.0)
+    return out

@@ -1,0 +1,275 @@
+"""The plan of one target: its inputs checked at once (:func:`check_inputs`), ``N*`` and the gain
+(:func:`plan`, the one kernel :func:`sdsl.model.optimal_draft.optimal_draft_size`), candidate drafts as
+shares of the optimum, and the seeded parametric bootstrap of ``N*`` with its interval."""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: `sdsl plan` runs without it
+    import pandas as pd
+
+from sdsl.model.laws import LossConstants, resolve_constants
+from sdsl.model.optimal_draft import DraftOptimum, optimal_draft_size, throughput_curve
+from sdsl.model.optimum import log_grid, plane_alpha, solve
+from sdsl.plan.alpha_source import AlphaModel, resolve_alpha_source
+from sdsl.plan.targets import (
+    Target,
+    resolve_candidates,
+    resolve_draft_tokens,
+    resolve_n_range,
+    resolve_target,
+)
+
+__all__ = ["PlanInputs", "check_inputs", "plan", "candidate_shares", "bootstrap_n_star", "n_star_interval",
+           "plan_table", "covariance_sensitivity"]
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    """Every input of a plan, validated."""
+
+    target: Target
+    draft_tokens: tuple[float, ...]
+    constants: LossConstants
+    alpha: AlphaModel
+    integer: bool
+    n_range: tuple[float, float]
+    candidates: dict[str, float] = field(default_factory=dict)
+    n_boot: int = 0
+    seed: int | None = None
+
+
+def _check_int(value: Any, name: str, low: int) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}") from None
+    if not math.isfinite(x) or not x.is_integer() or x < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(x)
+
+
+def _resolve_constants(constants: Any) -> LossConstants:
+    if isinstance(constants, str) and "," in constants:
+        constants = [v.strip() for v in constants.split(",")]
+    c = resolve_constants(constants)
+    return c
+
+
+def check_inputs(
+    preset: str | None = None,
+    target_params: Any = None,
+    target_tokens: Any = None,
+    draft_tokens: Any = None,
+    constants: Any = "besiroglu2024",
+    alpha_source: Any = "paper",
+    integer_gamma: Any = False,
+    n_range: Any = None,
+    candidates: Any = None,
+    n_boot: Any = 0,
+    seed: Any = None,
+) -> PlanInputs:
+    """Validate every input of a plan at once, before anything is computed or drawn.
+
+    Parameters
+    ----------
+    preset : preset name (``data/presets.csv``), or None with ``target_params`` and ``target_tokens``.
+    target_params, target_tokens : target size ``M`` (parameters) and pre-training tokens ``D'``.
+    draft_tokens : pre-training tokens ``D`` of the draft family; one number or several.
+    constants : loss-law constants: ``"besiroglu2024"``, ``"hoffmann2022"`` or five numbers
+        ``(E, A, B, a, b)`` (also as a comma-separated string).
+    alpha_source : ``"paper"``, ``"refit"`` or a measurements CSV path.
+    integer_gamma : integer draft length instead of its continuous relaxation.
+    n_range : ``(low, high)`` draft sizes searched, in parameters; default ``(1e7, M/2)``.
+    candidates : drafts to compare with the optimum, ``{label: parameters}`` or a list of sizes.
+    n_boot : bootstrap draws of ``N*`` (0: no bootstrap).
+    seed : seed of the bootstrap's generator (required when ``n_boot > 0``).
+
+    Raises
+    ------
+    ValueError with a one-line message for the first problem found; the acceptance plane leaving
+    (0, 1) anywhere in ``n_range`` or at a candidate is found here too (by a dry run of
+    :func:`sdsl.model.throughput.throughput_curve`).
+    """
+    target = resolve_target(preset, target_params, target_tokens)
+    d_draft = resolve_draft_tokens(draft_tokens, target)
+    c = _resolve_constants(constants)
+    if not isinstance(integer_gamma, (bool, np.bool_)):
+        raise ValueError(f"integer_gamma must be True or False, got {integer_gamma!r}")
+    lo, hi = resolve_n_range(n_range, target.params)
+    cands = resolve_candidates(candidates)
+    n_boot = _check_int(n_boot, "n_boot (bootstrap draws)", 0)
+    if n_boot > 0:
+        if seed is None:
+            raise ValueError("seed is required for the bootstrap (n_boot > 0): give an integer")
+        seed = _check_int(seed, "seed", 0)
+    alpha = resolve_alpha_source(alpha_source)
+    m = target.params
+    # the core's checks of n_bounds and of alpha over the whole range (its 97-point scan includes
+    # both ends; alpha is monotone in N), before any figure: the messages are the core's
+    for d in d_draft:
+        _optimum(m, d, target.tokens, c, alpha.coefficients, bool(integer_gamma), (lo, hi))
+        if cands:
+            throughput_curve(np.array(list(cands.values())), m, d, target.tokens, c, alpha.coefficients,
+                             bool(integer_gamma))
+    return PlanInputs(
+        target=target, draft_tokens=d_draft, constants=c, alpha=alpha, integer=bool(integer_gamma),
+        n_range=(lo, hi), candidates=cands, n_boot=n_boot, seed=seed,
+    )
+
+
+def plan(inputs: PlanInputs, d_draft: float | None = None) -> DraftOptimum:
+    """The throughput-optimal draft for one ``D`` (default: the first of ``inputs.draft_tokens``):
+    :func:`sdsl.model.optimal_draft.optimal_draft_size` over ``inputs.n_range``."""
+    d = inputs.draft_tokens[0] if d_draft is None else d_draft
+    return _optimum(inputs.target.params, float(d), inputs.target.tokens, inputs.constants,
+                    inputs.alpha.coefficients, inputs.integer, tuple(inputs.n_range))
+
+
+@functools.lru_cache(maxsize=64)
+def _optimum(m, d, d_target, constants, coefficients, integer, n_range) -> DraftOptimum:
+    """:func:`sdsl.model.throughput.optimal_draft_size`, computed once per configuration: :func:`check_inputs`
+    runs it to validate and :func:`plan` returns the same result (a pure function of hashable,
+    frozen inputs)."""
+    return optimal_draft_size(m, d, d_target, constants, coefficients, integer, n_range)
+
+
+def candidate_shares(inputs: PlanInputs, d_draft: float, optimum: DraftOptimum) -> pd.DataFrame:
+    """Each candidate draft's ``alpha``, ``gamma*``, ``T`` and share of the optimum ``T(N)/T(N*)``."""
+    import pandas as pd
+
+    cols = ["candidate", "params", "d_draft", "alpha", "gamma", "tokens_per_flop", "speedup", "share_of_optimum"]
+    if not inputs.candidates:
+        return pd.DataFrame(columns=cols)
+    n = np.array(list(inputs.candidates.values()), dtype=float)
+    cur = throughput_curve(n, inputs.target.params, d_draft, inputs.target.tokens, inputs.constants,
+                           inputs.alpha.coefficients, inputs.integer)
+    t = np.asarray(cur["tokens_per_flop"], dtype=float)
+    return pd.DataFrame({
+        "candidate": list(inputs.candidates), "params": n, "d_draft": d_draft,
+        "alpha": cur["alpha"], "gamma": cur["gamma"], "tokens_per_flop": t,
+        "speedup": t * 2.0 * inputs.target.params, "share_of_optimum": t / optimum.tokens_per_flop,
+    }, columns=cols)
+
+
+def _normal_draws(rng: np.random.Generator, mean: np.ndarray, cov: np.ndarray, size: int) -> np.ndarray:
+    """``size`` draws of a normal with ``mean`` and ``cov``, through the Cholesky factor of the
+    components with positive variance (the others are constant). Cholesky, not eigh: the factor is
+    unique, so the draws do not depend on the signs LAPACK's kernels give eigenvectors (with eigh,
+    another BLAS gave draws 1-4 % apart at the same seed)."""
+    z = rng.standard_normal((size, mean.size))
+    out = np.tile(mean, (size, 1))
+    free = np.flatnonzero(np.diag(cov) > 0)
+    if free.size:
+        try:
+            chol = np.linalg.cholesky(cov[np.ix_(free, free)])
+        except np.linalg.LinAlgError:
+            raise ValueError("the covariance of the acceptance coefficients is not positive definite "
+                             "on its non-constant coefficients: no bootstrap") from None
+        out[:, free] += z[:, free] @ chol.T
+    return out
+
+
+def bootstrap_n_star(
+    inputs: PlanInputs,
+    d_draft: float | None = None,
+    n_boot: int | None = None,
+    rng: np.random.Generator | None = None,
+    grid_points: int = 161,
+) -> np.ndarray:
+    """Parametric bootstrap of ``N*``: ``n_boot`` draws of ``(A, B, C)`` from a normal with the
+    alpha model's mean and covariance, each maximised over ``inputs.n_range``.
+
+    All draws are solved at once by the kernel :func:`sdsl.model.optimum.solve` (a
+    ``grid_points`` scan of ``log N`` over ``inputs.n_range``, then the root of the derivative). A
+    draw for which the plane leaves (0, 1) anywhere in the range, or whose maximum lies at an end of
+    it, is returned as NaN (counted by :func:`n_star_interval`).
+
+    ``rng`` defaults to ``np.random.default_rng(inputs.seed)``.
+    """
+    d = inputs.draft_tokens[0] if d_draft is None else float(d_draft)
+    b = inputs.n_boot if n_boot is None else _check_int(n_boot, "n_boot (bootstrap draws)", 1)
+    if b < 1:
+        raise ValueError(f"n_boot (bootstrap draws) must be an integer >= 1 for a bootstrap, got {b!r}")
+    if rng is None:
+        if inputs.seed is None:
+            raise ValueError("seed is required for the bootstrap (n_boot > 0): give an integer")
+        rng = np.random.default_rng(inputs.seed)
+    cf = inputs.alpha.coefficients
+    coef = _normal_draws(rng, np.array([cf.A, cf.B, cf.C]), np.asarray(inputs.alpha.cov, dtype=float), b)
+    m = np.full(b, inputs.target.params)
+    grid = log_grid(np.full(b, inputs.n_range[0]), np.full(b, inputs.n_range[1]), grid_points)
+    alpha = plane_alpha(m, np.full(b, d), np.full(b, inputs.target.tokens), inputs.constants, coef)
+    o = solve(alpha, m, grid, inputs.integer)
+    whole = (o.valid_low == grid[:, 0]) & (o.valid_high == grid[:, -1])
+    return np.where(o.interior & whole, o.n_star, np.nan)
+
+
+def n_star_interval(draws: np.ndarray, level: float = 0.95) -> dict[str, float]:
+    """Percentile interval of bootstrap draws of ``N*`` (NaN draws, where the plane left (0, 1),
+    are dropped and counted)."""
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie in the open interval (0, 1), got {level!r}")
+    d = np.asarray(draws, dtype=float)
+    ok = d[np.isfinite(d)]
+    if ok.size == 0:
+        raise ValueError("no bootstrap draw kept the acceptance rate inside (0, 1): no interval")
+    q = np.quantile(ok, [(1 - level) / 2, (1 + level) / 2])
+    return {"low": float(q[0]), "high": float(q[1]), "level": float(level),
+            "draws": int(d.size), "dropped": int(d.size - ok.size), "median": float(np.median(ok))}
+
+
+def plan_table(inputs: PlanInputs, rng: np.random.Generator | None = None) -> pd.DataFrame:
+    """One row per draft-family token count ``D``: ``N*``, ``gamma*``, ``alpha(N*)``, ``T(N*)``,
+    speedup and, if ``inputs.n_boot > 0``, the bootstrap's 95 % interval of ``N*``.
+
+    One generator (``rng``, default seeded by ``inputs.seed``) serves every ``D`` in turn."""
+    import pandas as pd
+
+    if inputs.n_boot > 0 and rng is None:
+        rng = np.random.default_rng(inputs.seed)
+    rows = []
+    for d in inputs.draft_tokens:
+        o = plan(inputs, d)
+        row = {
+            "target": inputs.target.name, "m": inputs.target.params, "d_target": inputs.target.tokens,
+            "d_draft": d, "n_star": o.n_star, "gamma_star": o.gamma_star, "alpha": o.alpha,
+            "tokens_per_flop": o.tokens_per_flop, "speedup": o.speedup,
+        }
+        if inputs.n_boot > 0:
+            ci = n_star_interval(bootstrap_n_star(inputs, d, rng=rng))
+            row.update(n_star_ci_low=ci["low"], n_star_ci_high=ci["high"], bootstrap_draws=ci["draws"],
+                       bootstrap_dropped=ci["dropped"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def covariance_sensitivity(inputs: PlanInputs, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """How much the missing covariance of Table 3 matters: the 95 % interval of ``N*`` (first ``D``
+    of ``inputs``) under a fit whose full covariance is known -- ``inputs.alpha`` if it has one (a
+    refit or a measurements file), else our refit on Tables 1 and 2 -- once with its full
+    covariance and once with only its diagonal (what the paper's printed standard errors allow),
+    both with the same seed."""
+    import pandas as pd
+
+    cov0 = inputs.alpha.cov
+    has_full = bool(np.count_nonzero(cov0 - np.diag(np.diag(cov0))))
+    refit = inputs.alpha if has_full else resolve_alpha_source("refit")
+    rows = []
+    for label, cov in (("full covariance", refit.cov), ("diagonal only", np.diag(np.diag(refit.cov)))):
+        alpha = AlphaModel(refit.coefficients, cov, f"{refit.label}, {label}", refit.n_obs, refit.r2)
+        inp = PlanInputs(inputs.target, inputs.draft_tokens, inputs.constants, alpha, inputs.integer,
+                         inputs.n_range, {}, n_boot, seed)
+        o = plan(inp)
+        ci = n_star_interval(bootstrap_n_star(inp, rng=np.random.default_rng(seed)))
+        rows.append({"covariance": label, "n_star": o.n_star, "n_star_ci_low": ci["low"],
+                     "n_star_ci_high": ci["high"], "relative_width": (ci["high"] - ci["low"]) / o.n_star})
+    return pd.DataFrame(rows)

@@ -1,0 +1,207 @@
+"""The target to plan for: a preset of ``data/presets.csv`` (its model card's size and tokens) or
+given numbers, the draft family's tokens, the search range and candidate drafts; every value checked
+with one line that names it."""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping
+
+import numpy as np
+
+if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: `sdsl plan` runs without it
+    import pandas as pd
+
+
+
+__all__ = ["DEFAULT_N_LOW", "Target", "presets", "preset_records", "preset_names", "get_preset", "positive_number",
+           "resolve_target", "resolve_draft_tokens", "resolve_n_range", "resolve_candidates"]
+
+#: Smallest draft size searched by default (parameters).
+DEFAULT_N_LOW = 1e7
+
+
+@dataclass(frozen=True)
+class Target:
+    """The target to plan for: its size ``M``, its tokens ``D'`` and (from a preset) the default
+    ``D`` of a draft of its family."""
+
+    name: str
+    params: float
+    tokens: float
+    draft_tokens: float | None = None
+    draft_family: str | None = None
+    hf_id: str | None = None
+    """Repository id of the model on the Hugging Face hub (for engine settings), if known."""
+    shape: Mapping[str, float] | None = None
+    """Architecture for the hardware model: ``layers``, ``hidden``, ``heads``, ``kv_heads``,
+    ``head_dim``, ``vocab``, ``tied_embeddings`` (from the preset's configuration), or None."""
+    tokenizer: str | None = None
+    """Tokenizer group of the preset (drafts of the same group can be paired with it)."""
+
+
+def presets() -> pd.DataFrame:
+    """The validated table of presets (``data/presets.csv``)."""
+    from sdsl import data
+
+    return data.load("presets")
+
+
+def preset_records() -> tuple[dict[str, Any], ...]:
+    """The presets as validated rows (:func:`sdsl._schema.records`, no pandas)."""
+    from sdsl._schema import records
+
+    return records("presets")
+
+
+def preset_names() -> list[str]:
+    """Preset names, as accepted by ``--preset`` and the notebook's ``preset`` parameter."""
+    return [r["preset"] for r in preset_records()]
+
+
+_SHAPE_COLUMNS = ("layers", "hidden", "heads", "kv_heads", "head_dim", "vocab", "tied_embeddings")
+
+
+def _known(x: Any) -> bool:
+    return x is not None and not (isinstance(x, float) and math.isnan(x))
+
+
+def _target_of_row(row: Mapping[str, Any]) -> Target:
+    """A preset row as a :class:`Target`; a mixture-of-experts row raises ``ValueError``."""
+    if row.get("architecture") == "moe":
+        active = row.get("active_params")
+        act = f", {active / 1e9:.3g}B active per token" if _known(active) else ""
+        raise ValueError(
+            f"preset {row['preset']!r} ({row['model']}) is a mixture-of-experts model "
+            f"({row['params'] / 1e9:.4g}B parameters in all{act}): the scaling law (Eq. 5 on the loss "
+            f"law L(N, D)) was fitted on dense targets and says nothing about a sparse one; choose a "
+            f"dense target ('sdsl presets' marks them)"
+        )
+    shape = {c: float(row[c]) for c in _SHAPE_COLUMNS if _known(row.get(c))}
+    draft_tokens = row["draft_tokens"]
+    return Target(
+        name=str(row["model"]), params=float(row["params"]), tokens=float(row["tokens"]),
+        draft_tokens=float(draft_tokens) if _known(draft_tokens) else None,
+        draft_family=str(row["draft_family"]),
+        hf_id=row.get("hf_id") or None,
+        shape=shape if len(shape) == len(_SHAPE_COLUMNS) else None,
+        tokenizer=row.get("tokenizer") or None,
+    )
+
+
+def get_preset(name: str) -> Target:
+    """The :class:`Target` of a preset, by preset name or model name (case-insensitive).
+
+    An unknown name raises ``ValueError`` suggesting the closest names (difflib)."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"preset must be a preset name such as 'llama-3-70b', got {name!r}")
+    rows = preset_records()
+    key = name.strip().lower()
+    hit = [r for r in rows if key in (r["preset"].lower(), r["model"].lower())]
+    if not hit:
+        names = [r["preset"] for r in rows]
+        close = difflib.get_close_matches(key, names, n=3, cutoff=0.5)
+        hint = f"did you mean {', '.join(repr(c) for c in close)}? " if close else ""
+        raise ValueError(f"unknown preset {name!r}; {hint}known presets: {', '.join(names)}")
+    return _target_of_row(hit[0])
+
+
+def positive_number(value: Any, name: str, unit: str) -> float:
+    """``value`` as a finite float > 0; otherwise a ``ValueError`` naming ``name`` and its unit.
+
+    Accepts numbers and numeric strings (``"70.6e9"``), as given on the command line."""
+    if isinstance(value, (bool, np.bool_)) or value is None:
+        raise ValueError(f"{name} must be a positive number ({unit}), got {value!r}")
+    try:
+        x = float(value.strip()) if isinstance(value, str) else float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive number ({unit}), got {value!r}") from None
+    if not math.isfinite(x) or x <= 0:
+        raise ValueError(f"{name} must be a positive number ({unit}), got {value!r}")
+    return x
+
+
+def resolve_target(
+    preset: str | None = None, target_params: Any = None, target_tokens: Any = None
+) -> Target:
+    """The target from a preset and/or explicit ``target_params`` (M) and ``target_tokens`` (D').
+
+    Explicit values override the preset's. Without a preset both are required."""
+    base = get_preset(preset) if preset not in (None, "") else None
+    if base is None and (target_params is None or target_tokens is None):
+        missing = [n for n, v in (("target_params", target_params), ("target_tokens", target_tokens)) if v is None]
+        raise ValueError(
+            f"no target: give a preset or both target_params (M, parameters) and target_tokens "
+            f"(D', tokens); missing {', '.join(missing)}"
+        )
+    m = positive_number(target_params, "target_params", "parameters M of the target") if target_params is not None else base.params
+    d_t = positive_number(target_tokens, "target_tokens", "pre-training tokens D' of the target") if target_tokens is not None else base.tokens
+    if not math.isfinite(d_t):
+        raise ValueError(
+            f"the pre-training tokens D' of {base.name} are not stated by its model card (data/presets.yml): "
+            f"give target_tokens (--target-tokens) yourself"
+        )
+    if base is None:
+        return Target(name=f"M = {m:.4g}", params=m, tokens=d_t)
+    same = target_params is None and target_tokens is None
+    return Target(
+        name=base.name if same else f"{base.name} (modified)", params=m, tokens=d_t,
+        draft_tokens=base.draft_tokens, draft_family=base.draft_family, hf_id=base.hf_id,
+        shape=base.shape if target_params is None else None, tokenizer=base.tokenizer,
+    )
+
+
+def resolve_draft_tokens(draft_tokens: Any, target: Target) -> tuple[float, ...]:
+    """The draft family's pre-training tokens ``D``: one number or several; ``None`` takes the
+    preset's default (the family's own tokens)."""
+    if draft_tokens is None:
+        if target.draft_tokens is None:
+            why = ("the draft family's tokens are not stated by its model cards (data/presets.yml)"
+                   if target.draft_family else "the target is not a preset")
+            raise ValueError(
+                f"draft_tokens (pre-training tokens D of the draft family) is required: {why}"
+            )
+        return (target.draft_tokens,)
+    values = list(draft_tokens) if isinstance(draft_tokens, (list, tuple, np.ndarray)) else [draft_tokens]
+    if not values:
+        raise ValueError("draft_tokens (pre-training tokens D of the draft family) is empty: give at least one value")
+    return tuple(positive_number(v, "draft_tokens", "pre-training tokens D of the draft family") for v in values)
+
+
+def resolve_n_range(n_range: Any, m: float) -> tuple[float, float]:
+    """The searched range of draft sizes ``(low, high)`` in parameters.
+
+    ``None``: ``(1e7, M/2)``. Only the form is checked here (two positive numbers); the order and
+    the upper bound against ``M`` are checked by :func:`sdsl.model.optimal_draft.optimal_draft_size` (its
+    messages name ``n_bounds``)."""
+    if n_range is None:
+        return (min(DEFAULT_N_LOW, m / 4), m / 2)
+    if isinstance(n_range, str):
+        n_range = n_range.replace(",", " ").split()
+    try:
+        values = list(n_range)
+    except TypeError:
+        raise ValueError(f"n_range must be two numbers (low, high) in parameters, got {n_range!r}") from None
+    if len(values) != 2:
+        raise ValueError(f"n_range must be two numbers (low, high) in parameters, got {n_range!r}")
+    lo = positive_number(values[0], "n_range low", "draft parameters")
+    hi = positive_number(values[1], "n_range high", "draft parameters")
+    return (lo, hi)
+
+
+def resolve_candidates(candidates: Any) -> dict[str, float]:
+    """Candidate drafts as ``{label: parameters}``: a mapping, a list of sizes (labelled by size)
+    or ``None``."""
+    if candidates is None:
+        return {}
+    if isinstance(candidates, Mapping):
+        items = list(candidates.items())
+    else:
+        values = [candidates] if isinstance(candidates, (int, float, str)) else list(candidates)
+        items = []
+        for v in values:
+            x = positive_number(v, "candidates", "draft parameters")
+            items.append((f"{x / 1e9:.3g}B" if x >= 1e9 else f"{x / 1e6:.3g}M", x))
+    return {str(k): positive_number(v, f"candidate {k!r}", "draft parameters") for k, v in items}

@@ -1,0 +1,247 @@
+"""The executor: parameters from one file, papermill, atomic artifacts, failures with tracebacks."""
+
+from __future__ import annotations
+
+
+import pytest
+
+from sdsl.build import manifest, pipeline, runs
+from sdsl.paths import NOTEBOOKS, RUNS_FILE
+
+HEADER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+    format_version: 0.13
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# Toy
+"""
+
+TOY = HEADER + """
+```{code-cell} ipython3
+:tags: [parameters]
+artifacts_dir = None
+value = 1.5
+fail = False
+```
+
+```{code-cell} ipython3
+import pandas as pd
+from sdsl.book.outputs import save_table
+save_table(pd.DataFrame({"value": [value]}), "toy", "first", artifacts_dir)
+if fail:
+    raise RuntimeError("the toy notebook was told to fail")
+save_table(pd.DataFrame({"value": [2 * value]}), "toy", "second", artifacts_dir)
+```
+"""
+
+
+@pytest.fixture()
+def toy(tmp_path, monkeypatch):
+    nb_dir = tmp_path / "notebooks"
+    nb_dir.mkdir()
+    (nb_dir / "toy.md").write_text(TOY)
+    runs_file = nb_dir / "runs.yml"
+    runs_file.write_text("runs:\n  toy: {value: 4.0}\n")
+    monkeypatch.setattr(pipeline, "NOTEBOOKS", nb_dir)
+    monkeypatch.setattr(pipeline, "RUNS_FILE", runs_file)
+    monkeypatch.setattr(runs, "NOTEBOOKS", nb_dir)
+    monkeypatch.setattr(runs, "RUNS_FILE", runs_file)
+    return tmp_path
+
+
+def test_runs_file_lists_existing_notebooks_in_book_order():
+    chapters = runs.load_runs(RUNS_FILE)
+    assert list(chapters)[0] == "acceptance"
+    for chapter in chapters:
+        assert (NOTEBOOKS / f"{chapter}.md").is_file()
+
+
+def test_parameters_from_runs_file_reach_the_notebook_and_outputs_land(toy):
+    out, art = toy / "executed", toy / "artifacts"
+    [result] = pipeline.run(output_dir=out, artifacts=art, jobs=1)
+    assert not result.skipped and result.executed == out / "toy.ipynb"
+    assert (art / "toy" / "first.csv").read_text().splitlines() == ["value", "4"]
+    assert (art / "toy" / "second.csv").read_text().splitlines() == ["value", "8"]
+    # unchanged inputs: skipped; changed parameters: executed again
+    [again] = pipeline.run(output_dir=out, artifacts=art, jobs=1)
+    assert again.skipped
+    (toy / "notebooks" / "runs.yml").write_text("runs:\n  toy: {value: 5.0}\n")
+    [changed] = pipeline.run(output_dir=out, artifacts=art, jobs=1)
+    assert not changed.skipped
+    assert (art / "toy" / "second.csv").read_text().splitlines() == ["value", "10"]
+
+
+def test_failed_notebook_raises_with_traceback_and_leaves_no_partial_artifacts(toy):
+    out, art = toy / "executed", toy / "artifacts"
+    pipeline.run(output_dir=out, artifacts=art, jobs=1)
+    before = sorted(p.name for p in (art / "toy").iterdir())
+    with pytest.raises(pipeline.NotebookError, match="the toy notebook was told to fail"):
+        pipeline.execute_notebook("toy", {"fail": True}, out, art)
+    # the previous complete set is untouched, and no staging folder is left behind
+    assert sorted(p.name for p in (art / "toy").iterdir()) == before
+    assert sorted(p.name for p in art.iterdir() if p.is_dir()) == ["toy"]
+
+
+def test_unknown_chapter_and_bad_runs_file_are_named(toy):
+    with pytest.raises(ValueError, match="unknown chapter"):
+        pipeline.run(["nope"], output_dir=toy / "e", artifacts=toy / "a")
+    bad = toy / "notebooks" / "runs.yml"
+    bad.write_text("runs:\n  missing: {}\n")
+    with pytest.raises(ValueError, match="has no notebook"):
+        runs.load_runs(bad)
+
+
+def test_inputs_digest_changes_with_parameters():
+    a = pipeline.inputs_digest("acceptance", {})
+    b = pipeline.inputs_digest("acceptance", {"x": 1})
+    assert a != b and len(a) == 64
+
+
+# ---------------------------------------------------------------------------------------------
+# faults leave nothing half-done
+
+import os  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import textwrap  # noqa: E402
+import time  # noqa: E402
+
+SLOW = HEADER + """
+```{code-cell} ipython3
+:tags: [parameters]
+artifacts_dir = None
+```
+
+```{code-cell} ipython3
+import time
+import pandas as pd
+from sdsl.book.outputs import save_table
+save_table(pd.DataFrame({"value": [1]}), "toy", "first", artifacts_dir)
+time.sleep(60)
+```
+"""
+
+
+def test_manifest_pairs_artifacts_with_the_notebook_that_made_them(toy):
+    out, art = toy / "executed", toy / "artifacts"
+    pipeline.run(output_dir=out, artifacts=art, jobs=1)
+    made_by = manifest.read_manifest(art)["chapters"]["toy"]["notebook_sha256"]
+    nb = toy / "notebooks" / "toy.md"
+    assert made_by == manifest.sha256(nb)
+    # a new version of the notebook that fails: the old artifacts stay, with the old notebook's hash
+    nb.write_text(TOY.replace("value = 1.5", "value = 1.5\nraise RuntimeError('new version fails')"))
+    with pytest.raises(pipeline.NotebookError, match="new version fails"):
+        pipeline.run(output_dir=out, artifacts=art, jobs=1)
+    assert manifest.read_manifest(art)["chapters"]["toy"]["notebook_sha256"] == made_by != manifest.sha256(nb)
+
+
+def test_read_only_artifacts_folder_is_one_line_and_publishes_nothing(toy):
+    if os.geteuid() == 0:
+        # root ignores permission bits: make the folder unwritable by replacing it with a file
+        art = toy / "artifacts"
+        art.write_text("not a folder")
+    else:
+        art = toy / "artifacts"
+        art.mkdir()
+        art.chmod(0o500)
+    try:
+        with pytest.raises(pipeline.OutputError) as err:
+            pipeline.run(output_dir=toy / "executed", artifacts=art, jobs=1)
+    finally:
+        if art.is_dir():
+            art.chmod(0o700)
+    msg = str(err.value)
+    assert "\n" not in msg and str(art) in msg and "not writable" in msg
+    assert not (toy / "executed" / "toy.ipynb").exists()
+
+
+def test_sigterm_during_a_run_removes_its_staging_folder_and_keeps_the_old_artifacts(toy):
+    out, art = toy / "executed", toy / "artifacts"
+    pipeline.run(output_dir=out, artifacts=art, jobs=1)
+    before = sorted(p.name for p in (art / "toy").iterdir())
+    (toy / "notebooks" / "toy.md").write_text(SLOW)
+    script = textwrap.dedent(f"""
+        from pathlib import Path
+        from sdsl.build import pipeline, runs
+        nb = Path({str(toy / 'notebooks')!r})
+        pipeline.NOTEBOOKS = runs.NOTEBOOKS = nb
+        pipeline.RUNS_FILE = runs.RUNS_FILE = nb / "runs.yml"
+        pipeline.run(output_dir=Path({str(out)!r}), artifacts=Path({str(art)!r}), jobs=1, force=True)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    deadline = time.time() + 120
+    while time.time() < deadline and not any(p.name.startswith(".staging-") for p in art.iterdir()):
+        time.sleep(0.2)
+    time.sleep(8)  # the kernel is running the slow cell
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=60)
+    assert proc.returncode != 0
+    assert not [p.name for p in art.iterdir() if p.name.startswith(".")]  # no staging folder left
+    assert sorted(p.name for p in (art / "toy").iterdir()) == before
+
+
+def test_stale_staging_folders_of_killed_runs_are_removed(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    stale = tmp_path / f".staging-toy-{dead}-abc123"
+    (stale / "artifacts").mkdir(parents=True)
+    live = tmp_path / f".staging-toy-{os.getpid()}-def456"
+    live.mkdir()
+    assert pipeline.clean_stale(tmp_path) == [stale]
+    assert not stale.exists() and live.exists()
+
+
+TOY_BOOK = {
+    "_config.yml": "title: Toy\nauthor: test\nexecute:\n  execute_notebooks: 'off'\n",
+    "_toc.yml": "format: jb-book\nroot: intro\n",
+    "intro.md": "# Toy\n\nA page.\n",
+}
+
+
+@pytest.fixture()
+def toy_book(tmp_path):
+    book = tmp_path / "book"
+    book.mkdir()
+    for name, text in TOY_BOOK.items():
+        (book / name).write_text(text)
+    return book
+
+
+def test_book_is_swapped_in_only_when_the_build_succeeds(toy_book):
+    index = pipeline.build_book(book=toy_book)
+    assert index.is_file()
+    first = index.read_text()
+    # a broken reference is a Sphinx warning, an error here: the previous book stays whole
+    (toy_book / "intro.md").write_text("# Toy\n\nSee {ref}`nowhere`.\n")
+    with pytest.raises(RuntimeError, match="the previous book is kept"):
+        pipeline.build_book(book=toy_book)
+    assert index.read_text() == first
+    assert not [p.name for p in (toy_book / "_build").iterdir() if p.name.startswith(".staging-")]
+
+
+def test_sigterm_during_the_book_build_keeps_the_previous_book(toy_book):
+    index = pipeline.build_book(book=toy_book)
+    before = sorted(p.relative_to(index.parent) for p in index.parent.rglob("*"))
+    (toy_book / "intro.md").write_text("# Toy\n\nA changed page.\n")
+    script = (f"from sdsl.build import pipeline; pipeline.build_book(book={str(toy_book)!r})")
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    deadline = time.time() + 60
+    build = toy_book / "_build"
+    while time.time() < deadline and not any(p.name.startswith(".staging-") for p in build.iterdir()):
+        time.sleep(0.05)
+    time.sleep(1.0)
+    assert proc.poll() is None, "the build finished before it could be interrupted"
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=60)
+    assert proc.returncode != 0
+    assert sorted(p.relative_to(index.parent) for p in index.parent.rglob("*")) == before
+    assert "A page." in (index.parent / "intro.html").read_text()
+    assert not [p.name for p in build.iterdir() if p.name.startswith(".staging-")]

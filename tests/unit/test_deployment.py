@@ -1,0 +1,84 @@
+"""sdsl.deployment: what sdsl plan adds to N* (integer draft length, wall clock, engines, warnings)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sdsl import deployment as DP
+from sdsl import plan as P
+from sdsl.model import laws
+from sdsl.model import throughput as theory
+from sdsl.model import speedup as S
+
+
+def _report(preset="llama-3-70b", **wall):
+    inp = P.check_inputs(preset)
+    opt = P.plan(inp)
+    return inp, opt, DP.deployment_report(inp, opt, DP.check_wall_clock(**wall))
+
+
+def test_default_wall_clock_is_theorem_38_at_n_over_m_and_equals_the_flop_ratio():
+    inp, opt, rep = _report()
+    w = rep["wall_clock"]
+    assert w["cost_coefficient"] == pytest.approx(opt.n_star / opt.m)
+    # Theorem 3.8 at c = N*/M with the integer gamma is Eq. 9 at that gamma: the ratio less the rounding loss
+    assert w["speedup"] == pytest.approx(rep["tokens_per_flop_ratio"] * (1 - rep["rounding_loss"]), rel=1e-12)
+    assert rep["gamma_star_integer"] == w["gamma_integer"] == 10
+    assert rep["gamma_star_continuous"] == pytest.approx(opt.gamma_star)
+    assert 0 <= rep["rounding_loss"] < 1e-3 and rep["rounding_loss_reoptimised"] <= rep["rounding_loss"]
+
+
+def test_given_cost_ratio_and_latencies():
+    _, opt, rep = _report(cost_ratio=0.05)
+    r = S.speedup_report(opt.alpha, 0.05)
+    assert rep["wall_clock"]["speedup"] == pytest.approx(r.speedup_at_best)
+    assert rep["num_speculative_tokens"] == r.gamma_integer
+    _, opt, rep = _report(draft_latency=0.002, target_latency=0.02, verify_latency=0.03, verify_tokens=6)
+    assert rep["wall_clock"]["verify_cost_slope"] == pytest.approx(0.1)
+    assert rep["wall_clock"]["break_even_alpha"] == pytest.approx(0.2)
+
+
+def test_suggested_draft_is_the_best_published_one_of_the_tokenizer_group():
+    inp, opt, rep = _report()
+    s = rep["suggested_draft"]
+    best = max((theory.optimal_tokens_per_flop(
+        float(laws.acceptance_rate(laws.perplexity(r["params"], r["tokens"]), laws.perplexity(opt.m, 15e12))),
+        r["params"], opt.m, True), r["model"]) for r in P.preset_records()
+        if r["tokenizer"] == "llama3" and r["params"] <= opt.m / 2)
+    assert s["model"] == best[1] == "Llama-3.2-1B"
+    assert s["share_of_optimum"] == pytest.approx(float(best[0]) / opt.tokens_per_flop)
+    vllm = rep["engines"]["vllm"]["speculative_config"]
+    assert vllm == {"method": "draft_model", "model": "meta-llama/Llama-3.2-1B",
+                    "num_speculative_tokens": s["gamma_integer"]}
+
+
+def test_warnings_and_interval_sources():
+    _, _, rep = _report()
+    assert any("draft at N*" in w and "12.6 to 29.8" in w for w in rep["warnings"])  # data/acceptance.csv
+    assert rep["interval"]["includes"] == []
+    inp = P.check_inputs("llama-3-70b", n_boot=10, seed=1)
+    rep = DP.deployment_report(inp, P.plan(inp), DP.check_wall_clock())
+    assert "standard errors" in rep["interval"]["includes"][0]
+    assert any("acceptance law" in x for x in rep["interval"]["excludes"])
+
+
+def test_hardware_report_by_batch_and_context():
+    _, opt, rep = _report(hardware="h200", dtype="fp8", batch="1,64", context=[0, "4096"])
+    rows = rep["wall_clock"]["by_batch_and_context"]
+    assert [(r["batch"], r["context"]) for r in rows] == [(1, 0), (1, 4096), (64, 0), (64, 4096)]
+    assert rows[0]["gamma_star"] >= rows[2]["gamma_star"]
+    assert rep["num_speculative_tokens"] >= 1
+
+
+@pytest.mark.parametrize("kw, msg", [
+    (dict(cost_ratio=0.1, hardware="h200"), "give one source of the cost of drafting"),
+    (dict(batch="8"), "--batch need --hardware"),
+    (dict(draft_latency=0.1), "need both --draft-latency and --target-latency"),
+    (dict(hardware="h200", dtype="int4"), "dtype must be one of"),
+    (dict(hardware="h200", batch="0"), "batch must be an integer >= 1"),
+    (dict(hardware="h200", gpus="1.5"), "gpus must be an integer >= 1"),
+    (dict(cost_ratio="-1"), "cost_ratio \\(c\\) must be a number >= 0"),
+])
+def test_bad_wall_clock_options(kw, msg):
+    with pytest.raises(ValueError, match=msg):
+        DP.check_wall_clock(**kw)

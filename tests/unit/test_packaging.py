@@ -1,0 +1,63 @@
+"""pyproject.toml and the package layout: what an installed wheel needs (issue 15).
+
+The end-to-end check (build the wheel, install it in a fresh venv outside the repository, run the
+commands) is tools/wheel_check.sh, which `make test` runs after pytest."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import sdsl
+from sdsl import paths
+
+ROOT = Path(__file__).resolve().parents[2]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def test_every_subpackage_is_listed():
+    """The package list is explicit (sdsl._data maps data/): a new folder of sdsl/ must be added."""
+    listed = set(PYPROJECT["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "sdsl").rglob("__init__.py")}
+    assert found <= listed, f"add {sorted(found - listed)} to [tool.setuptools] packages in pyproject.toml"
+    assert PYPROJECT["tool"]["setuptools"]["package-dir"]["sdsl._data"] == "data"
+
+
+def test_build_metadata():
+    assert PYPROJECT["build-system"]["requires"] == ["setuptools>=77"]  # SPDX licence strings (PEP 639)
+    proj = PYPROJECT["project"]
+    assert proj["license"] == "MIT" and (ROOT / "LICENSE").is_file()
+    assert proj["requires-python"] == ">=3.11"  # no upper bound
+    assert {"Repository", "Paper"} <= set(proj["urls"])
+    core = {d.split(">")[0].split("=")[0].strip() for d in proj["dependencies"]}
+    assert core == {"numpy", "scipy", "pyyaml"}
+    assert {"analysis", "plot", "book", "measure", "test"} <= set(proj["optional-dependencies"])
+    assert (ROOT / "sdsl" / "py.typed").is_file()
+
+
+def test_package_data_is_the_data_folder():
+    assert paths.DATA == (ROOT / "data").resolve()
+    globs = PYPROJECT["tool"]["setuptools"]["package-data"]["sdsl._data"]
+    shipped = {p.name for g in globs for p in paths.DATA.glob(g)}
+    assert {"presets.csv", "presets.yml", "accelerators.csv", "acceptance.csv", "paper_table3.csv"} <= shipped
+
+
+def test_planning_path_imports_neither_pandas_nor_scipy():
+    code = ("import sys, io, contextlib, json; import sdsl.cli as c\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    for a in (['plan','--preset','llama-3-70b'], ['plan','--preset','opt-13b','--json'],\n"
+            "              ['presets'], ['speedup','--alpha','0.7','--cost-ratio','0.1'],\n"
+            "              ['plan','--preset','qwen2.5-72b','--hardware','h200','--batch','1,32']):\n"
+            "        assert c.main(a) == 0, a\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('pandas','scipy','matplotlib','statsmodels','torch'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == []
+
+
+def test_version():
+    assert sdsl.__version__ == PYPROJECT["project"]["version"]

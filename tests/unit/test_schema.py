@@ -1,0 +1,44 @@
+"""sdsl._schema.records: the pandas-free reader validates exactly as sdsl.data.load does."""
+
+from __future__ import annotations
+
+import math
+import shutil
+
+import pytest
+
+from sdsl import _schema, data
+from sdsl.paths import DATA
+
+
+def _same(a, b) -> bool:
+    if a is None or (isinstance(a, float) and math.isnan(a)):
+        return b is None or b is data.pd.NA or (isinstance(b, float) and math.isnan(b))
+    return a == b
+
+
+@pytest.mark.parametrize("name", data.list_datasets())
+def test_records_equal_load(name):
+    recs = _schema.records(name)
+    df = data.load(name)
+    assert len(recs) == len(df) and list(recs[0]) == list(df.columns)
+    for r, (_, row) in zip(recs, df.iterrows()):
+        for c in df.columns:
+            assert _same(r[c], row[c]), (name, c, r[c], row[c])
+
+
+@pytest.mark.parametrize("line, message", [
+    ("opt-13b,OPT-13B,OPT,target,dense,-5,13e9,,180e9,OPT,180e9,opt,x,,,,,,,,,a,b,c,d", "column 'params': value -5 is out of range"),
+    ("opt-13b,OPT-13B,OPT,target,sparse,5,13e9,,180e9,OPT,180e9,opt,x,,,,,,,,,a,b,c,d", "column 'architecture': value 'sparse'"),
+    ("opt-13b,OPT-13B,OPT,target,dense,abc,13e9,,180e9,OPT,180e9,opt,x,,,,,,,,,a,b,c,d", "non-numeric value 'abc'"),
+])
+def test_records_and_load_give_the_same_message(tmp_path, line, message):
+    header = (DATA / "presets.csv").read_text().splitlines()[0]
+    csv = tmp_path / "presets.csv"
+    csv.write_text(header + "\n" + line + "\n")
+    shutil.copy(DATA / "presets.yml", tmp_path / "presets.yml")
+    with pytest.raises(data.DataError) as a:
+        data.load(csv)
+    with pytest.raises(data.DataError) as b:
+        _schema.records(csv)
+    assert str(a.value) == str(b.value) and message in str(b.value) and "line 2" in str(b.value)

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Build the wheel, install it into a fresh virtual environment in a temporary folder outside the
+# repository, and run the planning commands there (issue 15: the package must work once installed,
+# not only from a checkout). Called by `make test`.
+#
+#   tools/wheel_check.sh [PYTHON]        # default python3.11
+#   KEEP=1 tools/wheel_check.sh          # keep the temporary folder and print its path
+#   EXTRAS=plot tools/wheel_check.sh     # also install an extra and report the size it adds
+#
+# Dependencies are pinned by requirements.lock (pip's --constraint), so the check installs the
+# versions CI tests with; pip needs the package index (or its cache) for numpy, scipy and pyyaml.
+set -euo pipefail
+PY=${1:-python3.11}
+repo=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sdsl-wheel-check.XXXXXX")
+cleanup() { if [ -z "${KEEP:-}" ]; then rm -rf "$tmp"; else echo "kept $tmp"; fi; }
+trap cleanup EXIT
+fail() { echo "wheel check FAILED: $*" >&2; exit 1; }
+pipq() { "$@" --quiet --disable-pip-version-check 2>&1 | grep -v "^WARNING: Location" || true; }
+
+# 1. the wheel, built from a copy of the tracked and untracked-but-not-ignored files
+mkdir -p "$tmp/src" "$tmp/dist"
+(cd "$repo" && git ls-files -co --exclude-standard -z | xargs -0 -I{} cp --parents {} "$tmp/src/" 2>/dev/null) \
+  || fail "could not copy the source tree"
+"$PY" -m venv "$tmp/build-env"
+pipq "$tmp/build-env/bin/python" -m pip wheel --no-deps -w "$tmp/dist" "$tmp/src"
+whl=$(ls "$tmp"/dist/sdsl-*.whl 2>/dev/null | head -n 1)
+[ -n "$whl" ] || fail "no wheel was built"
+echo "built $(basename "$whl") ($(du -k "$whl" | cut -f1) kB)"
+# the wheel's file list (python's zipfile: unzip may be missing); not piped into grep -q, whose early
+# exit would fail the pipe under pipefail
+listing=$("$PY" -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' "$whl")
+for f in sdsl/_data/presets.csv sdsl/_data/accelerators.csv sdsl/py.typed sdsl/model/hardware.py; do
+  grep -qF "$f" <<<"$listing" || fail "the wheel lacks $f"
+done
+
+# 2. a fresh environment far from the repository: nothing may resolve to the checkout
+"$PY" -m venv "$tmp/venv"
+V="$tmp/venv/bin"
+site=$("$V/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+before=$(du -sk "$site" | cut -f1)
+pipq "$V/python" -m pip install --constraint "$repo/requirements.lock" "$whl"
+after=$(du -sk "$site" | cut -f1)
+npkg=$("$V/python" -m pip list --format=freeze 2>/dev/null | grep -vc -E '^(pip|setuptools|wheel)==')
+echo "installed: $npkg packages, $(( (after - before) / 1024 )) MB (core dependencies: numpy, scipy, pyyaml)"
+cd "$tmp"
+
+# 3. the commands a user runs, and their outputs
+"$V/python" -c "import sdsl, sdsl.paths as p; assert 'site-packages' in str(p.DATA), p.DATA; print('import sdsl', sdsl.__version__, 'data at', p.DATA)" \
+  || fail "import sdsl"
+"$V/python" -c "import sys, sdsl.cli; import sdsl.plan; bad=[m for m in ('pandas','scipy','matplotlib') if m in sys.modules]; assert not bad, bad" \
+  || fail "the planning path imports a heavy package"
+out=$("$V/sdsl" plan --preset llama-3-70b) || fail "sdsl plan --preset llama-3-70b exited $?"
+for label in "N* (optimal draft size)" "gamma* continuous / integer" "tokens per FLOP ratio" "wall-clock speedup" \
+             "vLLM" "num_speculative_tokens" "SGLang" "--speculative-num-steps"; do
+  grep -qF -- "$label" <<<"$out" || fail "sdsl plan output lacks '$label'"
+done
+json=$("$V/sdsl" plan --target-params 70.6e9 --target-tokens 15e12 --draft-tokens 15e12 --json) || fail "sdsl plan --json"
+"$V/python" - "$json" <<'PYEOF' || fail "sdsl plan --json: wrong fields"
+import json, sys
+r = json.loads(sys.argv[1])
+need = {"n_star", "gamma_star", "gamma_star_continuous", "gamma_star_integer", "rounding_loss", "alpha",
+        "tokens_per_flop", "tokens_per_flop_ratio", "wall_clock", "num_speculative_tokens", "engines", "interval", "warnings"}
+missing = need - set(r)
+assert not missing, missing
+assert 2.5e8 < r["n_star"] < 3.2e8, r["n_star"]
+assert r["gamma_star_integer"] == int(r["gamma_star_integer"]) >= 1
+assert r["engines"]["vllm"]["speculative_config"]["num_speculative_tokens"] == r["num_speculative_tokens"]
+assert "speedup" in r["wall_clock"] and r["wall_clock"]["speedup"] > 1
+print("sdsl plan --json: N* %.4g, gamma* %.4g -> %d, vLLM num_speculative_tokens %d" % (
+    r["n_star"], r["gamma_star_continuous"], r["gamma_star_integer"], r["num_speculative_tokens"]))
+PYEOF
+out=$("$V/sdsl" presets) || fail "sdsl presets"
+grep -q "llama-3.1-405b" <<<"$out" || fail "sdsl presets does not list llama-3.1-405b"
+out=$("$V/sdsl" presets --plan) || fail "sdsl presets --plan"
+grep -q "mixture of experts" <<<"$out" || fail "sdsl presets --plan does not refuse the mixture-of-experts presets"
+out=$("$V/sdsl" speedup --alpha 0.8 --cost-ratio 0.05 --gamma 5) || fail "sdsl speedup"
+grep -q "2.9514x" <<<"$out" || fail "sdsl speedup: Theorem 3.8 at alpha 0.8, c 0.05, gamma 5 is 2.9514x"
+"$V/sdsl" plan --preset qwen3-30b-a3b >/dev/null 2>"$tmp/err" && fail "a mixture-of-experts preset was planned"
+[ "$(wc -l < "$tmp/err")" = 1 ] && grep -q "mixture-of-experts" "$tmp/err" || fail "the MoE refusal is not one line"
+"$V/sdsl" plan --preset llama-3-70b --hardware h100-sxm --gpus 2 --batch 1,64 --json >/dev/null || fail "sdsl plan --hardware"
+
+# 4. optional: what an extra adds
+if [ -n "${EXTRAS:-}" ]; then
+  pipq "$V/python" -m pip install --constraint "$repo/requirements.lock" "${whl}[${EXTRAS}]"
+  with=$(du -sk "$site" | cut -f1)
+  echo "with [${EXTRAS}]: $(( (with - before) / 1024 )) MB"
+fi
+echo "wheel check passed"
