@@ -37,7 +37,8 @@ __all__ = [
     "argument_names", "shown", "one_line", "show", "suggestion",
     "as_float_array", "as_positive", "as_open_unit", "as_in_range",
     "number", "integer", "boolean", "choice", "text", "sequence", "interval", "draws", "seed",
-    "existing_file", "folder", "unknown_names", "check_parameters", "rule", "optional",
+    "existing_file", "folder", "unknown_names", "check_parameters", "rule", "optional", "loss_constants",
+    "coefficients", "mapping", "optimum_inside", "plane_inside",
 ]
 
 #: Bootstrap draws (resamples): 0 for none, else at least MIN_DRAWS (below it the 2.5 % tails of a
@@ -167,16 +168,17 @@ def number(value: Any, name: str, *, low: float | None = None, high: float | Non
 
 
 def integer(value: Any, name: str, *, low: int | None = None, high: int | None = None, what: str = "",
-            strings: bool = True) -> int:
-    """``value`` as an exact ``int`` in ``[low, high]``: an ``int``, an integral float below 2**53 or,
-    with ``strings``, integer text (``"12"``, or ``"1e3"`` read through a float below 2**53)."""
+            strings: bool = True, floats: bool = True) -> int:
+    """``value`` as an exact ``int`` in ``[low, high]``: an ``int``, an integral float below 2**53
+    (with ``floats``) or, with ``strings``, integer text (``"12"``, or ``"1e3"`` read through a float
+    below 2**53)."""
     allowed = " ".join(p for p in ("an integer", _range_text(low, high, False, False)) if p) + _what(what)
     x: int | None = None
     if isinstance(value, (bool, np.bool_)) or value is None:
         _fail(name, allowed, value)
     if isinstance(value, (int, np.integer)):
         x = int(value)
-    elif isinstance(value, (float, np.floating)):
+    elif isinstance(value, (float, np.floating)) and floats:
         f = float(value)
         x = int(f) if math.isfinite(f) and f.is_integer() and abs(f) <= _EXACT_FLOAT_INT else None
     elif isinstance(value, str) and strings:
@@ -221,17 +223,19 @@ def text(value: Any, name: str, what: str = "") -> str:
     return value
 
 
-def seed(value: Any, name: str = "seed", strings: bool = True) -> int:
+def seed(value: Any, name: str = "seed", strings: bool = True, floats: bool = True) -> int:
     """A seed: an integer in [0, 2**63 - 1], read exactly."""
-    return integer(value, name, low=0, high=MAX_SEED, what="seed of the random generator", strings=strings)
+    return integer(value, name, low=0, high=MAX_SEED, what="seed of the random generator", strings=strings,
+                   floats=floats)
 
 
-def draws(value: Any, name: str, *, allow_zero: bool = True, strings: bool = True, what: str = "bootstrap draws") -> int:
+def draws(value: Any, name: str, *, allow_zero: bool = True, strings: bool = True, floats: bool = True,
+          what: str = "bootstrap draws") -> int:
     """Bootstrap draws: 0 (none, if ``allow_zero``) or an integer in [MIN_DRAWS, MAX_DRAWS]."""
     zero = "0 (none) or " if allow_zero else ""
     allowed = f"{zero}an integer in [{MIN_DRAWS}, {MAX_DRAWS}] ({what})"
     try:
-        n = integer(value, name, strings=strings)
+        n = integer(value, name, strings=strings, floats=floats)
     except ValueError:
         _fail(name, allowed, value)
     if not ((allow_zero and n == 0) or MIN_DRAWS <= n <= MAX_DRAWS):
@@ -239,20 +243,45 @@ def draws(value: Any, name: str, *, allow_zero: bool = True, strings: bool = Tru
     return n
 
 
+def loss_constants(value: Any, name: str = "constants") -> Any:
+    """Loss-law constants: a set's name (``"besiroglu2024"``, ``"hoffmann2022"``), five numbers
+    ``[E, A, B, a, b]`` or a :class:`sdsl.model.laws.LossConstants`; returns the latter."""
+    from sdsl.model.laws import LOSS_CONSTANTS, LossConstants, resolve_constants
+
+    if isinstance(value, LossConstants):
+        return value
+    if not isinstance(value, str):
+        value = sequence(value, name, rule(number), min_len=5, max_len=5, what="E, A, B, a, b", noun="numbers")
+    try:
+        return resolve_constants(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{shown(name)} must be {' or '.join(repr(k) for k in LOSS_CONSTANTS)} or five numbers "
+                         f"[E, A, B, a, b]: {one_line(exc)}") from None
+
+
+def coefficients(value: Any, name: str = "coefficients") -> tuple[float, float, float]:
+    """Coefficients ``[A, B, C]`` of the acceptance plane (Eq. 5): three finite numbers."""
+    a, b, c = sequence(value, name, rule(number), min_len=3, max_len=3, what="A, B, C of alpha = A x + B y + C",
+                       noun="numbers")
+    return a, b, c
+
+
 # ---------------------------------------------------------------------------------------------
 # collections, files
 
 
 def sequence(value: Any, name: str, item: Callable[[Any, str], Any] | None = None, *, min_len: int = 1,
-             max_len: int | None = None, unique: bool = False, what: str = "") -> list[Any]:
+             max_len: int | None = None, unique: bool = False, what: str = "", noun: str = "items") -> list[Any]:
     """``value`` as a list (a list, tuple or 1-D array; a string is not a sequence of characters),
     each item checked by ``item(value, name)`` (named ``name[i]``), of ``min_len`` to ``max_len``
     items, distinct if ``unique``."""
     size = f"{min_len} to {max_len}" if max_len is not None and max_len != min_len else (
         f"{min_len}" if max_len == min_len else f"at least {min_len}")
-    allowed = f"a list of {size} {'distinct ' if unique else ''}item(s){_what(what)}"
+    allowed = f"a list of {size} {'distinct ' if unique else ''}{noun}{_what(what)}"
     if isinstance(value, np.ndarray) and value.ndim == 1:
         value = value.tolist()
+    if isinstance(value, str):
+        raise ValueError(f"{shown(name)} must be {allowed}, got the string {value!r} (a list of one: [{value!r}])")
     if not isinstance(value, (list, tuple)):
         _fail(name, allowed, value)
     if len(value) < min_len or (max_len is not None and len(value) > max_len):
@@ -263,6 +292,47 @@ def sequence(value: Any, name: str, item: Callable[[Any, str], Any] | None = Non
         if seen:
             raise ValueError(f"{shown(name)} must hold distinct items{_what(what)}, got {show(seen[0])} twice")
     return out
+
+
+def mapping(value: Any, name: str, key: Callable[[Any, str], Any], item: Callable[[Any, str], Any],
+            what: str = "") -> dict[Any, Any]:
+    """``value`` as a dict, each key checked by ``key(k, name)`` and each value by ``item(v, name[k])``."""
+    if not isinstance(value, Mapping):
+        _fail(name, "a mapping {key: value}" + _what(what), value)
+    return {key(k, name): item(v, f"{name}[{k!r}]") for k, v in value.items()}
+
+
+def optimum_inside(configs: Iterable[tuple[float, float, float]], constants: Any, coefficients: Any, integer: bool,
+                   names: str = "constants and coefficients") -> None:
+    """Each configuration ``(M, D, D')`` has its optimum ``N*`` strictly inside the default search
+    range (:func:`sdsl.model.optimal_draft.optimal_draft_size`) with these loss-law constants and
+    plane coefficients; otherwise one line naming ``names``."""
+    from sdsl.model.optimal_draft import optimal_draft_size
+
+    for m, d, dp in configs:
+        try:
+            o = optimal_draft_size(m, d, dp, constants, coefficients, integer)
+        except ValueError as exc:
+            raise ValueError(f"{names} leave no plan for M = {m:.4g}, D = {d:.3g}, D' = {dp:.3g}: {one_line(exc)}") from None
+        if not o.interior:
+            raise ValueError(f"{names} leave no optimum for M = {m:.4g}, D = {d:.3g}, D' = {dp:.3g}: {o.status}")
+
+
+def plane_inside(configs: Iterable[tuple[float, float, float]], sizes: tuple[float, float], constants: Any,
+                 coefficients: Any, names: str) -> None:
+    """Draft sizes ``sizes = (low, high)`` below each configuration's target ``M`` and the acceptance
+    plane (Eq. 5 through the loss law) inside (0, 1) at both (alpha is monotone in N); otherwise one
+    line naming ``names`` (the parameters that set the sizes)."""
+    from sdsl.model.laws import acceptance_rate, perplexity
+
+    for m, d, dp in configs:
+        if sizes[1] >= m:
+            raise ValueError(f"{names}: the draft size {sizes[1]:g} is not below the target size M = {m:.4g}")
+        a = acceptance_rate(perplexity(np.array(sizes), d, constants), float(perplexity(m, dp, constants)), coefficients)
+        bad = [(n, x) for n, x in zip(sizes, a) if not 0 < x < 1]
+        if bad:
+            raise ValueError(f"{names}: the acceptance rate leaves (0, 1) at draft size {bad[0][0]:g} (alpha = "
+                             f"{bad[0][1]:.4g}) for M = {m:.4g}, D = {d:.3g}: choose draft sizes where 0 < alpha < 1")
 
 
 def interval(value: Any, name: str, *, low: float | None = None, high: float | None = None, low_open: bool = False,
@@ -310,13 +380,15 @@ def folder(value: Any, name: str, must_exist: bool = False, what: str = "") -> s
 # parameter sets (the notebooks)
 
 
-def unknown_names(given: Iterable[str], allowed: Iterable[str], what: str) -> None:
+def unknown_names(given: Iterable[str], allowed: Iterable[str], what: str = "parameter", where: str = "") -> None:
     """Raise for the first name of ``given`` not in ``allowed``, with the closest suggested and every
-    allowed name listed (``what``: e.g. ``"parameter of notebook 'plan_draft'"``)."""
+    allowed name listed: ``unknown parameter 'presett' of notebook 'plan_draft'; did you mean
+    'preset'? allowed: ...`` (``where``: ``"of notebook 'plan_draft'"``)."""
     allowed = list(allowed)
     for name in given:
         if name not in allowed:
-            raise ValueError(f"unknown {what} {name!r}; {suggestion(name, allowed)}allowed: {', '.join(allowed)}")
+            raise ValueError(f"unknown {what} {name!r}{' ' + where if where else ''}; {suggestion(name, allowed)}"
+                             f"allowed: {', '.join(allowed)}")
 
 
 Rule = Callable[[Any, str], Any]
@@ -327,6 +399,8 @@ def rule(check: Callable[..., Any], **options: Any) -> Rule:
     (the notebooks' values are Python objects: numeric text is refused)."""
     if check in (number, integer, interval, seed, draws):
         options.setdefault("strings", False)
+    if check in (integer, seed, draws):
+        options.setdefault("floats", False)
     return lambda value, name: check(value, name, **options)
 
 
@@ -336,9 +410,9 @@ def optional(inner: Rule) -> Rule:
 
 
 def check_parameters(chapter: str, given: Mapping[str, Any], rules: Mapping[str, Rule]) -> dict[str, Any]:
-    """The parameters of notebook ``chapter`` checked by their rules, in the notebook's order: an
-    unknown name is refused (the closest suggested) before any value is looked at."""
-    unknown_names(given, rules, f"parameter of notebook {chapter!r}")
+    """The parameters of notebook ``chapter`` checked by their rules (given in the notebook's order),
+    in that order: an unknown name is refused (the closest suggested) before any value is looked at."""
+    unknown_names(given, rules, "parameter", f"of notebook {chapter!r}")
     return {name: check(given[name], name) for name, check in rules.items() if name in given}
 
 
