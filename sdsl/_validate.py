@@ -431,7 +431,7 @@ def as_float_array(value: ArrayLike, name: str) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         bad = np.ravel(arr)[~np.isfinite(np.ravel(arr))]
         count = f" ({bad.size} of {arr.size} values)" if arr.size > 1 else ""
-        raise ValueError(f"{shown(name)} must be finite, got {bad[0]!r}{count}")
+        raise ValueError(f"{shown(name)} must be finite, got {bad[0].item()!r}{count}")
     return arr
 
 
@@ -440,7 +440,7 @@ def as_positive(value: ArrayLike, name: str) -> np.ndarray:
     arr = as_float_array(value, name)
     if np.any(arr <= 0):
         bad = arr[arr <= 0] if arr.ndim else arr
-        raise ValueError(f"{shown(name)} must be > 0, got {np.ravel(bad)[0]!r}")
+        raise ValueError(f"{shown(name)} must be > 0, got {np.ravel(bad)[0].item()!r}")
     return arr
 
 
@@ -449,7 +449,7 @@ def as_open_unit(value: ArrayLike, name: str) -> np.ndarray:
     arr = as_float_array(value, name)
     if np.any((arr <= 0) | (arr >= 1)):
         bad = np.ravel(arr[(arr <= 0) | (arr >= 1)] if arr.ndim else arr)[0]
-        raise ValueError(f"{shown(name)} must lie in the open interval (0, 1), got {bad!r}")
+        raise ValueError(f"{shown(name)} must lie in the open interval (0, 1), got {bad.item()!r}")
     return arr
 
 
@@ -458,5 +458,5 @@ def as_in_range(value: ArrayLike, name: str, low: float, high: float) -> np.ndar
     arr = as_float_array(value, name)
     if np.any((arr < low) | (arr > high)):
         bad = np.ravel(arr[(arr < low) | (arr > high)] if arr.ndim else arr)[0]
-        raise ValueError(f"{shown(name)} must lie in [{low}, {high}], got {bad!r}")
+        raise ValueError(f"{shown(name)} must lie in [{low:g}, {high:g}], got {bad.item()!r}")
     return arr

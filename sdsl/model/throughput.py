@@ -129,6 +129,8 @@ def optimal_gamma(alpha: ArrayLike, n: ArrayLike, m: ArrayLike, integer: bool = 
     integer : if True, the best integer draft length (floor or ceiling of the continuous optimum;
         ``T`` is unimodal in ``gamma``).
     """
+    if not isinstance(integer, (bool, np.bool_)):
+        raise ValueError(f"integer must be True or False (best integer draft length), got {integer!r}")
     a = as_open_unit(alpha, "alpha (acceptance rate)")
     n = as_positive(n, "n (draft parameters)")
     m = as_positive(m, "m (target parameters)")

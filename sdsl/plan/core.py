@@ -169,6 +169,7 @@ def candidate_shares(inputs: PlanInputs, d_draft: float, optimum: DraftOptimum) 
     """Each candidate draft's ``alpha``, ``gamma*``, ``T`` and share of the optimum ``T(N)/T(N*)``."""
     import pandas as pd
 
+    d_draft = V.number(d_draft, "d_draft", low=V.TOKENS[0], high=V.TOKENS[1], what="draft pre-training tokens")
     cols = ["candidate", "params", "d_draft", "alpha", "gamma", "tokens_per_flop", "speedup", "share_of_optimum"]
     if not inputs.candidates:
         return pd.DataFrame(columns=cols)
@@ -227,6 +228,8 @@ def bootstrap_n_star(
         if inputs.seed is None:
             raise ValueError(f"{shown('seed')} is required for the bootstrap ({shown('n_boot')} > 0): give an integer")
         rng = np.random.default_rng(inputs.seed)
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {V.show(rng)}")
     cf = inputs.alpha.coefficients
     coef = _normal_draws(rng, np.array([cf.A, cf.B, cf.C]), np.asarray(inputs.alpha.cov, dtype=float), b)
     m = np.full(b, inputs.target.params)
@@ -242,7 +245,13 @@ def n_star_interval(draws: np.ndarray, level: float = 0.95) -> dict[str, float]:
     are dropped and counted)."""
     if not 0 < level < 1:
         raise ValueError(f"level must lie in the open interval (0, 1), got {level!r}")
-    d = np.asarray(draws, dtype=float)
+    try:
+        d = np.asarray(draws, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"draws must be bootstrap draws of N* (numbers, NaN for a dropped draw), got "
+                         f"{V.show(draws)}") from None
+    if d.ndim != 1 or d.size == 0:
+        raise ValueError(f"draws must be a non-empty 1-D array of bootstrap draws of N*, got shape {d.shape}")
     ok = d[np.isfinite(d)]
     if ok.size == 0:
         raise ValueError("no bootstrap draw kept the acceptance rate inside (0, 1): no interval")
@@ -260,6 +269,8 @@ def plan_table(inputs: PlanInputs, rng: np.random.Generator | None = None) -> pd
 
     if inputs.n_boot > 0 and rng is None:
         rng = np.random.default_rng(inputs.seed)
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {V.show(rng)}")
     rows = []
     for d in inputs.draft_tokens:
         o = plan(inputs, d)
@@ -284,6 +295,8 @@ def covariance_sensitivity(inputs: PlanInputs, n_boot: int = 1000, seed: int = 0
     both with the same seed."""
     import pandas as pd
 
+    n_boot = V.draws(n_boot, "n_boot", allow_zero=False)
+    seed = V.seed(seed, "seed")
     cov0 = inputs.alpha.cov
     has_full = bool(np.count_nonzero(cov0 - np.diag(np.diag(cov0))))
     refit = inputs.alpha if has_full else resolve_alpha_source("refit")
