@@ -42,7 +42,7 @@ def add_plan_arguments(p: argparse.ArgumentParser) -> None:
                    "an iteration costs max(draft, verify) instead of their sum")
     h.add_argument("--step-overhead", metavar="S", help="fixed seconds per forward pass (kernel launches, framework; "
                    "default: the preset's, 0 for the GPUs)")
-    h.add_argument("--gamma-max", metavar="G", default="32", help="largest draft length searched (default 32)")
+    h.add_argument("--gamma-max", metavar="G", help="largest draft length searched, 1 to 1024 (default 32)")
     e = p.add_argument_group("engine settings (vLLM --speculative-config, SGLang flags)")
     e.add_argument("--draft-model", metavar="ID", help="draft repository id or path written into the engine settings "
                    "(default: the suggested published draft, else a placeholder)")
@@ -56,7 +56,7 @@ def wall_clock_inputs(args: argparse.Namespace):
     return check_wall_clock(
         cost_ratio=args.cost_ratio, draft_latency=args.draft_latency, target_latency=args.target_latency,
         verify_latency=args.verify_latency, verify_tokens=args.verify_tokens, hardware=args.hardware,
-        gpus=1 if args.gpus is None else args.gpus, dtype=args.dtype, batch=args.batch, context=args.context,
+        gpus=args.gpus, dtype=args.dtype, batch=args.batch, context=args.context,
         overlap=args.overlap, step_overhead=args.step_overhead, gamma_max=args.gamma_max)
 
 
@@ -130,26 +130,16 @@ def run_speedup(args: argparse.Namespace) -> int:
     from sdsl.deployment import check_wall_clock
     from sdsl.model.speedup import speedup_report
 
-    try:
-        alpha = float(args.alpha)
-    except ValueError:
-        alpha = math.nan
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha (acceptance rate) must lie in the open interval (0, 1), got {args.alpha!r}")
+    from sdsl import _validate as V
+
+    alpha = V.number(args.alpha, "alpha", low=0, high=1, low_open=True, high_open=True, what="acceptance rate")
     if args.cost_ratio is None and args.draft_latency is None and args.target_latency is None:
         raise ValueError("give the cost of drafting: --cost-ratio C, or --draft-latency and --target-latency (seconds)")
     wc = check_wall_clock(cost_ratio=args.cost_ratio, draft_latency=args.draft_latency,
                           target_latency=args.target_latency, verify_latency=args.verify_latency,
                           verify_tokens=args.verify_tokens)
-    gamma = None
-    if args.gamma is not None:
-        try:
-            gf = float(args.gamma)
-        except ValueError:
-            gf = math.nan
-        if not (math.isfinite(gf) and gf.is_integer() and gf >= 0):
-            raise ValueError(f"gamma must be an integer >= 0 (tokens drafted per iteration), got {args.gamma!r}")
-        gamma = int(gf)
+    gamma = None if args.gamma is None else V.integer(args.gamma, "gamma", low=0, high=1024,
+                                                       what="tokens drafted per iteration")
     rep = speedup_report(alpha, wc.c, gamma, wc.verify_slope)
     d = rep.as_dict()
     if args.json:

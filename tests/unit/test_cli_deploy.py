@@ -74,13 +74,13 @@ def test_presets_plan_lists_every_dense_target_and_refuses_moe():
 
 ERRORS = [
     (["plan", "--preset", "qwen3-30b-a3b"], "is a mixture-of-experts model"),
-    (["plan", "--preset", "llama-3-70b", "--batch", "8"], "--batch need --hardware"),
-    (["plan", "--preset", "llama-3-70b", "--hardware", "tpu"], "unknown hardware 'tpu'"),
+    (["plan", "--preset", "llama-3-70b", "--batch", "8"], "--batch needs --hardware"),
+    (["plan", "--preset", "llama-3-70b", "--hardware", "tpu"], "unknown --hardware 'tpu'"),
     (["plan", "--preset", "llama-3-70b", "--cost-ratio", "0.1", "--hardware", "h200"], "give one source"),
     (["plan", "--preset", "llama-3-70b", "--draft-latency", "1e-3"], "need both --draft-latency and --target-latency"),
-    (["speedup", "--alpha", "1.5", "--cost-ratio", "0.1"], "alpha (acceptance rate) must lie in the open interval"),
+    (["speedup", "--alpha", "1.5", "--cost-ratio", "0.1"], "--alpha must be a number in (0, 1) (acceptance rate)"),
     (["speedup", "--alpha", "0.5"], "give the cost of drafting"),
-    (["speedup", "--alpha", "0.5", "--cost-ratio", "0.1", "--gamma", "2.5"], "gamma must be an integer >= 0"),
+    (["speedup", "--alpha", "0.5", "--cost-ratio", "0.1", "--gamma", "2.5"], "--gamma must be an integer in [0, 1024]"),
 ]
 
 
