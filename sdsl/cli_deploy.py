@@ -13,7 +13,7 @@ import math
 from typing import Any
 
 __all__ = ["add_plan_arguments", "add_speedup_parser", "add_presets_arguments", "wall_clock_inputs",
-           "plan_rows", "run_speedup", "run_presets_plan", "run_presets_list"]
+           "plan_rows", "interval_rows", "run_speedup", "run_presets_plan", "run_presets_list"]
 
 
 def add_plan_arguments(p: argparse.ArgumentParser) -> None:
@@ -97,11 +97,43 @@ def plan_rows(rep: dict[str, Any]) -> list[tuple[str, str]]:
         rows.append(("engine draft", e["draft"]))
     else:
         rows.append(("engines", e["note"]))
-    iv = rep["interval"]
-    rows.append(("N* interval includes", "; ".join(iv["includes"]) or "nothing (no bootstrap: give --bootstrap B --seed S)"))
-    rows.append(("N* interval leaves out", "; ".join(iv["excludes"])))
+    rows += interval_rows(rep["interval"])
     for wmsg in rep["warnings"]:
         rows.append(("warning", wmsg))
+    return rows
+
+
+_SOURCE_NAMES = {"law": "acceptance law", "constants": "loss-law constants", "coefficients": "plane's coefficients"}
+
+
+def interval_rows(iv: dict[str, Any]) -> list[tuple[str, str]]:
+    """The text rows of the ``N*`` interval (:func:`sdsl.plan.interval.n_star_intervals`): the
+    headline with its sources, each source, the combination and what is left out."""
+    h, by = iv["headline"], iv["by_source"]
+    names = ", ".join(_SOURCE_NAMES[k] for k in h["sources"])
+    rows = [("N* interval (headline)", f"[{_g(h.get('low'))}, {_g(h.get('high'))}] parameters over: {names}"
+             + (f"; left out: {', '.join(_SOURCE_NAMES[k] for k in h['left_out'])}" if h["left_out"] else "")
+             + " (an envelope of model choices, not a probability)")]
+    law = by["law"]
+    groups: dict[str, list[str]] = {}
+    for v in law["laws"]:
+        groups.setdefault(v["fitted_on"], []).append(
+            f"{v['label']} {_g(v['n_star'])}" + ("" if v["status"] == "interior" else f" ({v['status']})"))
+    rows.append(("  by acceptance law", f"[{_g(law.get('low'))}, {_g(law.get('high'))}]: "
+                 + "; ".join(f"{k}: {', '.join(g)}" for k, g in groups.items())))
+    con = by["constants"]
+    rows.append(("  by loss-law constants", f"[{_g(con.get('low'))}, {_g(con.get('high'))}]: "
+                 + "; ".join(f"{v['constants']} {_g(v['n_star'])}" for v in con["sets"])))
+    co = by["coefficients"]
+    if co["computed"]:
+        rows.append(("  by plane's coefficients", f"[{_g(co['low'])}, {_g(co['high'])}]: {co['kind']} "
+                     f"({co['draws']} draws, seed {co['seed']}, {co['dropped']} dropped)"))
+    else:
+        rows.append(("  by plane's coefficients", f"not computed: {co['why']}"))
+    c = iv["combined"]
+    if c is not None and c["sources"] != h["sources"]:
+        rows.append(("  combined (all computed)", f"[{_g(c['low'])}, {_g(c['high'])}]"))
+    rows.append(("N* interval leaves out", "; ".join(iv["excludes"])))
     return rows
 
 
