@@ -203,8 +203,9 @@ def run_speedup(args: argparse.Namespace) -> int:
 
 
 def add_presets_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--plan", action="store_true", help="plan every dense target: N*, integer gamma*, alpha and the "
-                   "tokens per FLOP ratio (the wall-clock speedup of Theorem 3.8 at c = N*/M)")
+    p.add_argument("--plan", action="store_true", help="plan every dense target: N*, integer gamma*, alpha, the "
+                   "tokens per FLOP ratio and, where the architecture is known, the wall-clock speedup on an H100 SXM "
+                   "at batch 1 (mixture-of-experts targets refused, unknown tokens said to be unknown)")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
 
 
@@ -227,40 +228,28 @@ def run_presets_list(args: argparse.Namespace) -> int:
 
 
 def run_presets_plan(args: argparse.Namespace) -> int:
-    from sdsl import plan as P
-    from sdsl.model.deploy import integer_draft_length
+    """``sdsl presets --plan``: the lookup table of :func:`sdsl.plan.lookup.lookup_rows` (the book's
+    table, the same numbers)."""
+    from sdsl.plan.lookup import lookup_rows
 
-    out = []
-    for r in P.preset_records():
-        if r["role"] != "target":
-            continue
-        row: dict[str, Any] = {"preset": r["preset"], "model": r["model"], "params": r["params"]}
-        try:
-            inp = P.check_inputs(preset=r["preset"])
-            o = P.plan(inp)
-        except ValueError as exc:
-            row["refused"] = " ".join(str(exc).split())
-            out.append(row)
-            continue
-        il = integer_draft_length(o.alpha, o.n_star, o.m)
-        row.update(tokens=inp.target.tokens, draft_tokens=inp.draft_tokens[0], n_star=o.n_star,
-                   gamma_star_integer=il.gamma_integer, gamma_star_continuous=il.gamma_continuous, alpha=o.alpha,
-                   tokens_per_flop_ratio=o.tokens_per_flop * 2 * o.m)
-        out.append(row)
+    out = lookup_rows()
     if args.json:
         print(json.dumps(out))
         return 0
     print(f"{'preset':<21} {'M (params)':>11} {'D_prime':>8} {'D':>8} {'N* (params)':>12} {'gamma*':>6} {'alpha':>7} "
-          f"{'ratio':>6}")
+          f"{'ratio':>6} {'wall-clock':>10} {'hw gamma':>8} {'gpus':>4}")
     for r in out:
-        if "refused" in r:
-            why = ("mixture of experts: the law is for dense targets" if "mixture-of-experts" in r["refused"] else
-                   "tokens unknown (model card): give --target-tokens to sdsl plan" if "not stated" in r["refused"]
-                   else r["refused"])
-            print(f"{r['preset']:<21} {r['params']:>11.4g}  {why}")
+        if r["status"] != "planned":
+            tok = "unknown" if r["tokens"] is None else f"{r['tokens']:.3g}"
+            print(f"{r['preset']:<21} {r['params']:>11.4g} {tok:>8}  {r['status']}: {r['note']}")
             continue
+        known = r["wall_clock_speedup"] is not None
+        wall = f"{r['wall_clock_speedup']:.3f}x" if known else "n/a"
         print(f"{r['preset']:<21} {r['params']:>11.4g} {r['tokens']:>8.3g} {r['draft_tokens']:>8.3g} "
-              f"{r['n_star']:>12.4g} {r['gamma_star_integer']:>6d} {r['alpha']:>7.4f} {r['tokens_per_flop_ratio']:>5.3f}x")
-    print("ratio: tokens per FLOP over plain decoding (T(N*) * 2M), the wall-clock speedup only in the batch-1 "
-          "memory-bound limit; 'sdsl plan --preset NAME --hardware h100-sxm --batch 1,64' for a deployment")
+              f"{r['n_star']:>12.4g} {r['gamma_star_integer']:>6d} {r['alpha']:>7.4f} {r['tokens_per_flop_ratio']:>5.3f}x "
+              f"{wall:>10} {r['wall_clock_gamma'] if known else '':>8} {r['gpus'] if known else '':>4}")
+    hw = next((r["hardware"] for r in out if r["hardware"]), "the GPU preset")
+    print("ratio: tokens per FLOP over plain decoding (T(N*) * 2M), not a wall-clock speedup; wall-clock: Theorem 3.8 "
+          f"on the roofline of {hw} at batch 1, empty KV cache, a draft of N* parameters at its best integer gamma "
+          "(hw gamma) on the fewest devices (gpus, tensor parallel) that hold both models (n/a: architecture unknown); 'sdsl plan --preset NAME --hardware h100-sxm --batch 1,64' for a deployment")
     return 0
