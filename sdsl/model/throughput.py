@@ -165,6 +165,8 @@ def optimal_gamma(alpha: ArrayLike, n: ArrayLike, m: ArrayLike, integer: bool = 
     numpy.ndarray
         ``gamma*`` (0 where speculation does not pay), broadcast over the arguments.
     """
+    if not isinstance(integer, (bool, np.bool_)):
+        raise ValueError(f"integer must be True or False (best integer draft length), got {integer!r}")
     a = as_open_unit(alpha, "alpha (acceptance rate)")
     n = as_positive(n, "n (draft parameters)")
     m = as_positive(m, "m (target parameters)")
