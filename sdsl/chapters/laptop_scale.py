@@ -22,6 +22,7 @@ from sdsl.model.throughput import optimal_tokens_per_flop
 
 __all__ = [
     "CHAPTER",
+    "check_parameters",
     "figure1",
     "figure2",
     "figure3",
@@ -38,6 +39,29 @@ __all__ = [
 
 CHAPTER = "laptop_scale"
 _TARGET_COLORS = ("#0072B2", "#D55E00", "#009E73")
+
+
+def check_parameters(**params: object) -> None:
+    """The notebook's parameters checked before anything runs (issue 13; the cell after the parameters
+    cell): one ``ValueError`` naming the parameter and what is allowed. ``results_dir`` must be an
+    existing folder holding a ``runs.csv`` (the runner's results), ``temperature`` one of the
+    temperatures the runner measured (:class:`sdsl.experiment.config.Measurement`)."""
+    from pathlib import Path
+
+    from sdsl import _validate as V
+    from sdsl.experiment.config import Measurement
+
+    p = V.check_parameters(CHAPTER, params, {
+        "results_dir": V.optional(V.rule(V.folder, must_exist=True, what="raw results of python -m sdsl.experiment run")),
+        "temperature": V.rule(V.choice, options=list(Measurement().temperatures), what="temperatures measured"),
+        "seed": V.rule(V.seed),
+        "loss_resamples": V.rule(V.draws, allow_zero=False, what="bootstrap refits of the loss law"),
+        "alpha_resamples": V.rule(V.draws, allow_zero=False, what="cluster-bootstrap resamples of each alpha"),
+        "law_resamples": V.rule(V.draws, allow_zero=False, what="bootstrap resamples of each held-out RMSE"),
+        "artifacts_dir": V.optional(V.rule(V.folder))})
+    folder = p.get("results_dir")
+    if folder is not None and not (Path(folder) / "runs.csv").is_file():
+        raise ValueError(f"results_dir must hold the runner's results (runs.csv): {str(folder)!r} has no runs.csv")
 
 
 def table_runs(runs: pd.DataFrame) -> pd.DataFrame:
