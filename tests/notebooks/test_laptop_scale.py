@@ -1,0 +1,48 @@
+"""Notebook run of the laptop-scale chapter from the committed raw results (seconds: the training
+never runs here; the runner's own end-to-end test is tests/unit/experiment/test_smoke.py)."""
+
+from __future__ import annotations
+
+import nbformat
+import pandas as pd
+import pytest
+
+from sdsl.build.pipeline import execute_notebook
+from sdsl.experiment.results import RESULTS, load_results
+
+pytestmark = [pytest.mark.slow]
+
+FAST = {"loss_resamples": 100, "alpha_resamples": 100, "law_resamples": 100}
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("laptop_scale")
+    execute_notebook("laptop_scale", FAST, output_dir=tmp / "executed", artifacts=tmp / "artifacts")
+    return tmp
+
+
+def test_every_table_and_figure_is_written(executed):
+    art = executed / "artifacts" / "laptop_scale"
+    for name in ("runs", "loss_law", "alpha", "table3", "table4", "laws_loo", "prediction", "paper_coefficients",
+                 "wallclock", "alpha_predicted"):
+        assert (art / f"{name}.csv").is_file(), name
+    for i in range(1, 8):
+        assert (art / f"figure{i}.svg").stat().st_size > 1000, i
+    runs = pd.read_csv(art / "runs.csv")
+    assert len(runs) == len(load_results(RESULTS)["runs"])
+    pred = pd.read_csv(art / "prediction.csv")
+    assert set(pred["target"]) == set(runs.loc[runs["role"] == "target", "run"])
+
+
+def test_no_input_no_stderr_and_no_absolute_path_in_the_outputs(executed):
+    nb = nbformat.read(executed / "executed" / "laptop_scale.ipynb", as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        tags = set(cell.metadata.get("tags", []))
+        assert tags & {"remove-input", "remove-cell", "hide-input", "parameters", "injected-parameters"}, cell.source[:60]
+        for out in cell.get("outputs", []):
+            assert out.get("name") != "stderr", (cell.source[:60], out.get("text", "")[:200])
+            assert out.get("output_type") != "error"
+            assert str(RESULTS.parent.parent) not in str(out.get("data", out.get("text", ""))), cell.source[:60]
