@@ -48,7 +48,10 @@ def test_alpha_from_the_counts_is_a_rate_and_close_to_min_pq(smoke):
 
     _, folder = smoke
     summ = alpha_summary(load_results(folder), np.random.default_rng(0), n_resamples=200)
-    assert ((summ["alpha"] > 0) & (summ["alpha"] < 1)).all()
+    t1 = summ["temperature"] == 1.0
+    assert ((summ.loc[t1, "alpha"] > 0) & (summ.loc[t1, "alpha"] < 1)).all()
+    # greedy on barely trained models: both argmaxes may agree everywhere (alpha = 1) or almost nowhere
+    assert ((summ["alpha"] >= 0) & (summ["alpha"] <= 1)).all()
     # Corollary 3.6: the on-policy mean of sum min(p, q) estimates the same alpha; with a few
     # hundred evaluated positions the two differ by a few standard errors at most
     gap = (summ["alpha"] - summ["min_pq_on_policy"]).abs()
