@@ -55,7 +55,7 @@ def check_parameters(**params: object) -> None:
         "results_dir": V.optional(V.rule(V.folder, must_exist=True, what="raw results of python -m sdsl.experiment run")),
         "temperature": V.rule(V.choice, options=list(Measurement().temperatures), what="temperatures measured"),
         "seed": V.rule(V.seed),
-        "loss_resamples": V.rule(V.draws, allow_zero=False, what="bootstrap refits of the loss law"),
+        "loss_resamples": V.rule(V.draws, what="bootstrap refits of the loss law; 0: no intervals"),
         "alpha_resamples": V.rule(V.draws, allow_zero=False, what="cluster-bootstrap resamples of each alpha"),
         "law_resamples": V.rule(V.draws, allow_zero=False, what="bootstrap resamples of each held-out RMSE"),
         "artifacts_dir": V.optional(V.rule(V.folder))})
@@ -92,6 +92,11 @@ def table_alpha(summary: pd.DataFrame) -> pd.DataFrame:
     cols = ["target", "draft", "temperature", "n", "d", "draft_ppl", "n_prompts", "evaluated", "alpha",
             "alpha_hw95", "boot_hw95", "min_pq_on_policy", "min_pq_teacher_forced"]
     return summary[cols]
+
+
+def _target_label(run: str, m: float) -> str:
+    """A target's legend name: its shape (width and layers) and its size, ``"target w160l4 (1.57 M parameters)"``."""
+    return f"target {str(run).split('-d')[0]} ({m / 1e6:.2f} M parameters)"
 
 
 def _finish(fig: Figure) -> Figure:
@@ -153,8 +158,8 @@ def figure5(pred: pd.DataFrame) -> Figure:
     for i, (t, g) in enumerate(pred.groupby("target", sort=False)):
         c = _TARGET_COLORS[i % len(_TARGET_COLORS)]
         seen, held = g[~g["held_out"]], g[g["held_out"]]
-        ax.plot(seen["alpha"], seen["predicted"], "o", color=c, label=f"{t}: fitted on")
-        ax.plot(held["alpha"], held["predicted"], "o", mfc="none", color=c, label=f"{t}: held out")
+        ax.plot(seen["alpha"], seen["predicted"], "o", color=c, label=f"target {str(t).split('-d')[0]}: drafts fitted on")
+        ax.plot(held["alpha"], held["predicted"], "o", mfc="none", color=c, label=f"target {str(t).split('-d')[0]}: drafts held out")
     lo = float(min(pred["alpha"].min(), pred["predicted"].min())) - 0.02
     hi = float(max(pred["alpha"].max(), pred["predicted"].max())) + 0.02
     ax.plot([lo, hi], [lo, hi], color="0.5", lw=0.8, ls="--")
@@ -208,8 +213,8 @@ def figure6(frame: pd.DataFrame, curves: pd.DataFrame, preds: pd.DataFrame, d: f
         ax.axvline(p["n_smooth"], color="C0", lw=0.8, ls=":")
         ax.set_xscale("log")
         ax.set_xlabel("draft parameters $N$")
-        ax.text(0.03, 0.04, t, transform=ax.transAxes, fontsize="small")
-    axes[0][0].set_ylabel(r"$2 M\, T(N)$ (FLOP speedup)")
+        ax.text(0.03, 0.04, _target_label(t, m), transform=ax.transAxes, fontsize="small")
+    axes[0][0].set_ylabel(r"$2 M\, T(N)$ (tokens per FLOP over plain decoding, ×)")
     axes[0][-1].legend(fontsize="x-small", loc="upper right")
     return _finish(fig)
 
@@ -219,13 +224,14 @@ def figure7(wall: pd.DataFrame) -> Figure:
     ratio, one colour per target."""
     fig, ax = plt.subplots(figsize=(4.8, 4.4))
     for i, (t, g) in enumerate(wall.groupby("target", sort=False)):
-        ax.plot(g["predicted_speedup"], g["speedup"], "o", color=_TARGET_COLORS[i % 3], label=t)
+        ax.plot(g["predicted_speedup"], g["speedup"], "o", color=_TARGET_COLORS[i % 3],
+                label=_target_label(t, float(g["m"].iloc[0])))
     lo = float(min(wall["speedup"].min(), wall["predicted_speedup"].min())) * 0.95
     hi = float(max(wall["speedup"].max(), wall["predicted_speedup"].max())) * 1.05
     ax.plot([lo, hi], [lo, hi], color="0.5", lw=0.8, ls="--")
     ax.axhline(1.0, color="0.7", lw=0.6)
-    ax.set_xlabel("predicted speedup (Theorem 3.8)")
-    ax.set_ylabel("measured speedup")
+    ax.set_xlabel("predicted speedup, Theorem 3.8 (×)")
+    ax.set_ylabel("measured speedup over the target alone (×)")
     ax.legend(fontsize="small")
     return _finish(fig)
 
@@ -263,9 +269,9 @@ def figure3(summary: pd.DataFrame) -> Figure:
         lo, hi = float(s[["alpha", "min_pq_teacher_forced"]].min().min()) - 0.03, \
             float(s[["alpha", "min_pq_teacher_forced"]].max().max()) + 0.03
         ax.plot([lo, hi], [lo, hi], color="0.5", lw=0.8, ls="--")
-        ax.set_xlabel(r"$\alpha$, speculative sampling")
+        ax.set_xlabel(r"$\alpha$, speculative sampling (acceptance rate)")
         ax.text(0.03, 0.93, "temperature 1" if t > 0 else "greedy", transform=ax.transAxes, fontsize="small")
-    axes[0][0].set_ylabel(r"$E[\sum_x \min(p, q)]$")
+    axes[0][0].set_ylabel(r"$E[\sum_x \min(p, q)]$ (probability)")
     axes[0][0].legend(fontsize="x-small", loc="lower right")
     return _finish(fig)
 

@@ -21,7 +21,7 @@ def test_the_notebook_defaults_pass():
 
 @pytest.mark.parametrize(("name", "value", "message"), [
     ("temperature", 0.5, "temperature must be one of 1.0, 0.0"),
-    ("loss_resamples", 5, "loss_resamples must be an integer in [100, 10000]"),
+    ("loss_resamples", 5, "loss_resamples must be 0 (none) or an integer in [100, 10000]"),
     ("alpha_resamples", 2.5, "alpha_resamples must be an integer"),
     ("law_resamples", 0, "law_resamples must be an integer in [100, 10000]"),
     ("seed", -1, "seed must be an integer"),
