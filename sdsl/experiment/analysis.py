@@ -122,7 +122,14 @@ def law_comparison(frame: pd.DataFrame, rng: np.random.Generator, laws=LOO_LAWS,
     targets) and the ranked RMSE table of :func:`sdsl.model.crossval.compare_laws`."""
     lws = [law_by_name(n) for n in laws]
     pred = pd.concat([cross_validate(lw, frame, "draft") for lw in lws], ignore_index=True)
-    return pred, compare_laws(pred, frame, rng, lws, n_resamples=n_resamples)
+    table = compare_laws(pred, frame, rng, lws, n_resamples=n_resamples)
+    # laws whose RMSEs agree to 6 significant digits (the pooled and per-target log-linear laws
+    # nearly do) share their place in the order by name, so that rounding cannot swap them
+    ranked = table[table["rank"].notna()].copy()
+    key = ranked["rmse"].map(lambda v: float(f"{v:.6g}"))
+    ranked = ranked.assign(_key=key).sort_values(["_key", "law"], kind="stable").drop(columns="_key")
+    ranked["rank"] = np.arange(1, len(ranked) + 1, dtype=ranked["rank"].dtype)
+    return pred, pd.concat([ranked, table[table["rank"].isna()]], ignore_index=True)
 
 
 def fit_all_runs(runs: pd.DataFrame, rng: np.random.Generator | None = None, n_resamples: int = 0,
