@@ -14,10 +14,10 @@ import pandas as pd
 from matplotlib.figure import Figure
 from scipy.interpolate import PchipInterpolator
 
+from sdsl.book.style import fix_layout
 from sdsl.experiment.lossfit import LossFit
 from sdsl.experiment.predict import small_half
 from sdsl.model.laws import BESIROGLU_2024, HOFFMANN_2022, PAPER_EQ5
-from sdsl.book.style import fix_layout
 from sdsl.model.throughput import optimal_tokens_per_flop
 
 __all__ = [

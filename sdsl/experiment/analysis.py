@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from sdsl.measure.estimators import alpha_bootstrap, alpha_from_accepted
 from sdsl.experiment.lossfit import LossFit, fit_loss_law
 from sdsl.experiment.pairs import counts_to_iterations
 from sdsl.experiment.predict import (
@@ -21,9 +20,10 @@ from sdsl.experiment.predict import (
     small_half,
     throughput_lost,
 )
-from sdsl.model.laws import BESIROGLU_2024
+from sdsl.measure.estimators import alpha_bootstrap, alpha_from_accepted
 from sdsl.model.crossval import compare_laws, cross_validate
 from sdsl.model.law_optimum import law_optimal_draft_size
+from sdsl.model.laws import BESIROGLU_2024
 
 __all__ = [
     "LOO_LAWS",

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from sdsl.measure.estimators import alpha_bootstrap, alpha_from_accepted
 from sdsl.experiment.config import Measurement
+from sdsl.measure.estimators import alpha_bootstrap, alpha_from_accepted
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch

@@ -26,9 +26,9 @@ import pandas as pd
 from scipy.interpolate import PchipInterpolator
 
 from sdsl.experiment.lossfit import LossFit, fit_loss_law
-from sdsl.model.laws import LossConstants
 from sdsl.model.alpha_laws import LAWS, Law
 from sdsl.model.law_optimum import law_optimal_draft_size
+from sdsl.model.laws import LossConstants
 from sdsl.model.throughput import optimal_gamma, optimal_tokens_per_flop
 
 __all__ = [

@@ -35,7 +35,6 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from sdsl.measure.estimators import alpha_from_accepted
 from sdsl.experiment import corpus as _corpus
 from sdsl.experiment import results as _results
 from sdsl.experiment import tokenizer as _tok
@@ -48,6 +47,7 @@ from sdsl.experiment.pairs import (
     teacher_forced_overlap,
 )
 from sdsl.experiment.tasks import Task, atomic_write_text, execute_tasks
+from sdsl.measure.estimators import alpha_from_accepted
 from sdsl.paths import BUILD, ROOT
 
 __all__ = ["Experiment", "default_out", "run"]

@@ -75,7 +75,7 @@ def test_no_import_cycle():
 def test_the_model_layer_imports_no_chapter_book_or_build_code():
     for p in (PACKAGE / "model").glob("*.py"):
         text = p.read_text(encoding="utf-8")
-        bad = re.findall(r"^\s*(?:from|import) sdsl\.(chapters|book|build|measure|plan)\b", text, flags=re.M)
+        bad = re.findall(r"^\s*(?:from|import) sdsl\.(chapters|book|build|measure|plan)\b", text, flags=re.MULTILINE)
         assert not bad, f"{p.name} imports sdsl.{bad[0]}: the model layer must not depend on it"
 
 
@@ -84,12 +84,12 @@ def test_the_experiment_sits_between_measure_and_the_chapters():
     chapters (and the book and build above them) may import it, never the layers below."""
     for p in (PACKAGE / "experiment").glob("*.py"):
         text = p.read_text(encoding="utf-8")
-        bad = re.findall(r"^\s*(?:from|import) sdsl\.(chapters|book|build|plan|cli|cli_deploy|deployment)\b", text, flags=re.M)
+        bad = re.findall(r"^\s*(?:from|import) sdsl\.(chapters|book|build|plan|cli|cli_deploy|deployment)\b", text, flags=re.MULTILINE)
         assert not bad, f"experiment/{p.name} imports sdsl.{bad[0]}: the experiment must not depend on it"
     for layer in ("model", "measure", "plan"):
         for p in (PACKAGE / layer).rglob("*.py"):
             text = p.read_text(encoding="utf-8")
-            assert not re.search(r"^\s*(?:from|import) sdsl\.experiment\b", text, flags=re.M), \
+            assert not re.search(r"^\s*(?:from|import) sdsl\.experiment\b", text, flags=re.MULTILINE), \
                 f"{layer}/{p.name} imports sdsl.experiment: the layers below it must not depend on it"
 
 

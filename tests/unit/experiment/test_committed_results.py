@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from sdsl import data
-from sdsl.measure.estimators import alpha_from_accepted
 from sdsl.experiment import results
 from sdsl.experiment.pairs import counts_to_iterations
+from sdsl.measure.estimators import alpha_from_accepted
 
 pytestmark = pytest.mark.skipif(not results.RESULTS.is_dir(), reason="no committed results")
 
