@@ -390,3 +390,13 @@ def to_markdown(card: pd.DataFrame, link_chapters: bool = True) -> str:
         item = str(r.item).replace("|", "\\|")
         lines.append(f"| {r.table} | {item} | {_fmt(r.paper)} | {_fmt(r.ours)} | {rel} | {r.status} | {reason.replace('|', chr(92) + '|')} |")
     return "\n".join(lines)
+
+
+def check_parameters(**params: object) -> None:
+    """The notebook's parameters checked before anything runs (issue 13; the cell after the parameters cell): one
+    ``ValueError`` naming the parameter and what is allowed."""
+    from sdsl import _validate as V
+
+    V.check_parameters("scorecard", params, {
+        "artifacts_dir": V.optional(V.rule(V.folder)),
+        "artifacts_root": V.optional(V.rule(V.folder, must_exist=True, what="the artifacts tree the chapters wrote"))})
