@@ -10,14 +10,16 @@ regression coefficients are dimensionless. A relative deviation reads ``ours / p
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+import os
+from pathlib import Path
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from sdsl.book.tables import DASH, show
 
-__all__ = ["VIEWS", "view", "variants_side_by_side"]
+__all__ = ["VIEWS", "view", "variants_side_by_side", "FigureFiles", "figure"]
 
 
 def _fmt(spec: str) -> Callable[[Any], str]:
@@ -225,3 +227,33 @@ def view(chapter: str, name: str, table: pd.DataFrame):
     if name not in known:
         raise ValueError(f"no view of table {name!r} of chapter {chapter!r}; views: {sorted(known)}")
     return show(table, **known[name])
+
+
+class FigureFiles:
+    """A saved figure as the notebook displays it: its SVG (what the book renders) and its PNG (what
+    a notebook viewer without SVG shows), both read from the files :func:`sdsl.book.outputs.save_figure`
+    wrote, so that the page shows exactly the published files. Its text form names the figure (never
+    ``<Figure size ...>``)."""
+
+    def __init__(self, svg: str | os.PathLike, png: str | os.PathLike) -> None:
+        self.svg, self.png = Path(svg), Path(png)
+        for p, kind in ((self.svg, ".svg"), (self.png, ".png")):
+            if p.suffix != kind or not p.is_file():
+                raise ValueError(f"figure file must be an existing {kind} file, got {str(p)!r}")
+
+    def _repr_svg_(self) -> str:
+        return self.svg.read_text(encoding="utf-8")
+
+    def _repr_png_(self) -> bytes:
+        return self.png.read_bytes()
+
+    def __repr__(self) -> str:
+        return f"Figure {self.svg.stem}"
+
+
+def figure(paths: Sequence[str | os.PathLike]) -> FigureFiles:
+    """The figure written by :func:`sdsl.book.outputs.save_figure` (its returned ``paths``: SVG, PNG,
+    then the data CSV), for display: ``figure(save_figure(fig, ...))`` as a cell's last line."""
+    if len(paths) < 2:
+        raise ValueError(f"paths must be save_figure's (SVG, PNG[, data CSV]), got {len(paths)} path(s)")
+    return FigureFiles(paths[0], paths[1])
