@@ -320,7 +320,8 @@ def figure2(curves: pd.DataFrame, drafts: pd.DataFrame, optima: pd.DataFrame) ->
             star.set_gid(f"star|{target}|{fam}")
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.set_xlabel(f"{fam} draft size $N$ (billions of parameters)")
+        ax.set_title(f"{fam} drafts", fontsize=10)
+        ax.set_xlabel("draft size $N$ (billions of parameters)")
         lo, hi = curves["n"].min() / 1e9, curves["n"].max() / 1e9
         ax.set_xlim(lo, hi * 8.0)  # room for the labels at the right end of the curves
     # the unit in the label, plain numbers on the ticks (no "1e-11" offset text)
@@ -329,7 +330,7 @@ def figure2(curves: pd.DataFrame, drafts: pd.DataFrame, optima: pd.DataFrame) ->
     axes[0].legend(handles=[Line2D([], [], ls="none", marker="o", ms=5, color="black"),
                             Line2D([], [], ls="none", marker="*", ms=12, color="0.7", markeredgecolor="black")],
                    labels=["drafts of the paper's experiments", "optimal draft size $N^*$ (Table 5)"],
-                   loc="lower left", fontsize=8)
+                   loc="upper right", fontsize=8)
     return fig
 
 
