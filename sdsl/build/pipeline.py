@@ -253,9 +253,7 @@ def _strip_staging_paths(nb_path: Path, staging: Path, final: Path) -> None:
     injected-parameters cell ``remove-cell``: it holds the machine's absolute artifacts path."""
     import nbformat
 
-    text = nb_path.read_text(encoding="utf-8")
-    nb = nbformat.reads(text.replace(str(staging), str(final)), as_version=4)
-    # papermill's injected cell holds this machine's artifacts path: keep it out of the book
+    nb = nbformat.reads(nb_path.read_text(encoding="utf-8").replace(str(staging), str(final)), as_version=4)
     for cell in nb.cells:
         tags = cell.metadata.get("tags", [])
         if "injected-parameters" in tags and "remove-cell" not in tags:
