@@ -139,7 +139,7 @@ def _read_yaml(path: Path) -> Mapping[str, Any]:
     try:
         return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
-        raise DataError(f"{path}: not valid YAML ({exc})") from None
+        raise DataError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
 
 
 def _is_pathlike(name_or_path: str | Path) -> bool:
