@@ -105,7 +105,8 @@ def check_wall_clock(cost_ratio: Any = None, draft_latency: Any = None, target_l
                if v is not None] + ([shown("overlap")] if overlap else [])
     if hw_only and hardware is None:
         raise ValueError(f"{', '.join(hw_only)} {'needs' if len(hw_only) == 1 else 'need'} {shown('hardware')} (an "
-                         f"accelerator preset: {', '.join(H.accelerator_names())}); without it they are not used")
+                         f"accelerator preset: {', '.join(H.accelerator_names())}); without it {'it is' if len(hw_only) == 1 else 'they are'} "
+                         f"not used")
     if cost_ratio is not None:
         c = _number(cost_ratio, "cost_ratio", 0, "seconds of a draft step over seconds of a target step")
         return WallClockInputs("cost_ratio", c=c, gamma_max=gm)
