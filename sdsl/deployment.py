@@ -14,8 +14,10 @@
   re-optimises ``N*`` and ``gamma*`` for wall-clock time, with drafting sequential or overlapped);
 * the published draft of the target's tokenizer group that comes closest to the optimum, and
   ready-to-paste vLLM and SGLang settings;
-* which uncertainties the ``N*`` interval includes and which it leaves out, and warnings where the
-  acceptance plane is evaluated outside the perplexities it was fitted on.
+* the interval of ``N*`` over acceptance laws, loss-law constants and the plane's coefficients, by
+  source and combined, with the sources of the headline interval (:mod:`sdsl.plan.interval`), and
+  warnings where the acceptance plane (or a law of the interval) is evaluated outside the data it
+  was fitted on.
 
 Only numpy is imported (no pandas, no scipy): ``sdsl plan`` must answer in 0.3 s.
 """
@@ -36,8 +38,9 @@ from sdsl.model import speedup as S
 from sdsl.model.laws import acceptance_rate, perplexity
 from sdsl.model.optimal_draft import DraftOptimum, optimal_draft_size
 from sdsl.model.throughput import optimal_gamma, optimal_tokens_per_flop
+from sdsl.plan.interval import n_star_intervals
 
-__all__ = ["DTYPES", "WallClockInputs", "check_wall_clock", "perplexity_warnings", "interval_sources",
+__all__ = ["DTYPES", "WallClockInputs", "check_wall_clock", "perplexity_warnings",
            "suggest_draft", "deployment_report"]
 
 #: Bytes per weight and KV-cache element of the number formats ``--dtype`` accepts.
@@ -158,17 +161,6 @@ def perplexity_warnings(inputs, opt: DraftOptimum) -> list[str]:
             out.append(f"the predicted perplexity of the {what}, {v:.3g}, lies outside the range the acceptance "
                        f"plane ({inputs.alpha.label}) was fitted on, {lo:.3g} to {hi:.3g}: alpha is extrapolated")
     return out
-
-
-def interval_sources(n_boot: int) -> dict[str, list[str]]:
-    """Which sources of uncertainty the ``N*`` interval includes and which it leaves out."""
-    inc = (["standard errors of the acceptance plane's coefficients (parametric bootstrap; Table 3's, drawn "
-            "independently: the paper prints no covariance)"] if n_boot > 0 else [])
-    exc = ["the choice of acceptance law (other laws of the beyond chapter move N* by a factor of about 2)",
-           "the loss-law constants (Hoffmann et al. 2022 instead of Besiroglu et al. 2024: N* 4 to 10 % lower; "
-           "try --constants hoffmann2022)",
-           "the loss law's exponents and the extrapolation beyond the fitted perplexities"]
-    return {"includes": inc, "excludes": exc}
 
 
 def _alpha(n, d, y, inputs):
@@ -299,9 +291,23 @@ def deployment_report(inputs, opt: DraftOptimum, wc: WallClockInputs, draft_mode
                                        draft_model or (sugg["hf_id"] if use_sugg else None))
     out["engines"]["draft"] = ("given (--draft-model)" if draft_model else
                                f"suggested: {sugg['model']}" if use_sugg else "placeholder: a draft of about N* parameters")
-    out["interval"] = interval_sources(inputs.n_boot)
+    out["interval"] = n_star_intervals(inputs, opt.n_star)
+    for law, what in _law_extrapolation(out["interval"]):
+        warnings.append(f"the {law} of the N* interval is evaluated at {what} (the range of the pairs it was "
+                        f"fitted on): its N* there is an extrapolation")
     out["warnings"] = warnings
     return _json_safe(out)
+
+
+def _law_extrapolation(interval: dict[str, Any]) -> list[tuple[str, str]]:
+    """(law, covariates) where a refitted law of the interval is evaluated outside its fitted draft
+    sizes or tokens at the plan's constants (the perplexities' warning is :func:`perplexity_warnings`)."""
+    out = []
+    for v in interval["by_source"]["law"]["laws"]:
+        far = [e for e in v["extrapolated"] if e.startswith(("draft size", "draft tokens"))]
+        if v["law"] != "plan" and far:
+            out.append((f"law {v['label']} ({v['fitted_on']})", "; ".join(far)))
+    return out
 
 
 def _json_safe(x: Any) -> Any:

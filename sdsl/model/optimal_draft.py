@@ -135,6 +135,14 @@ def throughput_curve(
     """Tokens per FLOP against draft size ``n`` with ``gamma`` at its optimum for each ``n``
     (Eq. 9 with Eq. 5 and the loss law).
 
+    Parameters
+    ----------
+    n : draft sizes (> 0, at most ``m``).
+    m : target parameters ``M``.
+    d_draft, d_target : pre-training tokens ``D`` of the draft and ``D'`` of the target.
+    constants, coefficients : loss-law constants and Eq. 5 coefficients.
+    integer : at the best integer draft length instead of the continuous one.
+
     Returns
     -------
     dict

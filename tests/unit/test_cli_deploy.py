@@ -69,7 +69,14 @@ def test_presets_plan_lists_every_dense_target_and_refuses_moe():
     assert "mixture-of-experts" in by["qwen3-235b-a22b"]["refused"]
     assert "not stated" in by["mistral-7b-v0.3"]["refused"]
     assert all(x["preset"] not in ("opt-125m", "qwen2.5-0.5b") for x in r)  # draft-only rows
-    assert sum("n_star" in x for x in r) >= 30
+    assert sum(x["n_star"] is not None for x in r) >= 30
+    assert by["mistral-7b-v0.3"]["tokens"] is None and by["mistral-7b-v0.3"]["status"] == "tokens unknown"
+    assert by["qwen3-235b-a22b"]["status"] == "refused: mixture of experts" and by["qwen3-235b-a22b"]["n_star"] is None
+    from sdsl.plan.lookup import lookup_rows
+
+    assert r == json.loads(json.dumps(lookup_rows()))  # the book's table: the same numbers
+    text = out.stdout
+    assert "tokens unknown" in text and "refused: mixture of experts" in text and "wall-clock" in text
 
 
 ERRORS = [
