@@ -243,8 +243,8 @@ def bootstrap_n_star(
 def n_star_interval(draws: np.ndarray, level: float = 0.95) -> dict[str, float]:
     """Percentile interval of bootstrap draws of ``N*`` (NaN draws, where the plane left (0, 1),
     are dropped and counted)."""
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie in the open interval (0, 1), got {level!r}")
+    level = V.number(level, "level", low=0, high=1, low_open=True, high_open=True,
+                     what="level of the percentile interval", strings=False)
     try:
         d = np.asarray(draws, dtype=float)
     except (TypeError, ValueError):
