@@ -77,9 +77,14 @@ def _list(values: Any, name: str, low: float, what: str, integer: bool, default:
         parts = v.replace(",", " ").split() if isinstance(v, str) else [v]
         if isinstance(v, str) and not parts:
             raise ValueError(f"{shown(name)} is empty: give at least one value ({what})")
+        if isinstance(v, str) and any(not q.strip() for q in v.split(",")):
+            raise ValueError(f"{shown(name)} {v!r} has an empty item: give values separated by single commas ({what})")
         out += [_number(p, name, low, what, integer) for p in parts]
     if not out:
         raise ValueError(f"{shown(name)} is empty: give at least one value ({what})")
+    twice = [x for i, x in enumerate(out) if x in out[:i]]
+    if twice:
+        raise ValueError(f"{shown(name)} lists {twice[0]:g} twice: give each value once ({what})")
     return tuple(out)
 
 
@@ -220,6 +225,9 @@ def deployment_report(inputs, opt: DraftOptimum, wc: WallClockInputs, draft_mode
     dict
         JSON-ready (no NaN or infinity).
     """
+    for name, v in (("draft_model", draft_model), ("target_model", target_model)):
+        if v is not None:  # an empty id is not a silent "use the default"
+            V.text(v, name, "a repository id or path written into the engine settings")
     m, d = inputs.target.params, inputs.draft_tokens[0]
     il = D.integer_draft_length(opt.alpha, opt.n_star, m)
     opt_int = opt if inputs.integer else optimal_draft_size(
