@@ -1,0 +1,71 @@
+"""Issue 13, the notebooks' parameters: each chapter's check_parameters (the cell right after the
+parameters cell) refuses a bad value, merged over the notebook's defaults, with a ValueError of one
+line naming the parameter and what is allowed; unknown names fail before anything runs, listing the
+allowed names with the nearest suggested. execute_notebook runs the same checks in-process, before it
+creates a folder or starts a kernel (a kernel run is in tests/notebooks/test_bad_parameters.py)."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+from bad_input_checks import assert_nothing_written, assert_one_line, snapshot
+from bad_inputs import NOTEBOOK
+
+from sdsl.build.pipeline import ParameterError, execute_notebook, notebook_parameters
+from sdsl.build.runs import load_runs
+
+_DEFAULTS: dict[str, dict] = {}
+
+
+def defaults(chapter: str) -> dict:
+    if chapter not in _DEFAULTS:
+        _DEFAULTS[chapter] = notebook_parameters(chapter)
+    return dict(_DEFAULTS[chapter])
+
+
+@pytest.mark.parametrize("chapter", list(load_runs()))
+def test_every_notebook_calls_its_check_right_after_the_parameters_cell(chapter):
+    import jupytext
+
+    from sdsl.paths import NOTEBOOKS
+
+    cells = [c for c in jupytext.read(NOTEBOOKS / f"{chapter}.md").cells if c.cell_type == "code"]
+    assert "parameters" in cells[0].metadata.get("tags", [])
+    check = cells[1]
+    assert check.metadata.get("tags") == ["remove-input"]
+    assert f"from sdsl.chapters.{chapter} import check_parameters" in check.source
+    for name in defaults(chapter):  # every parameter is passed to the check, by name
+        assert f"{name}={name}" in check.source, name
+
+
+@pytest.mark.parametrize("chapter", list(load_runs()))
+def test_the_notebooks_defaults_pass_their_check(chapter):
+    importlib.import_module(f"sdsl.chapters.{chapter}").check_parameters(**defaults(chapter))
+
+
+@pytest.mark.parametrize("chapter, params, expected", [c[1:] for c in NOTEBOOK], ids=[c[0] for c in NOTEBOOK])
+def test_bad_notebook_parameter(chapter, params, expected, tmp_path):
+    check = importlib.import_module(f"sdsl.chapters.{chapter}").check_parameters
+    before = snapshot(tmp_path)
+    with pytest.raises(ValueError) as err:
+        check(**{**defaults(chapter), **params})
+    assert_one_line(str(err.value), expected)
+    assert_nothing_written(before, snapshot(tmp_path))
+
+
+# execute_notebook: a sample of the corpus through the executor (names and values), nothing created
+EXECUTOR = [c for c in NOTEBOOK if c[0] in {
+    "plan-presett", "acceptance-measurement", "optimal-n-points-zero", "optimal-families-string",
+    "beyond-band-reversed", "latency-n-boot-zero", "measure-n-prompts-zero", "scaling-m-points-one"}]
+
+
+@pytest.mark.parametrize("chapter, params, expected", [c[1:] for c in EXECUTOR], ids=[c[0] for c in EXECUTOR])
+def test_execute_notebook_refuses_before_anything_runs(chapter, params, expected, tmp_path):
+    before = snapshot(tmp_path)
+    with pytest.raises(ParameterError) as err:
+        execute_notebook(chapter, params, output_dir=tmp_path / "out", artifacts=tmp_path / "artifacts")
+    assert isinstance(err.value, ValueError)
+    assert_one_line(str(err.value), expected)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "artifacts").exists()
+    assert_nothing_written(before, snapshot(tmp_path))
