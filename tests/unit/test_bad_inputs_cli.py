@@ -4,6 +4,7 @@ tests/helpers/bad_inputs.py)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import warnings
@@ -12,7 +13,13 @@ import pytest
 from bad_input_checks import assert_nothing_written, assert_one_line, snapshot
 from bad_inputs import CLI
 
-from sdsl.cli import main
+from sdsl.cli import build_parser, main
+
+#: Python names of the options (argparse's dests, the API's argument names): a message names the
+#: flag as typed (--n-range, --bootstrap), never these.
+_INTERNAL = {a.dest for sub in next(a for a in build_parser()._actions if hasattr(a, "choices") and a.choices
+                                    ).choices.values() for a in sub._actions if "_" in a.dest} | {
+    "n_bounds", "n_boot", "d_draft", "d_target", "integer_gamma", "n_range", "alpha_source", "cost_ratio"}
 
 
 @pytest.mark.parametrize("argv, expected", [c[1:] for c in CLI], ids=[c[0] for c in CLI])
@@ -27,6 +34,8 @@ def test_bad_command_line(argv, expected, capsys, tmp_path, monkeypatch):
     assert out == ""
     assert_one_line(err.strip(), expected)
     assert err.startswith("sdsl"), err
+    internal = [w for w in re.findall(r"(?<![-\w/.:])[a-z]+(?:_[a-z0-9]+)+(?![\w/.])", err) if w in _INTERNAL]
+    assert not internal, f"internal names {internal} instead of the flags: {err}"
     assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in caught]
     assert_nothing_written(before, snapshot(tmp_path))
 
