@@ -579,6 +579,73 @@ def _d_measurements_target_with_two_drafts(d):
     return _chapter(p), ("mine.csv", "target 'OPT-30B'", "at least 3 drafts")
 
 
+def _d_tab_separated(d):
+    return _load(rewrite(d, "acceptance", b"\n".join(l.replace(b",", b"\t") for l in _lines(d)))), (
+        "acceptance.csv", "line 1", "separated by commas", "'\\t'")
+
+
+def _d_semicolon_separated(d):
+    return _load(rewrite(d, "acceptance", b"\n".join(l.replace(b",", b";") for l in _lines(d)))), (
+        "acceptance.csv", "line 1", "separated by commas", "';'")
+
+
+def _d_yml_latin1(d):
+    y = d / "acceptance.yml"
+    y.write_bytes(y.read_bytes() + b"note: caf\xe9\n")
+    return _load(d / "acceptance.csv"), ("acceptance.yml", "line ", "0xe9", "not UTF-8")
+
+
+def _d_yml_empty(d):
+    (d / "acceptance.yml").write_text("")
+    return _load(d / "acceptance.csv"), ("acceptance.yml", "mapping with 'columns'")
+
+
+def _d_no_yml(d):
+    (d / "acceptance.yml").unlink()
+    return _load(d / "acceptance.csv"), ("acceptance.csv", "no schema beside it", "schema=")
+
+
+def _d_utf16(d):
+    return _load(rewrite(d, "acceptance", b"\n".join(_lines(d)).decode().encode("utf-16"))), (
+        "acceptance.csv", "line 1", "not UTF-8")
+
+
+def _d_decimal_comma(d):
+    lines = _lines(d)
+    cells = lines[3].split(b",")
+    cells[4] = b"25,3"
+    lines[3] = b",".join(cells)
+    return _load(rewrite(d, "acceptance", b"\n".join(lines))), ("line 4", "9 fields", "8")
+
+
+def _d_overflowing_number(d):
+    lines = _lines(d)
+    cells = lines[3].split(b",")
+    cells[4] = b"1e400"
+    lines[3] = b",".join(cells)
+    return _load(rewrite(d, "acceptance", b"\n".join(lines))), ("line 4", "column 'draft_ppl'", "not a finite number")
+
+
+def _d_negative_perplexity(d):
+    lines = _lines(d)
+    cells = lines[3].split(b",")
+    cells[4] = b"-5"
+    lines[3] = b",".join(cells)
+    return _load(rewrite(d, "acceptance", b"\n".join(lines))), ("line 4", "column 'draft_ppl'", ">= 1")
+
+
+def _d_crlf_bad_value(d):
+    lines = _lines(d)
+    lines[5] = lines[5].replace(b",0.", b",x.", 1)
+    return _load(rewrite(d, "acceptance", b"\r\n".join(lines))), ("line 6", "column 'alpha'", "non-numeric")
+
+
+def _d_unexpected_column(d):
+    lines = _lines(d)
+    lines = [lines[0] + b",extra"] + [l + b",1" if l else l for l in lines[1:]]
+    return _load(rewrite(d, "acceptance", b"\n".join(lines))), ("acceptance.csv", "unexpected column", "'extra'")
+
+
 DATA_DAMAGE: list[tuple[str, Callable[[Path], tuple[Callable[[], Any], tuple[str, ...]]]]] = [
     (f.__name__[3:].replace("_", "-"), f) for f in (
         _d_changed_value, _d_zeroed_sha, _d_zeroed_sha_quoted, _d_missing_sha, _d_malformed_sha, _d_integer_sha, _d_changed_value_chapter,
@@ -589,7 +656,9 @@ DATA_DAMAGE: list[tuple[str, Callable[[Path], tuple[Callable[[], Any], tuple[str
         _d_missing_field, _d_non_numeric, _d_alpha_out_of_range, _d_nan_text, _d_inf, _d_empty_required,
         _d_not_allowed, _d_duplicate_key, _d_missing_column, _d_renamed_column_records, _d_is_a_folder,
         _d_no_schema, _d_bad_yaml, _d_measurements_latin1, _d_measurements_duplicated_header,
-        _d_measurements_too_few_for_chapter, _d_measurements_target_with_two_drafts,
+        _d_measurements_too_few_for_chapter, _d_measurements_target_with_two_drafts, _d_tab_separated,
+        _d_semicolon_separated, _d_yml_latin1, _d_yml_empty, _d_no_yml, _d_utf16, _d_decimal_comma,
+        _d_overflowing_number, _d_negative_perplexity, _d_crlf_bad_value, _d_unexpected_column,
     )
 ]
 
@@ -599,6 +668,8 @@ DATA_VALID: list[tuple[str, Callable[[bytes], bytes]]] = [
     ("several-trailing-blank-lines", lambda b: b + b"\n \n\n"),
     ("utf8-byte-order-mark", lambda b: b"\xef\xbb\xbf" + b),
     ("crlf-line-ends", lambda b: b.replace(b"\n", b"\r\n")),
+    ("quoted-number", lambda b: b.replace(b",29.79318619,", b',"29.79318619",', 1)),
+    ("spaces-around-a-number", lambda b: b.replace(b",29.79318619,", b", 29.79318619 ,", 1)),
 ]
 
 
