@@ -774,6 +774,54 @@ NOTEBOOK: list[tuple[str, str, dict[str, Any], tuple[str, ...]]] = [
     ("acceptance-measurements-number", "acceptance", {"measurements": 3}, ("measurements", "existing file")),
     ("scorecard-root-missing", "scorecard", {"artifacts_root": "/no/such/artifacts"}, ("artifacts_root",
                                                                                       "does not exist")),
+    # more of the same kinds: wrong types, case, NaN and infinity, folders for files
+    ("acceptance-source-none", "acceptance", {"coefficients_source": None}, ("coefficients_source", "'paper', 'refit'")),
+    ("acceptance-source-upper-case", "acceptance", {"coefficients_source": "PAPER"}, ("coefficients_source",
+                                                                                     "did you mean 'paper'")),
+    ("acceptance-measurements-empty", "acceptance", {"measurements": ""}, ("measurements", "existing file")),
+    ("acceptance-measurements-folder", "acceptance", {"measurements": "/tmp"}, ("measurements", "is a folder")),
+    ("acceptance-artifacts-dir-number", "acceptance", {"artifacts_dir": 3}, ("artifacts_dir", "folder")),
+    ("optimal-targets-string", "optimal_draft", {"targets": "Qwen1.5-14B"}, ("targets", "the string 'Qwen1.5-14B'")),
+    ("optimal-families-repeated", "optimal_draft", {"families": ["OPT", "OPT"]}, ("families", "distinct", "twice")),
+    ("optimal-constants-three", "optimal_draft", {"constants": [1, 2, 3]}, ("constants", "5 numbers")),
+    ("optimal-coefficients-nan", "optimal_draft", {"coefficients": [float("nan"), 1, 1]}, ("coefficients[0]",
+                                                                                          "a number")),
+    ("optimal-integer-none", "optimal_draft", {"integer": None}, ("integer", "True or False")),
+    ("optimal-n-max-infinite", "optimal_draft", {"n_max": float("inf")}, ("n_max", "[100000, 1e+14]")),
+    ("optimal-n-points-bool", "optimal_draft", {"n_points": True}, ("n_points", "[2, 10000]", "True")),
+    ("optimal-gamma-step-string", "optimal_draft", {"gamma_step": "0.01"}, ("gamma_step", "[1e-05, 1]", "'0.01'")),
+    ("optimal-d-target-unknown", "optimal_draft", {"d_target": {"Nope": 1e12}}, ("d_target", "'OPT-13B'", "'Nope'")),
+    ("latency-target-lower-case", "latency", {"target": "opt-13b"}, ("target", "did you mean 'OPT-13B'")),
+    ("latency-n-boot-fraction", "latency", {"n_boot": 100.5}, ("n_boot", DRAWS)),
+    ("latency-confidence-one", "latency", {"confidence": 1.0}, ("confidence", "(0, 1)")),
+    ("latency-seed-bool", "latency", {"seed": True}, ("seed", ABOUT_SEED)),
+    ("scaling-n-spacing-unknown", "scaling", {"n_spacing": "x"}, ("n_spacing", "'log', 'linear'")),
+    ("scaling-data-high-string", "scaling", {"data_high": "1e14"}, ("data_high", "(1e+12, 1e+16]")),
+    ("scaling-refine-one", "scaling", {"refine": 1}, ("refine", "True or False")),
+    ("scaling-seed-too-large", "scaling", {"seed": 2**64}, ("seed", ABOUT_SEED)),
+    ("scaling-m-small-tiny", "scaling", {"m_small": 1}, ("m_small", "[1e+08, 1e+14]")),
+    ("plan-no-target", "plan_draft", {"preset": None}, ("preset", "target_params", "target_tokens")),
+    ("plan-alpha-source-unknown", "plan_draft", {"alpha_source": "x"}, ("alpha_source", "'paper', 'refit'")),
+    ("plan-preset-moe", "plan_draft", {"preset": "qwen3-30b-a3b"}, ("preset", "mixture-of-experts")),
+    ("plan-n-star-on-bound", "plan_draft", {"n_range": [1e9, 3e10]}, ("n_range", "lower end", "widen")),
+    ("plan-candidates-negative", "plan_draft", {"candidates": {"a": -1}}, ("candidates 'a'", "> 0")),
+    ("measure-gammas-fraction", "measure_acceptance", {"gammas": [2, 2.5]}, ("gammas[1]", "[1, 64]")),
+    ("measure-threads-huge", "measure_acceptance", {"threads": 10**6}, ("threads", "[1, ")),
+    ("measure-prompts-file-folder", "measure_acceptance", {"prompts_file": "/tmp"}, ("prompts_file", "is a folder")),
+    ("beyond-seed-none", "beyond", {"seed": None}, ("seed", ABOUT_SEED)),
+    ("beyond-band-string", "beyond", {"band": "150,300"}, ("band", "two increasing", "'150,300'")),
+    ("beyond-band-nan", "beyond", {"band": [150, float("nan")]}, ("band high", "> 1")),
+    ("beyond-level-zero", "beyond", {"level": 0}, ("level", "(0, 1)")),
+    ("scorecard-root-is-file", "scorecard", {"artifacts_root": "/etc/passwd"}, ("artifacts_root", "is a file")),
+]
+
+#: Notebook parameters that look odd but are valid (the reason in the comment).
+NOTEBOOK_VALID: list[tuple[str, str, dict[str, Any]]] = [
+    ("plan-candidates-one-size", "plan_draft", {"candidates": "1e9"}),  # one candidate, as --draft-params 1e9
+    ("plan-candidates-none", "plan_draft", {"candidates": []}),  # no candidate drafts to compare: the table is left out
+    ("plan-no-bootstrap", "plan_draft", {"n_boot": 0}),  # 0 draws: no interval (the notebook says so); seed unused
+    ("measure-draft-family-label", "measure_acceptance", {"draft_family": "my-family"}),  # a free label of the row
+    ("scaling-m-small-above-grid", "scaling", {"m_small": 1e13}),  # one target size, not a point of the grid
 ]
 
 

@@ -10,7 +10,7 @@ import importlib
 
 import pytest
 from bad_input_checks import assert_nothing_written, assert_one_line, snapshot
-from bad_inputs import NOTEBOOK
+from bad_inputs import NOTEBOOK, NOTEBOOK_VALID
 
 from sdsl.build.pipeline import ParameterError, execute_notebook, notebook_parameters
 from sdsl.build.runs import load_runs
@@ -69,3 +69,9 @@ def test_execute_notebook_refuses_before_anything_runs(chapter, params, expected
     assert_one_line(str(err.value), expected)
     assert not (tmp_path / "out").exists() and not (tmp_path / "artifacts").exists()
     assert_nothing_written(before, snapshot(tmp_path))
+
+
+@pytest.mark.parametrize("chapter, params", [c[1:] for c in NOTEBOOK_VALID], ids=[c[0] for c in NOTEBOOK_VALID])
+def test_odd_but_valid_notebook_parameter(chapter, params):
+    """Decided valid (bad_inputs.NOTEBOOK_VALID says why): the check lets them through."""
+    importlib.import_module(f"sdsl.chapters.{chapter}").check_parameters(**{**defaults(chapter), **params})
