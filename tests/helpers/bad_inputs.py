@@ -275,6 +275,19 @@ CLI: list[tuple[str, list[str], tuple[str, ...]]] = [
 ]
 
 
+#: Command lines that look odd but are valid (exit 0), with the reason.
+CLI_VALID: list[tuple[str, list[str]]] = [
+    ("speedup-gamma-exponent", ["speedup", "--alpha", "0.8", "--c", "0.1", "--gamma", "1e3"]),  # 1e3 is the integer 1000
+    ("speedup-huge-cost", ["speedup", "--alpha", "0.8", "--c", "1e300"]),  # c >= 0: best gamma 0, speedup 1x, said so
+    ("hardware-and-dtype-any-case", ["plan", "--preset", "opt-13b", "--hardware", "H200", "--dtype", "FP8"]),
+    ("bootstrap-integral-float", ["plan", "--preset", "opt-13b", "--bootstrap", "100.0", "--json"]),  # exactly 100
+    ("explicit-size-over-preset", ["plan", "--preset", "opt-13b", "--target-params", "7e10", "--json"]),  # documented
+    ("draft-slower-than-target", ["plan", "--preset", "opt-13b", "--draft-latency", "1e-3", "--target-latency", "1e-4",
+                                  "--json"]),  # c = 10: the report says gamma 0, 1.000x
+    ("context-beyond-memory", HW + ["--context", "1e12", "--json"]),  # reported with a does-not-fit warning
+]
+
+
 # --------------------------------------------------------------------------------------------
 # data damage: a copy of data/ in a temporary folder, damaged, then loaded through the public
 # loaders with an explicit path. Each damage returns the loader call to run.

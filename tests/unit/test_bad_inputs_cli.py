@@ -11,7 +11,7 @@ import warnings
 
 import pytest
 from bad_input_checks import assert_nothing_written, assert_one_line, snapshot
-from bad_inputs import CLI
+from bad_inputs import CLI, CLI_VALID
 
 from sdsl.cli import build_parser, main
 
@@ -81,3 +81,11 @@ def test_valid_inputs_that_look_odd_are_accepted(capsys):
                  "--json"]) == 0
     assert main(["plan", "--preset", "opt-13b", "--integer", "--json"]) == 0  # --integer-gamma, abbreviated
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("argv", [c[1] for c in CLI_VALID], ids=[c[0] for c in CLI_VALID])
+def test_odd_but_valid_command_line(argv, capsys):
+    """Decided valid (bad_inputs.CLI_VALID says why): exit 0, a report on stdout, nothing on stderr."""
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert out and err == ""
