@@ -48,3 +48,21 @@ def test_execute_notebook_reports_the_check_cell_as_a_value_error(tmp_path, monk
     assert str(err.value) == ("notebook 'latency': confidence must be a number in (0, 1) (confidence level), got 95")
     assert not (tmp_path / "out" / "latency.ipynb").exists()
     assert not (tmp_path / "artifacts" / "latency").exists()
+
+
+def test_papermill_refuses_a_name_the_notebook_does_not_have(tmp_path):
+    """``papermill ... -p presett x`` (papermill itself only warns): the check cell refuses the name,
+    with the nearest one suggested, before anything runs."""
+    nb = jupytext.read(NOTEBOOKS / "acceptance.md")
+    nb.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
+    src, out, art = tmp_path / "acceptance.ipynb", tmp_path / "out.ipynb", tmp_path / "artifacts"
+    nbformat.write(nb, src)
+    with pytest.raises(papermill.PapermillExecutionError) as err:
+        papermill.execute_notebook(str(src), str(out), parameters={"measurement": "/tmp/x.csv", "artifacts_dir": str(art)},
+                                   kernel_name="python3", progress_bar=False, cwd=str(NOTEBOOKS))
+    assert err.value.ename == "ValueError"
+    assert "'measurement'" in err.value.evalue and "'measurements'" in err.value.evalue
+    assert "\n" not in err.value.evalue
+    cells = [c for c in json.loads(out.read_text())["cells"] if c["cell_type"] == "code"]
+    assert all(c["execution_count"] is None for c in cells[3:]), "a cell after the check ran"
+    assert not art.exists() or not any(art.iterdir())

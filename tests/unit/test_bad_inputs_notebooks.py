@@ -35,8 +35,19 @@ def test_every_notebook_calls_its_check_right_after_the_parameters_cell(chapter)
     check = cells[1]
     assert check.metadata.get("tags") == ["remove-input"]
     assert f"from sdsl.chapters.{chapter} import check_parameters" in check.source
-    for name in defaults(chapter):  # every parameter is passed to the check, by name
-        assert f"{name}={name}" in check.source, name
+    # every variable of the namespace (the parameters and whatever papermill injected) goes to the check
+    assert "check_parameters(**namespace_parameters(globals()))" in check.source
+
+
+def test_namespace_parameters_keeps_the_variables_only():
+    import types
+
+    from sdsl._validate import namespace_parameters
+
+    ns = {"In": [], "Out": {}, "get_ipython": print, "exit": None, "quit": None, "_": 1, "_i1": "x", "__name__": "m",
+          "np": types, "check_parameters": test_namespace_parameters_keeps_the_variables_only, "n_boot": 10,
+          "presett": "x"}
+    assert namespace_parameters(ns) == {"n_boot": 10, "presett": "x"}
 
 
 @pytest.mark.parametrize("chapter", list(load_runs()))
@@ -75,3 +86,25 @@ def test_execute_notebook_refuses_before_anything_runs(chapter, params, expected
 def test_odd_but_valid_notebook_parameter(chapter, params):
     """Decided valid (bad_inputs.NOTEBOOK_VALID says why): the check lets them through."""
     importlib.import_module(f"sdsl.chapters.{chapter}").check_parameters(**{**defaults(chapter), **params})
+
+
+@pytest.mark.parametrize("chapter", list(load_runs()))
+def test_the_check_cell_runs_on_the_parameters_cell(chapter):
+    """The notebook's own first two cells, executed in a fresh namespace as a kernel would (IPython's
+    names added): the defaults pass, and an injected unknown name is refused with the nearest one."""
+    import jupytext
+
+    from sdsl.paths import NOTEBOOKS
+
+    cells = [c for c in jupytext.read(NOTEBOOKS / f"{chapter}.md").cells if c.cell_type == "code"]
+    kernel = {"__name__": "__main__", "In": [], "Out": {}, "get_ipython": lambda: None, "exit": None, "quit": None}
+    ns = dict(kernel)
+    exec(cells[0].source, ns)
+    exec(cells[1].source, ns)
+    ns = dict(kernel)
+    exec(cells[0].source, ns)
+    first = next(iter(defaults(chapter)))
+    ns[first + "s"] = ns[first]  # papermill -p <name>s ...: a name the notebook does not have
+    with pytest.raises(ValueError) as err:
+        exec(cells[1].source, ns)
+    assert_one_line(str(err.value), (f"'{first}s'", "allowed:"))
