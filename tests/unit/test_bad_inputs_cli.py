@@ -89,3 +89,16 @@ def test_odd_but_valid_command_line(argv, capsys):
     assert main(argv) == 0
     out, err = capsys.readouterr()
     assert out and err == ""
+
+
+def test_regeneration_check_names_a_misspelt_chapter_in_one_line(capsys, tmp_path, monkeypatch):
+    """`python -m sdsl.build.check acceptence`: exit 2 with one line, before any notebook runs."""
+    from sdsl.build.check import main as check_main
+
+    monkeypatch.chdir(tmp_path)
+    before = snapshot(tmp_path)
+    assert check_main(["acceptence"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert_one_line(err.strip(), ("'acceptence'", "did you mean 'acceptance'", "runs.yml"))
+    assert_nothing_written(before, snapshot(tmp_path))
