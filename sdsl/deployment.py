@@ -104,7 +104,8 @@ def check_wall_clock(cost_ratio: Any = None, draft_latency: Any = None, target_l
                                                  what="largest draft length searched")
     lat = [v is not None for v in (draft_latency, target_latency, verify_latency, verify_tokens)]
     given = [n for n, on in ((shown("cost_ratio"), cost_ratio is not None),
-                             (f"{shown('draft_latency')}/{shown('target_latency')}", any(lat)),
+                             ("/".join(shown(n) for n, on in zip(("draft_latency", "target_latency", "verify_latency",
+                                                                   "verify_tokens"), lat) if on), any(lat)),
                              (shown("hardware"), hardware is not None)) if on]
     if len(given) > 1:
         raise ValueError(f"give one source of the cost of drafting, not {' and '.join(given)}")
