@@ -185,7 +185,8 @@ def check_sha256(csv_path: Path, yml_path: Path | None = None) -> None:
         raise DataError(f"{yml}: no sha256 recorded for {csv_path.name}: its provenance needs the sha256 of the CSV "
                         f"(64 hexadecimal digits; python -m sdsl.data sha {csv_path} prints it)")
     if not isinstance(recorded, str) or not re.fullmatch(r"[0-9a-fA-F]{64}", recorded.strip()):
-        raise DataError(f"{yml}: sha256 must be 64 hexadecimal digits, got {str(recorded)[:70]!r}")
+        raise DataError(f"{yml}: sha256 must be 64 hexadecimal digits (as a string: quoted if they are all digits), "
+                        f"got {str(recorded)[:70]!r}")
     if recorded.strip().lower() != digest:
         raise DataError(f"{csv_path}: the file is not the one its provenance describes: sha256 {digest[:16]}... "
                         f"but {yml.name} records {recorded.strip()[:16]}...; restore the file, or record its new "

@@ -136,10 +136,15 @@ def _read_yaml(path: Path) -> Mapping[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise DataError(f"{path}: cannot read the schema file ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raw = path.read_bytes()
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise DataError(f"{path}, line {line}: byte 0x{raw[exc.start]:02x} is not UTF-8 text; save the file as "
+                        f"UTF-8") from None
     try:
         return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
-        raise DataError(f"{path}: not valid YAML ({exc})") from None
+        raise DataError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
 
 
 def _is_pathlike(name_or_path: str | Path) -> bool:
@@ -280,10 +285,21 @@ def check_key(s: Schema, keys: Iterable[tuple], source: str, line_offset: int | 
         seen[k] = i
 
 
+def _short(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def check_header(cols: list[str], s: Schema, source: str) -> None:
     """Raise :class:`DataError` for a missing, unexpected or repeated column of a table's header."""
     names = s.names
     missing = [c for c in names if c not in cols]
+    if missing and len(cols) == 1 and len(names) > 1:
+        sep = next((f"{c!r}" for c in ("\t", ";", "|") if c in cols[0]), None)
+        if sep is not None:
+            raise DataError(f"{source}, line 1: the header is one column {_short(cols[0])}: fields must be separated "
+                            f"by commas, not {sep} (schema {s.name!r} expects {names})")
     if missing:
         raise DataError(
             f"{source}: missing column(s) {missing} (schema {s.name!r} expects {names})"

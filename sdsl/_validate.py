@@ -409,6 +409,23 @@ def optional(inner: Rule) -> Rule:
     return lambda value, name: None if value is None else inner(value, name)
 
 
+#: Names IPython itself puts into a kernel's namespace (beside ``_``-names, modules and functions).
+_KERNEL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
+
+
+def namespace_parameters(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """The variables of a notebook's namespace right after its parameters cell (and papermill's
+    injected-parameters cell): every name but IPython's own, ``_``-names, modules, functions and
+    classes. A notebook's check cell passes them all to its chapter's ``check_parameters``, so that a
+    name papermill injected that the notebook does not have (``-p presett x``) is refused, not
+    silently left unused."""
+    import types
+
+    skip = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
+    return {k: v for k, v in namespace.items()
+            if not k.startswith("_") and k not in _KERNEL_NAMES and not isinstance(v, skip)}
+
+
 def check_parameters(chapter: str, given: Mapping[str, Any], rules: Mapping[str, Rule]) -> dict[str, Any]:
     """The parameters of notebook ``chapter`` checked by their rules (given in the notebook's order),
     in that order: an unknown name is refused (the closest suggested) before any value is looked at."""

@@ -172,9 +172,9 @@ def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:
 def _plan(args: argparse.Namespace) -> int:
     from sdsl import plan as P
 
-    if args.seed is not None and args.bootstrap is None:
-        from sdsl._validate import seed
+    from sdsl._validate import draws, seed
 
+    if args.seed is not None and (args.bootstrap is None or draws(args.bootstrap, "bootstrap") == 0):
         seed(args.seed, "seed")
         raise ValueError(f"--seed {args.seed} is used only by the bootstrap: give --bootstrap B (100 to 10000 draws) "
                          f"too, or drop --seed")
@@ -260,6 +260,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``sdsl`` console script; returns the exit status."""
     parser = build_parser()
     try:
+        given = list(sys.argv[1:] if argv is None else argv)
+        first = next((a for a in given if not a.startswith("-")), None)
+        before = given[: given.index(first)] if first is not None else given
+        unknown = [a for a in before if a.split("=")[0] not in ("-h", "--help", "--version")]
+        if unknown:  # `sdsl --verbose plan`: name the option, not a missing COMMAND
+            parser.error(f"unrecognized arguments: {' '.join(unknown)} (options follow the command: sdsl COMMAND "
+                         f"[options])")
         args, extra = parser.parse_known_args(argv)
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[args.command]
         if extra:  # named by the sub-command, with the closest of its options

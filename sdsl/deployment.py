@@ -77,9 +77,14 @@ def _list(values: Any, name: str, low: float, what: str, integer: bool, default:
         parts = v.replace(",", " ").split() if isinstance(v, str) else [v]
         if isinstance(v, str) and not parts:
             raise ValueError(f"{shown(name)} is empty: give at least one value ({what})")
+        if isinstance(v, str) and any(not q.strip() for q in v.split(",")):
+            raise ValueError(f"{shown(name)} {v!r} has an empty item: give values separated by single commas ({what})")
         out += [_number(p, name, low, what, integer) for p in parts]
     if not out:
         raise ValueError(f"{shown(name)} is empty: give at least one value ({what})")
+    twice = [x for i, x in enumerate(out) if x in out[:i]]
+    if twice:
+        raise ValueError(f"{shown(name)} lists {twice[0]:g} twice: give each value once ({what})")
     return tuple(out)
 
 
@@ -99,7 +104,8 @@ def check_wall_clock(cost_ratio: Any = None, draft_latency: Any = None, target_l
                                                  what="largest draft length searched")
     lat = [v is not None for v in (draft_latency, target_latency, verify_latency, verify_tokens)]
     given = [n for n, on in ((shown("cost_ratio"), cost_ratio is not None),
-                             (f"{shown('draft_latency')}/{shown('target_latency')}", any(lat)),
+                             ("/".join(shown(n) for n, on in zip(("draft_latency", "target_latency", "verify_latency",
+                                                                   "verify_tokens"), lat) if on), any(lat)),
                              (shown("hardware"), hardware is not None)) if on]
     if len(given) > 1:
         raise ValueError(f"give one source of the cost of drafting, not {' and '.join(given)}")
@@ -108,7 +114,8 @@ def check_wall_clock(cost_ratio: Any = None, draft_latency: Any = None, target_l
                if v is not None] + ([shown("overlap")] if overlap else [])
     if hw_only and hardware is None:
         raise ValueError(f"{', '.join(hw_only)} {'needs' if len(hw_only) == 1 else 'need'} {shown('hardware')} (an "
-                         f"accelerator preset: {', '.join(H.accelerator_names())}); without it they are not used")
+                         f"accelerator preset: {', '.join(H.accelerator_names())}); without it {'it is' if len(hw_only) == 1 else 'they are'} "
+                         f"not used")
     if cost_ratio is not None:
         c = _number(cost_ratio, "cost_ratio", 0, "seconds of a draft step over seconds of a target step")
         return WallClockInputs("cost_ratio", c=c, gamma_max=gm)
@@ -219,6 +226,9 @@ def deployment_report(inputs, opt: DraftOptimum, wc: WallClockInputs, draft_mode
     dict
         JSON-ready (no NaN or infinity).
     """
+    for name, v in (("draft_model", draft_model), ("target_model", target_model)):
+        if v is not None:  # an empty id is not a silent "use the default"
+            V.text(v, name, "a repository id or path written into the engine settings")
     m, d = inputs.target.params, inputs.draft_tokens[0]
     il = D.integer_draft_length(opt.alpha, opt.n_star, m)
     opt_int = opt if inputs.integer else optimal_draft_size(

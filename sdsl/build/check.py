@@ -191,6 +191,15 @@ def main(argv: list[str] | None = None) -> int:
         overrides = parse_overrides(args.overrides)
     except ValueError as exc:
         parser.error(str(exc))
+    from sdsl import _validate as V
+    from sdsl.build.runs import load_runs
+
+    known = list(load_runs())
+    unknown = [c for c in args.chapters if c not in known]
+    if unknown:  # nothing is run for a misspelt chapter: one line, not "a notebook failed"
+        print(f"{parser.prog}: error: unknown chapter {unknown[0]!r}; {V.suggestion(unknown[0], known)}chapters of "
+              f"notebooks/runs.yml: {', '.join(known)}", file=sys.stderr)
+        return 2
     result = check(args.chapters or None, args.baseline, args.accept, args.jobs, args.keep, args.diff_dir,
                    overrides or None)
     print(result.text(), file=sys.stdout if result.ok else sys.stderr)

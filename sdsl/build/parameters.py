@@ -20,14 +20,11 @@ class ParameterError(ValueError):
     before anything runs or is written."""
 
 
-def _chapters() -> list[str]:
-    return sorted(p.stem for p in NOTEBOOKS.glob("*.md"))
-
-
-def notebook_parameters(chapter: str) -> dict[str, Any]:
+def notebook_parameters(chapter: str, notebooks: Path | None = None) -> dict[str, Any]:
     """The parameters of ``notebooks/<chapter>.md`` as papermill sees them
     (``papermill.inspect_notebook``), name -> default value (the default's source text where it is
-    not a Python literal), in the notebook's order."""
+    not a Python literal), in the notebook's order. ``notebooks``: the folder (default
+    ``sdsl.paths.NOTEBOOKS``)."""
     import ast
 
     import jupytext
@@ -36,12 +33,13 @@ def notebook_parameters(chapter: str) -> dict[str, Any]:
 
     from sdsl import _validate as V
 
-    if not isinstance(chapter, str) or not (NOTEBOOKS / f"{chapter}.md").is_file():
-        raise ParameterError(f"unknown chapter {chapter!r}; {V.suggestion(chapter, _chapters())}chapters: "
-                             f"{', '.join(_chapters())}")
+    folder = NOTEBOOKS if notebooks is None else Path(notebooks)
+    if not isinstance(chapter, str) or not (folder / f"{chapter}.md").is_file():
+        names = sorted(p.stem for p in folder.glob("*.md"))
+        raise ParameterError(f"unknown chapter {chapter!r}; {V.suggestion(chapter, names)}chapters: {', '.join(names)}")
     with tempfile.TemporaryDirectory(prefix="sdsl-inspect-") as tmp:
         path = Path(tmp) / f"{chapter}.ipynb"
-        nb = jupytext.read(NOTEBOOKS / f"{chapter}.md")
+        nb = jupytext.read(folder / f"{chapter}.md")
         nb.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
         nbformat.write(nb, path)
         found = papermill.inspect_notebook(str(path))
@@ -54,7 +52,8 @@ def notebook_parameters(chapter: str) -> dict[str, Any]:
     return out
 
 
-def check_notebook_parameters(chapter: str, parameters: Any, executor_sets: tuple[str, ...] = ("artifacts_dir",)) -> None:
+def check_notebook_parameters(chapter: str, parameters: Any, executor_sets: tuple[str, ...] = ("artifacts_dir",),
+                              notebooks: Path | None = None) -> None:
     """Refuse, before anything runs, parameters that notebook ``chapter`` would not use as given: a
     name it does not have (the closest suggested, every allowed one listed), one the executor sets
     itself (``artifacts_dir``: pass ``artifacts=``), and a value its chapter's
@@ -64,7 +63,7 @@ def check_notebook_parameters(chapter: str, parameters: Any, executor_sets: tupl
 
     from sdsl import _validate as V
 
-    defaults = notebook_parameters(chapter)
+    defaults = notebook_parameters(chapter, notebooks)
     if not isinstance(parameters, dict) or not all(isinstance(k, str) for k in parameters):
         raise ParameterError(f"parameters of notebook {chapter!r} must be a dict of parameter names to values, got "
                              f"{V.show(parameters)}")

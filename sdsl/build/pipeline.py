@@ -195,7 +195,7 @@ def execute_notebook(
     import papermill
 
     parameters = {} if parameters is None else parameters
-    check_notebook_parameters(chapter, parameters)
+    check_notebook_parameters(chapter, parameters, notebooks=NOTEBOOKS)
     parameters = dict(parameters)
     output_dir = _writable(Path(output_dir).resolve(), "output folder")
     final_root = _writable(Path(artifacts).resolve() if artifacts is not None else artifacts_root(),
@@ -334,7 +334,7 @@ def run(
             raise ValueError(f"overrides name chapter {chapter!r}, which this run does not execute; it runs {list(runs)}")
         runs[chapter] = {**runs[chapter], **params}
     for chapter, params in runs.items():  # every name and value, before anything runs
-        check_notebook_parameters(chapter, params)
+        check_notebook_parameters(chapter, params, notebooks=NOTEBOOKS)
     output_dir = _writable(Path(output_dir).resolve(), "output folder")
     artifacts = _writable(Path(artifacts).resolve() if artifacts is not None else artifacts_root(), "artifacts folder")
     for chapter in runs:

@@ -53,7 +53,8 @@ def read_measurements(path: str | os.PathLike) -> pd.DataFrame:
 
     p = Path(path).expanduser()
     if not p.is_file():
-        raise ValueError(f"measurements file {str(path)!r} does not exist ({shown('alpha_source')} must be 'paper', "
+        why = "is a folder, not a file" if p.is_dir() else "does not exist"
+        raise ValueError(f"measurements file {str(path)!r} {why} ({shown('alpha_source')} must be 'paper', "
                          f"'refit' or the path of a CSV file)")
     # the package's one CSV reader: encoding, NUL bytes, header, quoting, blank lines, each with its line
     table = data.read_csv_text(p, source=f"measurements file {p}")

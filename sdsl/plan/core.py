@@ -149,10 +149,20 @@ def check_inputs(
     )
 
 
+def _check_plan_inputs(inputs: Any) -> PlanInputs:
+    """``inputs`` if it is a :class:`PlanInputs` (what :func:`check_inputs` returns)."""
+    if not isinstance(inputs, PlanInputs):
+        raise ValueError(f"{shown('inputs')} must be validated plan inputs (sdsl.plan.check_inputs(...)), got "
+                         f"{V.show(inputs)}")
+    return inputs
+
+
 def plan(inputs: PlanInputs, d_draft: float | None = None) -> DraftOptimum:
     """The throughput-optimal draft for one ``D`` (default: the first of ``inputs.draft_tokens``):
     :func:`sdsl.model.optimal_draft.optimal_draft_size` over ``inputs.n_range``."""
-    d = inputs.draft_tokens[0] if d_draft is None else d_draft
+    _check_plan_inputs(inputs)
+    d = inputs.draft_tokens[0] if d_draft is None else V.number(d_draft, "d_draft", low=V.TOKENS[0], high=V.TOKENS[1],
+                                                                 what="draft pre-training tokens")
     return _optimum(inputs.target.params, float(d), inputs.target.tokens, inputs.constants,
                     inputs.alpha.coefficients, inputs.integer, tuple(inputs.n_range))
 
@@ -169,7 +179,10 @@ def candidate_shares(inputs: PlanInputs, d_draft: float, optimum: DraftOptimum) 
     """Each candidate draft's ``alpha``, ``gamma*``, ``T`` and share of the optimum ``T(N)/T(N*)``."""
     import pandas as pd
 
+    _check_plan_inputs(inputs)
     d_draft = V.number(d_draft, "d_draft", low=V.TOKENS[0], high=V.TOKENS[1], what="draft pre-training tokens")
+    if not isinstance(optimum, DraftOptimum):
+        raise ValueError(f"{shown('optimum')} must be the plan's optimum (sdsl.plan.plan(inputs)), got {V.show(optimum)}")
     cols = ["candidate", "params", "d_draft", "alpha", "gamma", "tokens_per_flop", "speedup", "share_of_optimum"]
     if not inputs.candidates:
         return pd.DataFrame(columns=cols)
@@ -219,7 +232,9 @@ def bootstrap_n_star(
 
     ``rng`` defaults to ``np.random.default_rng(inputs.seed)``.
     """
-    d = inputs.draft_tokens[0] if d_draft is None else float(d_draft)
+    _check_plan_inputs(inputs)
+    d = inputs.draft_tokens[0] if d_draft is None else V.number(d_draft, "d_draft", low=V.TOKENS[0], high=V.TOKENS[1],
+                                                                 what="draft pre-training tokens")
     b = inputs.n_boot if n_boot is None else V.integer(n_boot, "n_boot", low=1, high=V.MAX_DRAWS,
                                                        what="bootstrap draws")
     if b < 1:
@@ -243,8 +258,8 @@ def bootstrap_n_star(
 def n_star_interval(draws: np.ndarray, level: float = 0.95) -> dict[str, float]:
     """Percentile interval of bootstrap draws of ``N*`` (NaN draws, where the plane left (0, 1),
     are dropped and counted)."""
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie in the open interval (0, 1), got {level!r}")
+    level = V.number(level, "level", low=0, high=1, low_open=True, high_open=True,
+                     what="level of the percentile interval", strings=False)
     try:
         d = np.asarray(draws, dtype=float)
     except (TypeError, ValueError):
@@ -267,6 +282,7 @@ def plan_table(inputs: PlanInputs, rng: np.random.Generator | None = None) -> pd
     One generator (``rng``, default seeded by ``inputs.seed``) serves every ``D`` in turn."""
     import pandas as pd
 
+    _check_plan_inputs(inputs)
     if inputs.n_boot > 0 and rng is None:
         rng = np.random.default_rng(inputs.seed)
     if rng is not None and not isinstance(rng, np.random.Generator):
@@ -295,6 +311,7 @@ def covariance_sensitivity(inputs: PlanInputs, n_boot: int = 1000, seed: int = 0
     both with the same seed."""
     import pandas as pd
 
+    _check_plan_inputs(inputs)
     n_boot = V.draws(n_boot, "n_boot", allow_zero=False)
     seed = V.seed(seed, "seed")
     cov0 = inputs.alpha.cov

@@ -295,6 +295,36 @@ def _laws(inputs) -> list[CommittedLaw]:
     return out
 
 
+def _check_arguments(inputs, n_star, n_boot, seed, level, headline):
+    """The arguments of :func:`n_star_intervals`, checked by :mod:`sdsl._validate` (one line naming
+    the argument and what is allowed): ``(inputs, n_star, n_boot, seed, level, headline)``."""
+    from sdsl import _validate as V
+    from sdsl.plan.core import PlanInputs
+
+    if not isinstance(inputs, PlanInputs):
+        raise ValueError(f"{V.shown('inputs')} must be validated plan inputs (sdsl.plan.check_inputs(...)), got "
+                         f"{V.show(inputs)}")
+    level = V.number(level, "level", low=0, high=1, low_open=True, high_open=True,
+                     what="level of the percentile interval", strings=False)
+    if n_star is not None:
+        n_star = V.number(n_star, "n_star", low=0, low_open=True, what="the plan's optimal draft size", strings=False)
+    b = inputs.n_boot if n_boot is None else V.draws(n_boot, "n_boot", strings=False)
+    s = inputs.seed if seed is None else V.seed(seed, "seed", strings=False)
+    if b > 0 and s is None:
+        raise ValueError(f"{V.shown('seed')} is required for the bootstrap ({V.shown('n_boot')} = {b}): give an "
+                         f"integer in [0, 2^63 - 1]")
+    if b == 0 and seed is not None:
+        raise ValueError(f"{V.shown('seed')} is not used without a bootstrap: give {V.shown('n_boot')} too (0 or an "
+                         f"integer in [{V.MIN_DRAWS}, {V.MAX_DRAWS}]), or leave the seed out")
+    if headline is not None:
+        headline = V.sequence(headline, "headline", what=f"sources among {', '.join(SOURCES)}", noun="sources")
+        bad = [h for h in headline if h not in SOURCES]
+        if bad:
+            raise ValueError(f"{V.shown('headline')} sources must be among {', '.join(SOURCES)}, got "
+                             f"{', '.join(map(str, bad))}; {V.suggestion(bad[0], SOURCES)}".rstrip("; "))
+    return inputs, n_star, b, s, level, headline
+
+
 def n_star_intervals(inputs, n_star: float | None = None, n_boot: int | None = None, seed: int | None = None,
                      level: float = 0.95, headline: Sequence[str] | None = None) -> dict[str, Any]:
     """The interval of ``N*`` by source and combined, for the first ``D`` of ``inputs``.
@@ -323,12 +353,7 @@ def n_star_intervals(inputs, n_star: float | None = None, n_boot: int | None = N
         are made of, or ``computed: False`` with the reason), ``combined`` (every computed source),
         ``variants`` (every law x constants ``N*``), ``includes`` and ``excludes`` (text).
     """
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie in the open interval (0, 1), got {level!r}")
-    b = inputs.n_boot if n_boot is None else int(n_boot)
-    s = inputs.seed if seed is None else int(seed)
-    if b > 0 and s is None:
-        raise ValueError("seed is required for the bootstrap (n_boot > 0): give an integer")
+    inputs, n_star, b, s, level, headline = _check_arguments(inputs, n_star, n_boot, seed, level, headline)
     for named in LOSS_CONSTANTS.values():  # five numbers equal to a published set are that set
         if named.as_tuple() == inputs.constants.as_tuple():
             inputs = replace(inputs, constants=named)
@@ -370,9 +395,6 @@ def n_star_intervals(inputs, n_star: float | None = None, n_boot: int | None = N
         chosen = computed
     else:
         chosen = list(dict.fromkeys(headline))
-        bad = [h for h in chosen if h not in SOURCES]
-        if bad:
-            raise ValueError(f"headline sources must be among {', '.join(SOURCES)}, got {', '.join(map(str, bad))}")
         missing = [h for h in chosen if h not in computed]
         if missing:
             raise ValueError(f"headline source(s) {', '.join(missing)} not computed: {by[missing[0]]['why']}")

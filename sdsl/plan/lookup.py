@@ -78,15 +78,15 @@ def lookup_rows(hardware: str = "h100-sxm", batch: float = 1, context: float = 0
         is ``"planned"``, ``"refused: mixture of experts"`` or ``"tokens unknown"``; refused rows
         also carry ``refused``, the planner's one-line message.
     """
+    from sdsl import _validate as V
     from sdsl import plan as P
     from sdsl.model import hardware as H
     from sdsl.model.deploy import integer_draft_length
 
-    if not (isinstance(batch, (int, float)) and math.isfinite(batch) and batch >= 1):
-        raise ValueError(f"batch (sequences decoded together) must be a number >= 1, got {batch!r}")
-    if not (isinstance(context, (int, float)) and math.isfinite(context) and context >= 0):
-        raise ValueError(f"context (tokens in each KV cache) must be a number >= 0, got {context!r}")
-    acc = H.get_accelerator(hardware)
+    # the checks of sdsl plan --batch/--context/--hardware (sdsl.deployment.check_wall_clock)
+    batch = V.integer(batch, "batch", low=1, what="sequences decoded together", strings=False)
+    context = V.integer(context, "context", low=0, what="tokens in each KV cache", strings=False)
+    acc = H.get_accelerator(V.text(hardware, "hardware", "an accelerator preset"))
     out = []
     for r in P.preset_records():
         if r["role"] != "target":

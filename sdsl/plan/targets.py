@@ -76,7 +76,7 @@ def _target_of_row(row: Mapping[str, Any]) -> Target:
         active = row.get("active_params")
         act = f", {active / 1e9:.3g}B active per token" if _known(active) else ""
         raise ValueError(
-            f"preset {row['preset']!r} ({row['model']}) is a mixture-of-experts model "
+            f"{shown('preset')} {row['preset']!r} ({row['model']}) is a mixture-of-experts model "
             f"({row['params'] / 1e9:.4g}B parameters in all{act}): the scaling law (Eq. 5 on the loss "
             f"law L(N, D)) was fitted on dense targets and says nothing about a sparse one; choose a "
             f"dense target ('sdsl presets' marks them)"
@@ -203,6 +203,8 @@ def resolve_candidates(candidates: Any, m: float | None = None) -> dict[str, flo
         items = []
         for v in values:
             x = positive_number(v, "candidates", "draft parameters", V.MODEL_PARAMS)
+            if m is not None and x >= m:
+                raise ValueError(f"{shown('candidates')} {x:.6g} is not smaller than the target size M = {m:.6g}")
             items.append((f"{x / 1e9:.3g}B" if x >= 1e9 else f"{x / 1e6:.3g}M", x))
     out: dict[str, float] = {}
     for k, v in items:

@@ -50,7 +50,7 @@ def test_notebook_second_parameter_set_matches_cli(tmp_path):
 
     meas = tmp_path / "meas.csv"
     data.load("acceptance").to_csv(meas, index=False)
-    params = dict(preset="", target_params=3.0e10, target_tokens=5e12, draft_tokens=[1e12, 4e12],
+    params = dict(preset=None, target_params=3.0e10, target_tokens=5e12, draft_tokens=[1e12, 4e12],
                   constants="hoffmann2022", alpha_source=str(meas), integer_gamma=True,
                   n_range=[2e7, 5e9], candidates={"0.5B": 5e8}, n_boot=200, seed=3)
     execute_notebook("plan_draft", params, output_dir=tmp_path, artifacts=tmp_path / "art")
@@ -73,10 +73,11 @@ def test_notebook_second_parameter_set_matches_cli(tmp_path):
     (dict(n_range=[1e8, 1e12]), "exceeds the target size"),
 ])
 def test_notebook_bad_parameters_fail_before_any_figure(tmp_path, params, message):
-    from sdsl.build.pipeline import NotebookError, execute_notebook
+    """Refused by the chapter's check before a kernel starts (issue 13): one line, a ValueError."""
+    from sdsl.build.pipeline import ParameterError, execute_notebook
 
-    with pytest.raises(NotebookError) as err:
+    with pytest.raises(ParameterError) as err:
         execute_notebook("plan_draft", params, output_dir=tmp_path, artifacts=tmp_path / "art")
-    assert "ValueError" in str(err.value) and message in str(err.value)
+    assert isinstance(err.value, ValueError) and message in str(err.value) and "\n" not in str(err.value)
     assert not list((tmp_path / "art").rglob("*.svg"))
     assert not (tmp_path / "art" / "plan_draft").exists()

@@ -177,7 +177,7 @@ def test_headline_sources_are_checked(llama):
         I.n_star_intervals(llama, headline=["law", "tables"])
     with pytest.raises(ValueError, match="not computed: no bootstrap"):
         I.n_star_intervals(llama, headline=["coefficients"])
-    with pytest.raises(ValueError, match="level must lie"):
+    with pytest.raises(ValueError, match=r"level must be a number in \(0, 1\)"):
         I.n_star_intervals(llama, level=1.5)
 
 

@@ -1,0 +1,110 @@
+"""Issue 13, the notebooks' parameters: each chapter's check_parameters (the cell right after the
+parameters cell) refuses a bad value, merged over the notebook's defaults, with a ValueError of one
+line naming the parameter and what is allowed; unknown names fail before anything runs, listing the
+allowed names with the nearest suggested. execute_notebook runs the same checks in-process, before it
+creates a folder or starts a kernel (a kernel run is in tests/notebooks/test_bad_parameters.py)."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+from bad_input_checks import assert_nothing_written, assert_one_line, snapshot
+from bad_inputs import NOTEBOOK, NOTEBOOK_VALID
+
+from sdsl.build.pipeline import ParameterError, execute_notebook, notebook_parameters
+from sdsl.build.runs import load_runs
+
+_DEFAULTS: dict[str, dict] = {}
+
+
+def defaults(chapter: str) -> dict:
+    if chapter not in _DEFAULTS:
+        _DEFAULTS[chapter] = notebook_parameters(chapter)
+    return dict(_DEFAULTS[chapter])
+
+
+@pytest.mark.parametrize("chapter", list(load_runs()))
+def test_every_notebook_calls_its_check_right_after_the_parameters_cell(chapter):
+    import jupytext
+
+    from sdsl.paths import NOTEBOOKS
+
+    cells = [c for c in jupytext.read(NOTEBOOKS / f"{chapter}.md").cells if c.cell_type == "code"]
+    assert "parameters" in cells[0].metadata.get("tags", [])
+    check = cells[1]
+    assert check.metadata.get("tags") == ["remove-input"]
+    assert f"from sdsl.chapters.{chapter} import check_parameters" in check.source
+    # every variable of the namespace (the parameters and whatever papermill injected) goes to the check
+    assert "check_parameters(**namespace_parameters(globals()))" in check.source
+
+
+def test_namespace_parameters_keeps_the_variables_only():
+    import types
+
+    from sdsl._validate import namespace_parameters
+
+    ns = {"In": [], "Out": {}, "get_ipython": print, "exit": None, "quit": None, "_": 1, "_i1": "x", "__name__": "m",
+          "np": types, "check_parameters": test_namespace_parameters_keeps_the_variables_only, "n_boot": 10,
+          "presett": "x"}
+    assert namespace_parameters(ns) == {"n_boot": 10, "presett": "x"}
+
+
+@pytest.mark.parametrize("chapter", list(load_runs()))
+def test_the_notebooks_defaults_pass_their_check(chapter):
+    importlib.import_module(f"sdsl.chapters.{chapter}").check_parameters(**defaults(chapter))
+
+
+@pytest.mark.parametrize("chapter, params, expected", [c[1:] for c in NOTEBOOK], ids=[c[0] for c in NOTEBOOK])
+def test_bad_notebook_parameter(chapter, params, expected, tmp_path):
+    check = importlib.import_module(f"sdsl.chapters.{chapter}").check_parameters
+    before = snapshot(tmp_path)
+    with pytest.raises(ValueError) as err:
+        check(**{**defaults(chapter), **params})
+    assert_one_line(str(err.value), expected)
+    assert_nothing_written(before, snapshot(tmp_path))
+
+
+# execute_notebook: a sample of the corpus through the executor (names and values), nothing created
+EXECUTOR = [c for c in NOTEBOOK if c[0] in {
+    "plan-presett", "acceptance-measurement", "optimal-n-points-zero", "optimal-families-string",
+    "beyond-band-reversed", "latency-n-boot-zero", "measure-n-prompts-zero", "scaling-m-points-one"}]
+
+
+@pytest.mark.parametrize("chapter, params, expected", [c[1:] for c in EXECUTOR], ids=[c[0] for c in EXECUTOR])
+def test_execute_notebook_refuses_before_anything_runs(chapter, params, expected, tmp_path):
+    before = snapshot(tmp_path)
+    with pytest.raises(ParameterError) as err:
+        execute_notebook(chapter, params, output_dir=tmp_path / "out", artifacts=tmp_path / "artifacts")
+    assert isinstance(err.value, ValueError)
+    assert_one_line(str(err.value), expected)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "artifacts").exists()
+    assert_nothing_written(before, snapshot(tmp_path))
+
+
+@pytest.mark.parametrize("chapter, params", [c[1:] for c in NOTEBOOK_VALID], ids=[c[0] for c in NOTEBOOK_VALID])
+def test_odd_but_valid_notebook_parameter(chapter, params):
+    """Decided valid (bad_inputs.NOTEBOOK_VALID says why): the check lets them through."""
+    importlib.import_module(f"sdsl.chapters.{chapter}").check_parameters(**{**defaults(chapter), **params})
+
+
+@pytest.mark.parametrize("chapter", list(load_runs()))
+def test_the_check_cell_runs_on_the_parameters_cell(chapter):
+    """The notebook's own first two cells, executed in a fresh namespace as a kernel would (IPython's
+    names added): the defaults pass, and an injected unknown name is refused with the nearest one."""
+    import jupytext
+
+    from sdsl.paths import NOTEBOOKS
+
+    cells = [c for c in jupytext.read(NOTEBOOKS / f"{chapter}.md").cells if c.cell_type == "code"]
+    kernel = {"__name__": "__main__", "In": [], "Out": {}, "get_ipython": lambda: None, "exit": None, "quit": None}
+    ns = dict(kernel)
+    exec(cells[0].source, ns)
+    exec(cells[1].source, ns)
+    ns = dict(kernel)
+    exec(cells[0].source, ns)
+    first = next(iter(defaults(chapter)))
+    ns[first + "s"] = ns[first]  # papermill -p <name>s ...: a name the notebook does not have
+    with pytest.raises(ValueError) as err:
+        exec(cells[1].source, ns)
+    assert_one_line(str(err.value), (f"'{first}s'", "allowed:"))
