@@ -49,6 +49,7 @@ from sdsl.build.manifest import (
     write_manifest,
     write_provenance,
 )
+from sdsl.build.present import present_notebook
 from sdsl.build.runs import load_last, load_runs
 from sdsl.build.status import last_duration, write_status
 from sdsl.paths import BOOK, DATA, EXECUTED, NOTEBOOKS, ROOT, RUNS_FILE, artifacts_root
@@ -227,6 +228,7 @@ def execute_notebook(
                 else:
                     os.environ[k] = v
         _strip_staging_paths(staged_nb, staging, final_root / chapter)
+        present_notebook(staged_nb, final_root)  # parameter cells off the page, no absolute paths
         write_provenance(staging, source_md, parameters, digest)
         replaced = tmp / "replaced"
         if final.exists():
