@@ -7,29 +7,25 @@ planning path imports only this module, so that ``sdsl plan`` reads ``data/prese
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import yaml
 
+from sdsl._csvtext import CsvText, DataError, check_sha256, read_csv_text, yml_beside
 from sdsl.paths import DATA
 
 __all__ = [
     "DataError", "Column", "Schema", "schema", "data_path", "list_datasets", "records",
-    "convert_column", "check_header", "check_key",
+    "convert_column", "check_header", "check_key", "CsvText", "read_csv_text", "check_sha256", "yml_beside",
 ]
 
 _TYPES = ("float", "int", "str")
 _CONSTRAINTS = ("min", "max", "min_exclusive", "max_exclusive", "allowed")
-
-
-class DataError(ValueError):
-    """A data file or table does not match its schema (the message names file, line and column)."""
 
 
 @dataclass(frozen=True)
@@ -165,10 +161,9 @@ def data_path(name_or_path: str | Path) -> Path:
 
 
 def _yml_beside(csv_path: Path) -> Path:
-    for suffix in (".yml", ".yaml"):
-        p = csv_path.with_suffix(suffix)
-        if p.exists():
-            return p
+    p = yml_beside(csv_path)
+    if p is not None:
+        return p
     raise DataError(
         f"{csv_path}: no schema beside it ({csv_path.with_suffix('.yml').name}); pass schema= "
         f"(a dataset name such as 'acceptance', a .yml path or a Schema)"
@@ -199,16 +194,22 @@ def list_datasets() -> list[str]:
     return sorted(p.stem for p in DATA.glob("*.csv") if p.with_suffix(".yml").exists())
 
 
-def _pos(i: int, line_offset: int | None) -> str:
-    return f"row {i + 1}" if line_offset is None else f"line {i + line_offset}"
+def _pos(i: int, line_offset: int | Sequence[int] | None) -> str:
+    """Where row ``i`` is: ``row i+1`` (no file), ``line i+offset``, or the line a reader recorded
+    (:attr:`CsvText.lines`: right after a quoted newline too)."""
+    if line_offset is None:
+        return f"row {i + 1}"
+    if isinstance(line_offset, int):
+        return f"line {i + line_offset}"
+    return f"line {line_offset[i]}"
 
 
-def _where(source: str, i: int, line_offset: int | None) -> str:
+def _where(source: str, i: int, line_offset: int | Sequence[int] | None) -> str:
     return f"{source}, {_pos(i, line_offset)}"
 
 
 def convert_column(col: Column, values: list[Any], texts: list[str], source: str,
-                   line_offset: int | None) -> list[Any]:
+                   line_offset: int | Sequence[int] | None) -> list[Any]:
     """The cells of one column checked against its schema and converted: ``str`` cells as text
     (``None`` when empty), numeric cells as ``float`` or ``int`` (``nan`` when empty).
 
@@ -266,7 +267,7 @@ def convert_column(col: Column, values: list[Any], texts: list[str], source: str
     return nums
 
 
-def check_key(s: Schema, keys: Iterable[tuple], source: str, line_offset: int | None) -> None:
+def check_key(s: Schema, keys: Iterable[tuple], source: str, line_offset: int | Sequence[int] | None) -> None:
     """Raise :class:`DataError` at the first row whose key (the schema's key columns) repeats."""
     seen: dict[tuple, int] = {}
     for i, k in enumerate(keys):
@@ -302,7 +303,8 @@ _RECORDS: dict[tuple[str, int, int, str], tuple[dict[str, Any], ...]] = {}
 
 def records(name_or_path: str | Path) -> tuple[dict[str, Any], ...]:
     """The rows of a dataset as dicts, validated against its schema exactly as
-    :func:`sdsl.data.load` does (same checks, same messages), without pandas.
+    :func:`sdsl.data.load` does (same reader, same checks, same messages, the sha256 of its
+    provenance file included), without pandas.
 
     Text cells are ``str`` (``None`` when empty), numbers ``float`` or ``int`` (``nan`` when empty).
     The planning path (``sdsl plan``, ``sdsl presets``) reads its tables this way: importing pandas
@@ -315,31 +317,20 @@ def records(name_or_path: str | Path) -> tuple[dict[str, Any], ...]:
         st = path.stat()
     except OSError:
         raise DataError(f"{path}: no such file") from None
+    check_sha256(path)
     key = (str(path), st.st_mtime_ns, st.st_size, repr(s))
     if key in _RECORDS:
         return _RECORDS[key]
-    try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            rows = list(csv.reader(fh))
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except csv.Error as exc:
-        raise DataError(f"{path}: not a well-formed CSV: {exc}") from None
-    if not rows:
-        raise DataError(f"{path}: the file is empty (it needs a header line)")
-    cols = [c.strip() for c in rows[0]]
-    body = [r for r in rows[1:] if r]
-    for i, r in enumerate(body):
-        if len(r) != len(cols):
-            raise DataError(f"{_where(str(path), i, 2)}: {len(r)} fields, the header has {len(cols)}")
+    table = read_csv_text(path)
+    cols = table.header
     check_header(cols, s, str(path))
     converted = {}
     for col in s.columns:
         j = cols.index(col.name)
-        values = [r[j] for r in body]
-        converted[col.name] = convert_column(col, values, [v.strip() for v in values], str(path), 2)
+        values = [r[j] for r in table.rows]
+        converted[col.name] = convert_column(col, values, [v.strip() for v in values], str(path), table.lines)
     if s.key:
-        check_key(s, zip(*(converted[k] for k in s.key)), str(path), 2)
-    out = tuple({c: converted[c][i] for c in s.names} for i in range(len(body)))
+        check_key(s, zip(*(converted[k] for k in s.key)), str(path), table.lines)
+    out = tuple({c: converted[c][i] for c in s.names} for i in range(len(table.rows)))
     _RECORDS[key] = out
     return out

@@ -1,25 +1,437 @@
-"""Argument checks shared by the public functions: one clear ValueError, never a numpy traceback."""
+"""Every argument check of the package, in one place (issue 13).
+
+The command line (:mod:`sdsl.cli`), the public API (:mod:`sdsl.plan`, :mod:`sdsl.model`) and the
+notebooks (each chapter's ``check_parameters``, called in the cell after its parameters cell) check
+their arguments with these functions, so that one message serves all three. A bad value raises a
+``ValueError`` whose message is one line naming the argument as the user typed it, what is allowed
+and what was given; nothing is computed before the check.
+
+The name in a message is the parameter's name (``n_range``) unless the caller runs inside
+:func:`argument_names`, which maps parameter names to what the user typed there (the command line
+maps ``n_range`` to ``--n-range``): :func:`shown` gives that name.
+
+Numbers: ``bool`` is never a number; numeric strings (``"70.6e9"``) are accepted where
+``strings=True`` (the command line), never by the notebooks' checks (papermill already converts
+``-p`` values). Integers are read exactly: ``"9007199254740993"`` stays that integer, and a float
+is accepted as an integer only if it is integral and below 2**53 (where floats are exact).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import contextvars
+import difflib
+import math
+import numbers
+import os
+import re
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 if TYPE_CHECKING:  # numpy.typing costs import time; the annotations are strings
     from numpy.typing import ArrayLike
 
-__all__ = ["as_float_array", "as_positive", "as_open_unit", "as_in_range"]
+__all__ = [
+    "MIN_DRAWS", "MAX_DRAWS", "MAX_SEED", "MODEL_PARAMS", "TARGET_PARAMS", "TOKENS",
+    "argument_names", "shown", "one_line", "show", "suggestion",
+    "as_float_array", "as_positive", "as_open_unit", "as_in_range",
+    "number", "integer", "boolean", "choice", "text", "sequence", "interval", "draws", "seed",
+    "existing_file", "folder", "unknown_names", "check_parameters", "rule", "optional", "loss_constants",
+    "coefficients", "mapping", "optimum_inside", "plane_inside",
+]
+
+#: Bootstrap draws (resamples): 0 for none, else at least MIN_DRAWS (below it the 2.5 % tails of a
+#: 95 % percentile interval hold at most two draws each) and at most MAX_DRAWS (the draws are held
+#: in memory at once: 1e4 draws of the N* search take 4 s and 0.3 GB, 1e5 take 45 s and 2.7 GB).
+MIN_DRAWS = 100
+MAX_DRAWS = 10_000
+#: Seeds are integers in [0, MAX_SEED] (numpy takes any; torch.manual_seed takes at most 2**63 - 1).
+MAX_SEED = 2**63 - 1
+#: Model sizes the loss law is evaluated at, in parameters (drafts and targets). Beyond 1e14 (a
+#: hundred trillion parameters, 50 times the largest dense model trained) the law is pure
+#: extrapolation and N* means nothing (the issue: 1e300 gave N* = 6e55).
+MODEL_PARAMS = (1e5, 1e14)
+#: Target sizes, in parameters: speculative decoding of a target under 1e8 has no draft to speak of.
+TARGET_PARAMS = (1e8, 1e14)
+#: Pre-training tokens D and D': from 1e9 (below it the law's data term B/D^b exceeds 1 nat and
+#: its perplexities overflow for small models) to 1e16 (250 times the largest corpus reported).
+TOKENS = (1e9, 1e16)
+
+_EXACT_FLOAT_INT = 2**53
+_NAMES: contextvars.ContextVar[Mapping[str, str]] = contextvars.ContextVar("sdsl_argument_names", default={})
+
+
+# ---------------------------------------------------------------------------------------------
+# names and messages
+
+
+@contextmanager
+def argument_names(names: Mapping[str, str]) -> Iterator[None]:
+    """Within the block, messages name the arguments of ``names`` (parameter name -> as typed,
+    e.g. ``{"n_range": "--n-range"}``) as the user typed them."""
+    token = _NAMES.set({**_NAMES.get(), **names})
+    try:
+        yield
+    finally:
+        _NAMES.reset(token)
+
+
+def shown(name: str) -> str:
+    """``name`` as the user typed it (:func:`argument_names`); the parameter name otherwise.
+
+    A name with a suffix (``"n_range low"``) maps its first word."""
+    names = _NAMES.get()
+    if name in names:
+        return names[name]
+    head, sep, rest = name.partition(" ")
+    return f"{names[head]}{sep}{rest}" if sep and head in names else name
+
+
+def one_line(message: Any) -> str:
+    """``message`` on one line (runs of whitespace, newlines included, become one space)."""
+    return " ".join(str(message).split())
+
+
+def show(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` on one line, cut to ``limit`` characters (an array of 97 values is not a message)."""
+    if isinstance(value, np.ndarray) and value.size > 4:
+        flat = value.ravel()
+        return f"an array of {value.size} values ({show(flat[0].item())}, {show(flat[1].item())}, ...)"
+    text = one_line(repr(value))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def suggestion(word: Any, options: Iterable[Any]) -> str:
+    """``"did you mean 'x'? "`` for the options closest to ``word`` (difflib), or ``""``."""
+    opts = [str(o) for o in options]
+    close = difflib.get_close_matches(str(word), opts, n=3, cutoff=0.5)
+    if not close:
+        lower = {o.lower(): o for o in opts}
+        close = [lower[c] for c in difflib.get_close_matches(str(word).lower(), list(lower), n=3, cutoff=0.5)]
+    return f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+
+
+def _fail(name: str, allowed: str, value: Any) -> None:
+    raise ValueError(f"{shown(name)} must be {allowed}, got {show(value)}")
+
+
+def _num(v: float) -> str:
+    if v == MAX_SEED:
+        return "2^63 - 1"
+    return str(v) if isinstance(v, int) and abs(v) < 10**6 else f"{v:g}"
+
+
+def _range_text(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
+    if low is not None and high is not None:
+        return f"in {'(' if low_open else '['}{_num(low)}, {_num(high)}{')' if high_open else ']'}"
+    if low is not None:
+        return f"{'>' if low_open else '>='} {_num(low)}"
+    if high is not None:
+        return f"{'<' if high_open else '<='} {_num(high)}"
+    return ""
+
+
+def _in_range(x: float, low: float | None, high: float | None, low_open: bool, high_open: bool) -> bool:
+    return not ((low is not None and (x <= low if low_open else x < low))
+                or (high is not None and (x >= high if high_open else x > high)))
+
+
+# ---------------------------------------------------------------------------------------------
+# scalars
+
+
+def _what(what: str) -> str:
+    return f" ({what})" if what else ""
+
+
+def number(value: Any, name: str, *, low: float | None = None, high: float | None = None, low_open: bool = False,
+           high_open: bool = False, what: str = "", strings: bool = True) -> float:
+    """``value`` as a finite float in the given range (``low_open``: ``low`` itself excluded).
+
+    Accepts Python and numpy numbers and, with ``strings``, numeric text; never ``bool`` or ``None``."""
+    allowed = " ".join(p for p in ("a number", _range_text(low, high, low_open, high_open)) if p) + _what(what)
+    x = math.nan
+    if isinstance(value, (bool, np.bool_)) or value is None:
+        _fail(name, allowed, value)
+    if isinstance(value, str):
+        if strings:
+            try:
+                x = float(value.strip())
+            except ValueError:
+                x = math.nan
+    elif isinstance(value, numbers.Real):
+        x = float(value)
+    if not math.isfinite(x) or not _in_range(x, low, high, low_open, high_open):
+        _fail(name, allowed, value)
+    return x
+
+
+def integer(value: Any, name: str, *, low: int | None = None, high: int | None = None, what: str = "",
+            strings: bool = True, floats: bool = True) -> int:
+    """``value`` as an exact ``int`` in ``[low, high]``: an ``int``, an integral float below 2**53
+    (with ``floats``) or, with ``strings``, integer text (``"12"``, or ``"1e3"`` read through a float
+    below 2**53)."""
+    allowed = " ".join(p for p in ("an integer", _range_text(low, high, False, False)) if p) + _what(what)
+    x: int | None = None
+    if isinstance(value, (bool, np.bool_)) or value is None:
+        _fail(name, allowed, value)
+    if isinstance(value, (int, np.integer)):
+        x = int(value)
+    elif isinstance(value, (float, np.floating)) and floats:
+        f = float(value)
+        x = int(f) if math.isfinite(f) and f.is_integer() and abs(f) <= _EXACT_FLOAT_INT else None
+    elif isinstance(value, str) and strings:
+        t = value.strip()
+        if re.fullmatch(r"[+-]?\d+", t):
+            x = int(t)
+        else:
+            try:
+                f = float(t)
+            except ValueError:
+                f = math.nan
+            x = int(f) if math.isfinite(f) and f.is_integer() and abs(f) <= _EXACT_FLOAT_INT else None
+    if x is None or not _in_range(x, low, high, False, False):
+        _fail(name, allowed, value)
+    return x  # type: ignore[return-value]
+
+
+def boolean(value: Any, name: str, what: str = "") -> bool:
+    """``value`` if it is ``True`` or ``False`` (numpy's too); 0, 1 and ``"yes"`` are not."""
+    if not isinstance(value, (bool, np.bool_)):
+        _fail(name, "True or False" + _what(what), value)
+    return bool(value)
+
+
+def choice(value: Any, name: str, options: Sequence[Any], what: str = "", fold_case: bool = False) -> Any:
+    """``value`` if it is one of ``options`` (with ``fold_case``, compared without case: the option is
+    returned); otherwise the closest options are suggested."""
+    for o in options:
+        if value == o or (fold_case and isinstance(value, str) and isinstance(o, str)
+                          and value.strip().lower() == o.lower()):
+            return o
+    listed = ", ".join(repr(o) for o in options)
+    hint = suggestion(value, options) if isinstance(value, str) else ""
+    raise ValueError(f"{shown(name)} must be one of {listed}{_what(what)}, got {show(value)}"
+                     + (f"; {hint.strip()}" if hint else ""))
+
+
+def text(value: Any, name: str, what: str = "") -> str:
+    """``value`` if it is a non-empty string."""
+    if not isinstance(value, str) or not value.strip():
+        _fail(name, "a non-empty string" + _what(what), value)
+    return value
+
+
+def seed(value: Any, name: str = "seed", strings: bool = True, floats: bool = True) -> int:
+    """A seed: an integer in [0, 2**63 - 1], read exactly."""
+    return integer(value, name, low=0, high=MAX_SEED, what="seed of the random generator", strings=strings,
+                   floats=floats)
+
+
+def draws(value: Any, name: str, *, allow_zero: bool = True, strings: bool = True, floats: bool = True,
+          what: str = "bootstrap draws") -> int:
+    """Bootstrap draws: 0 (none, if ``allow_zero``) or an integer in [MIN_DRAWS, MAX_DRAWS]."""
+    zero = "0 (none) or " if allow_zero else ""
+    allowed = f"{zero}an integer in [{MIN_DRAWS}, {MAX_DRAWS}] ({what})"
+    try:
+        n = integer(value, name, strings=strings, floats=floats)
+    except ValueError:
+        _fail(name, allowed, value)
+    if not ((allow_zero and n == 0) or MIN_DRAWS <= n <= MAX_DRAWS):
+        _fail(name, allowed, value)
+    return n
+
+
+def loss_constants(value: Any, name: str = "constants") -> Any:
+    """Loss-law constants: a set's name (``"besiroglu2024"``, ``"hoffmann2022"``), five numbers
+    ``[E, A, B, a, b]`` or a :class:`sdsl.model.laws.LossConstants`; returns the latter."""
+    from sdsl.model.laws import LOSS_CONSTANTS, LossConstants, resolve_constants
+
+    if isinstance(value, LossConstants):
+        return value
+    if not isinstance(value, str):
+        value = sequence(value, name, rule(number), min_len=5, max_len=5, what="E, A, B, a, b", noun="numbers")
+    try:
+        return resolve_constants(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{shown(name)} must be {' or '.join(repr(k) for k in LOSS_CONSTANTS)} or five numbers "
+                         f"[E, A, B, a, b]: {one_line(exc)}") from None
+
+
+def coefficients(value: Any, name: str = "coefficients") -> tuple[float, float, float]:
+    """Coefficients ``[A, B, C]`` of the acceptance plane (Eq. 5): three finite numbers."""
+    a, b, c = sequence(value, name, rule(number), min_len=3, max_len=3, what="A, B, C of alpha = A x + B y + C",
+                       noun="numbers")
+    return a, b, c
+
+
+# ---------------------------------------------------------------------------------------------
+# collections, files
+
+
+def sequence(value: Any, name: str, item: Callable[[Any, str], Any] | None = None, *, min_len: int = 1,
+             max_len: int | None = None, unique: bool = False, what: str = "", noun: str = "items") -> list[Any]:
+    """``value`` as a list (a list, tuple or 1-D array; a string is not a sequence of characters),
+    each item checked by ``item(value, name)`` (named ``name[i]``), of ``min_len`` to ``max_len``
+    items, distinct if ``unique``."""
+    size = f"{min_len} to {max_len}" if max_len is not None and max_len != min_len else (
+        f"{min_len}" if max_len == min_len else f"at least {min_len}")
+    allowed = f"a list of {size} {'distinct ' if unique else ''}{noun}{_what(what)}"
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        value = value.tolist()
+    if isinstance(value, str):
+        raise ValueError(f"{shown(name)} must be {allowed}, got the string {value!r} (a list of one: [{value!r}])")
+    if not isinstance(value, (list, tuple)):
+        _fail(name, allowed, value)
+    if len(value) < min_len or (max_len is not None and len(value) > max_len):
+        _fail(name, allowed, value)
+    out = [item(v, f"{name}[{i}]") if item is not None else v for i, v in enumerate(value)]
+    if unique:
+        seen = [v for i, v in enumerate(out) if v in out[:i]]
+        if seen:
+            raise ValueError(f"{shown(name)} must hold distinct items{_what(what)}, got {show(seen[0])} twice")
+    return out
+
+
+def mapping(value: Any, name: str, key: Callable[[Any, str], Any], item: Callable[[Any, str], Any],
+            what: str = "") -> dict[Any, Any]:
+    """``value`` as a dict, each key checked by ``key(k, name)`` and each value by ``item(v, name[k])``."""
+    if not isinstance(value, Mapping):
+        _fail(name, "a mapping {key: value}" + _what(what), value)
+    return {key(k, name): item(v, f"{name}[{k!r}]") for k, v in value.items()}
+
+
+def optimum_inside(configs: Iterable[tuple[float, float, float]], constants: Any, coefficients: Any, integer: bool,
+                   names: str = "constants and coefficients") -> None:
+    """Each configuration ``(M, D, D')`` has its optimum ``N*`` strictly inside the default search
+    range (:func:`sdsl.model.optimal_draft.optimal_draft_size`) with these loss-law constants and
+    plane coefficients; otherwise one line naming ``names``."""
+    from sdsl.model.optimal_draft import optimal_draft_size
+
+    for m, d, dp in configs:
+        try:
+            o = optimal_draft_size(m, d, dp, constants, coefficients, integer)
+        except ValueError as exc:
+            raise ValueError(f"{names} leave no plan for M = {m:.4g}, D = {d:.3g}, D' = {dp:.3g}: {one_line(exc)}") from None
+        if not o.interior:
+            raise ValueError(f"{names} leave no optimum for M = {m:.4g}, D = {d:.3g}, D' = {dp:.3g}: {o.status}")
+
+
+def plane_inside(configs: Iterable[tuple[float, float, float]], sizes: tuple[float, float], constants: Any,
+                 coefficients: Any, names: str) -> None:
+    """Draft sizes ``sizes = (low, high)`` below each configuration's target ``M`` and the acceptance
+    plane (Eq. 5 through the loss law) inside (0, 1) at both (alpha is monotone in N); otherwise one
+    line naming ``names`` (the parameters that set the sizes)."""
+    from sdsl.model.laws import acceptance_rate, perplexity
+
+    for m, d, dp in configs:
+        if sizes[1] >= m:
+            raise ValueError(f"{names}: the draft size {sizes[1]:g} is not below the target size M = {m:.4g}")
+        a = acceptance_rate(perplexity(np.array(sizes), d, constants), float(perplexity(m, dp, constants)), coefficients)
+        bad = [(n, x) for n, x in zip(sizes, a) if not 0 < x < 1]
+        if bad:
+            raise ValueError(f"{names}: the acceptance rate leaves (0, 1) at draft size {bad[0][0]:g} (alpha = "
+                             f"{bad[0][1]:.4g}) for M = {m:.4g}, D = {d:.3g}: choose draft sizes where 0 < alpha < 1")
+
+
+def interval(value: Any, name: str, *, low: float | None = None, high: float | None = None, low_open: bool = False,
+             what: str = "", strings: bool = True) -> tuple[float, float]:
+    """Two numbers ``[lo, hi]`` with ``lo < hi``, both in the range."""
+    if isinstance(value, str) and strings:
+        value = value.replace(",", " ").split()
+    rng = _range_text(low, high, low_open, False)
+    allowed = f"two increasing numbers [low, high]{' ' + rng if rng else ''}{_what(what)}"
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        _fail(name, allowed, value)
+    lo, hi = (number(v, f"{name} {end}", low=low, high=high, low_open=low_open, what=what, strings=strings)
+              for v, end in zip(value, ("low", "high")))
+    if not lo < hi:
+        _fail(name, allowed, value)
+    return lo, hi
+
+
+def existing_file(value: Any, name: str, what: str = "") -> str:
+    """``value`` (a string or path) if it names an existing file."""
+    if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+        _fail(name, "the path of an existing file" + _what(what), value)
+    path = os.path.expanduser(os.fspath(value))
+    if not os.path.isfile(path):
+        why = "is a folder" if os.path.isdir(path) else "does not exist"
+        raise ValueError(f"{shown(name)} must be the path of an existing file{_what(what)}: {str(value)!r} {why}")
+    return path
+
+
+def folder(value: Any, name: str, must_exist: bool = False, what: str = "") -> str:
+    """``value`` (a string or path) as a folder: not an existing file; existing if ``must_exist``."""
+    if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+        _fail(name, "the path of a folder" + _what(what), value)
+    path = os.path.expanduser(os.fspath(value))
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ValueError(f"{shown(name)} must be a folder{_what(what)}: {str(value)!r} is a file")
+    if must_exist and not os.path.isdir(path):
+        raise ValueError(f"{shown(name)} must be an existing folder{_what(what)}: {str(value)!r} does not exist")
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# parameter sets (the notebooks)
+
+
+def unknown_names(given: Iterable[str], allowed: Iterable[str], what: str = "parameter", where: str = "") -> None:
+    """Raise for the first name of ``given`` not in ``allowed``, with the closest suggested and every
+    allowed name listed: ``unknown parameter 'presett' of notebook 'plan_draft'; did you mean
+    'preset'? allowed: ...`` (``where``: ``"of notebook 'plan_draft'"``)."""
+    allowed = list(allowed)
+    for name in given:
+        if name not in allowed:
+            raise ValueError(f"unknown {what} {name!r}{' ' + where if where else ''}; {suggestion(name, allowed)}"
+                             f"allowed: {', '.join(allowed)}")
+
+
+Rule = Callable[[Any, str], Any]
+
+
+def rule(check: Callable[..., Any], **options: Any) -> Rule:
+    """A rule ``(value, name) -> value`` of a check with its options bound, for :func:`check_parameters`
+    (the notebooks' values are Python objects: numeric text is refused)."""
+    if check in (number, integer, interval, seed, draws):
+        options.setdefault("strings", False)
+    if check in (integer, seed, draws):
+        options.setdefault("floats", False)
+    return lambda value, name: check(value, name, **options)
+
+
+def optional(inner: Rule) -> Rule:
+    """A rule that accepts ``None`` and checks anything else with ``inner``."""
+    return lambda value, name: None if value is None else inner(value, name)
+
+
+def check_parameters(chapter: str, given: Mapping[str, Any], rules: Mapping[str, Rule]) -> dict[str, Any]:
+    """The parameters of notebook ``chapter`` checked by their rules (given in the notebook's order),
+    in that order: an unknown name is refused (the closest suggested) before any value is looked at."""
+    unknown_names(given, rules, "parameter", f"of notebook {chapter!r}")
+    return {name: check(given[name], name) for name, check in rules.items() if name in given}
+
+
+# ---------------------------------------------------------------------------------------------
+# arrays (the model layer)
 
 
 def as_float_array(value: ArrayLike, name: str) -> np.ndarray:
     """``value`` as a float array; a non-numeric or non-finite entry raises naming ``name``."""
+    if isinstance(value, (bool, np.bool_, str)):
+        raise ValueError(f"{shown(name)} must be numeric, got {show(value)}")
     try:
         arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be numeric, got {value!r}") from exc
+    except (TypeError, ValueError):
+        raise ValueError(f"{shown(name)} must be numeric, got {show(value)}") from None
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+        bad = np.ravel(arr)[~np.isfinite(np.ravel(arr))]
+        count = f" ({bad.size} of {arr.size} values)" if arr.size > 1 else ""
+        raise ValueError(f"{shown(name)} must be finite, got {bad[0].item()!r}{count}")
     return arr
 
 
@@ -28,7 +440,7 @@ def as_positive(value: ArrayLike, name: str) -> np.ndarray:
     arr = as_float_array(value, name)
     if np.any(arr <= 0):
         bad = arr[arr <= 0] if arr.ndim else arr
-        raise ValueError(f"{name} must be > 0, got {np.ravel(bad)[0]!r}")
+        raise ValueError(f"{shown(name)} must be > 0, got {np.ravel(bad)[0].item()!r}")
     return arr
 
 
@@ -37,7 +449,7 @@ def as_open_unit(value: ArrayLike, name: str) -> np.ndarray:
     arr = as_float_array(value, name)
     if np.any((arr <= 0) | (arr >= 1)):
         bad = np.ravel(arr[(arr <= 0) | (arr >= 1)] if arr.ndim else arr)[0]
-        raise ValueError(f"{name} must lie in the open interval (0, 1), got {bad!r}")
+        raise ValueError(f"{shown(name)} must lie in the open interval (0, 1), got {bad.item()!r}")
     return arr
 
 
@@ -46,5 +458,5 @@ def as_in_range(value: ArrayLike, name: str, low: float, high: float) -> np.ndar
     arr = as_float_array(value, name)
     if np.any((arr < low) | (arr > high)):
         bad = np.ravel(arr[(arr < low) | (arr > high)] if arr.ndim else arr)[0]
-        raise ValueError(f"{name} must lie in [{low}, {high}], got {bad!r}")
+        raise ValueError(f"{shown(name)} must lie in [{low:g}, {high:g}], got {bad.item()!r}")
     return arr

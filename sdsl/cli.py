@@ -9,28 +9,82 @@
     sdsl plan --preset llama-3.1-70b --hardware h200 --dtype fp8 --batch 1,8,64
     sdsl speedup --alpha 0.8 --cost-ratio 0.05 --gamma 5
 
-Bad input prints one line on stderr and exits with status 2 (as argparse's own usage errors); the
-message is the ``ValueError`` the notebook ``plan_draft`` raises for the same input
-(:func:`sdsl.plan.check_inputs`).
+Bad input prints one line on stderr and exits with status 2, argparse's own usage errors included;
+the message is the ``ValueError`` the notebook ``plan_draft`` raises for the same input
+(:func:`sdsl.plan.check_inputs`, :mod:`sdsl._validate`), with the parameters named by the flags
+typed here (``--n-range``, not ``n_range``). Nothing given is dropped: an option given twice, an
+option that the other options make unused (``--seed`` without ``--bootstrap``, the hardware options
+without ``--hardware``) and an unknown option are refused. Negative numbers are values
+(``--target-params -70e9`` is refused for its sign, not read as an option). ``sdsl --version``
+prints the version; ``python -m sdsl`` is the same command.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
 __all__ = ["main", "build_parser"]
 
 EXIT_USAGE = 2
+
+#: Parameter names of the library whose flag is not the parameter's name with dashes.
+_FLAGS = {"n_boot": "--bootstrap", "candidates": "--draft-params", "integer_gamma": "--integer-gamma"}
+#: A number, negative ones included (argparse alone reads "-70e9" and "-inf" as options).
+_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE)
+
+
+class _Once(argparse.Action):
+    """Store an option's value, refusing a second one (argparse keeps the last silently)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = namespace.__dict__.setdefault("_given", {})
+        if self.dest in given:
+            raise argparse.ArgumentError(self, f"given twice ({given[self.dest]} and {_text(values)}): give it once")
+        given[self.dest] = _text(values)
+        setattr(namespace, self.dest, values)
+
+
+def _text(values: Any) -> str:
+    return " ".join(map(str, values)) if isinstance(values, list) else str(values)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit status 2), negative numbers as values and options that
+    may be given once."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NUMBER
+        self.register("action", None, _Once)
+        self.register("action", "store", _Once)
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        from sdsl._validate import one_line, suggestion
+
+        hint = ""
+        m = re.match(r"unrecognized arguments: (\S+)", message)
+        if m:
+            options = [o for a in self._actions for o in a.option_strings]
+            for a in self._actions:
+                if isinstance(a, argparse._SubParsersAction):
+                    options += [o for p in a.choices.values() for b in p._actions for o in b.option_strings]
+            hint = suggestion(m.group(1).split("=")[0], sorted(set(options)))
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(message)}{'; ' + hint.strip() if hint else ''} "
+                              f"(see '{self.prog} --help')\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``sdsl`` (sub-commands ``plan``, ``speedup``, ``presets`` and ``alpha``)."""
     from sdsl import cli_deploy
 
-    parser = argparse.ArgumentParser(
+    import sdsl
+
+    parser = _Parser(
         prog="sdsl",
         description=(
             "Speculative Decoding Scaling Laws (arXiv 2603.11053): plan the throughput-optimal draft "
@@ -39,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog="Run 'sdsl plan --help' for the planning options.",
     )
+    parser.add_argument("--version", action="version", version=f"sdsl {sdsl.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     p = sub.add_parser(
         "plan",
@@ -74,10 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="range of draft sizes searched, in parameters (default: 1e7 to M/2)")
     p.add_argument("--draft-params", metavar="N", action="append",
                    help="a candidate draft size, in parameters, reported as a share of the optimum (repeatable)")
-    p.add_argument("--bootstrap", metavar="B", type=str, default="0",
-                   help="parametric bootstrap draws of the acceptance coefficients for a 95%% interval of N* "
-                        "(default 0: none)")
-    p.add_argument("--seed", metavar="S", default="0", help="seed of the bootstrap (integer, default 0)")
+    p.add_argument("--bootstrap", metavar="B",
+                   help="parametric bootstrap draws of the acceptance coefficients for a 95%% interval of N*: "
+                        "0 (none, the default) or 100 to 10000")
+    p.add_argument("--seed", metavar="S", help="seed of the bootstrap, an integer in [0, 2^63 - 1] (default 0; "
+                                               "only with --bootstrap)")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object (keys n_star, gamma_star, alpha, tokens_per_flop, "
                         "tokens_per_flop_ratio, gamma_star_continuous, gamma_star_integer, rounding_loss, wall_clock, "
@@ -107,14 +163,27 @@ def _one_line(msg: str) -> str:
     return " ".join(str(msg).split())
 
 
+def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """Parameter name -> the flag that sets it, for the messages of one sub-command."""
+    out = {a.dest: a.option_strings[0] for a in parser._actions if a.option_strings and a.dest != "help"}
+    return {**out, **{k: v for k, v in _FLAGS.items() if v in out.values()}}
+
+
 def _plan(args: argparse.Namespace) -> int:
     from sdsl import plan as P
 
+    if args.seed is not None and args.bootstrap is None:
+        from sdsl._validate import seed
+
+        seed(args.seed, "seed")
+        raise ValueError(f"--seed {args.seed} is used only by the bootstrap: give --bootstrap B (100 to 10000 draws) "
+                         f"too, or drop --seed")
     inputs = P.check_inputs(
         preset=args.preset, target_params=args.target_params, target_tokens=args.target_tokens,
         draft_tokens=args.draft_tokens, constants=args.constants, alpha_source=args.alpha_source,
         integer_gamma=args.integer_gamma, n_range=args.n_range, candidates=args.draft_params,
-        n_boot=args.bootstrap, seed=args.seed,
+        n_boot=0 if args.bootstrap is None else args.bootstrap,
+        seed=("0" if args.seed is None else args.seed) if args.bootstrap is not None else None,
     )
     from sdsl import cli_deploy
     from sdsl.deployment import deployment_report
@@ -173,28 +242,45 @@ def _presets(args: argparse.Namespace) -> int:
     return cli_deploy.run_presets_plan(args) if args.plan else cli_deploy.run_presets_list(args)
 
 
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "plan":
+        return _plan(args)
+    if args.command == "alpha":
+        from sdsl.measure.report import run
+
+        return run(args)
+    if args.command == "speedup":
+        from sdsl.cli_deploy import run_speedup
+
+        return run_speedup(args)
+    return _presets(args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``sdsl`` console script; returns the exit status."""
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse: --help (0) and usage errors (2)
+        args, extra = parser.parse_known_args(argv)
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[args.command]
+        if extra:  # named by the sub-command, with the closest of its options
+            sub.error(f"unrecognized arguments: {' '.join(extra)}")
+    except SystemExit as exc:  # argparse: --help, --version (0) and usage errors (2)
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+    from sdsl._validate import argument_names
+
     try:
-        if args.command == "plan":
-            return _plan(args)
-        if args.command == "alpha":
-            from sdsl.measure.report import run
-
-            return run(args)
-        if args.command == "speedup":
-            from sdsl.cli_deploy import run_speedup
-
-            return run_speedup(args)
-        return _presets(args)
+        with argument_names(_flags(sub)):
+            status = _dispatch(args)
+        sys.stdout.flush()  # inside the try: a closed pipe is seen here, not at interpreter exit
+        return status
     except ValueError as exc:
         print(f"sdsl {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        # the reader went away (`sdsl presets | head`): not an error of ours; silence the final flush
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import math
 from typing import Any
 
 __all__ = ["add_plan_arguments", "add_speedup_parser", "add_presets_arguments", "wall_clock_inputs",
-           "plan_rows", "run_speedup", "run_presets_plan", "run_presets_list"]
+           "plan_rows", "interval_rows", "run_speedup", "run_presets_plan", "run_presets_list"]
 
 
 def add_plan_arguments(p: argparse.ArgumentParser) -> None:
@@ -42,7 +42,7 @@ def add_plan_arguments(p: argparse.ArgumentParser) -> None:
                    "an iteration costs max(draft, verify) instead of their sum")
     h.add_argument("--step-overhead", metavar="S", help="fixed seconds per forward pass (kernel launches, framework; "
                    "default: the preset's, 0 for the GPUs)")
-    h.add_argument("--gamma-max", metavar="G", default="32", help="largest draft length searched (default 32)")
+    h.add_argument("--gamma-max", metavar="G", help="largest draft length searched, 1 to 1024 (default 32)")
     e = p.add_argument_group("engine settings (vLLM --speculative-config, SGLang flags)")
     e.add_argument("--draft-model", metavar="ID", help="draft repository id or path written into the engine settings "
                    "(default: the suggested published draft, else a placeholder)")
@@ -56,7 +56,7 @@ def wall_clock_inputs(args: argparse.Namespace):
     return check_wall_clock(
         cost_ratio=args.cost_ratio, draft_latency=args.draft_latency, target_latency=args.target_latency,
         verify_latency=args.verify_latency, verify_tokens=args.verify_tokens, hardware=args.hardware,
-        gpus=1 if args.gpus is None else args.gpus, dtype=args.dtype, batch=args.batch, context=args.context,
+        gpus=args.gpus, dtype=args.dtype, batch=args.batch, context=args.context,
         overlap=args.overlap, step_overhead=args.step_overhead, gamma_max=args.gamma_max)
 
 
@@ -97,11 +97,43 @@ def plan_rows(rep: dict[str, Any]) -> list[tuple[str, str]]:
         rows.append(("engine draft", e["draft"]))
     else:
         rows.append(("engines", e["note"]))
-    iv = rep["interval"]
-    rows.append(("N* interval includes", "; ".join(iv["includes"]) or "nothing (no bootstrap: give --bootstrap B --seed S)"))
-    rows.append(("N* interval leaves out", "; ".join(iv["excludes"])))
+    rows += interval_rows(rep["interval"])
     for wmsg in rep["warnings"]:
         rows.append(("warning", wmsg))
+    return rows
+
+
+_SOURCE_NAMES = {"law": "acceptance law", "constants": "loss-law constants", "coefficients": "plane's coefficients"}
+
+
+def interval_rows(iv: dict[str, Any]) -> list[tuple[str, str]]:
+    """The text rows of the ``N*`` interval (:func:`sdsl.plan.interval.n_star_intervals`): the
+    headline with its sources, each source, the combination and what is left out."""
+    h, by = iv["headline"], iv["by_source"]
+    names = ", ".join(_SOURCE_NAMES[k] for k in h["sources"])
+    rows = [("N* interval (headline)", f"[{_g(h.get('low'))}, {_g(h.get('high'))}] parameters over: {names}"
+             + (f"; left out: {', '.join(_SOURCE_NAMES[k] for k in h['left_out'])}" if h["left_out"] else "")
+             + " (an envelope of model choices, not a probability)")]
+    law = by["law"]
+    groups: dict[str, list[str]] = {}
+    for v in law["laws"]:
+        groups.setdefault(v["fitted_on"], []).append(
+            f"{v['label']} {_g(v['n_star'])}" + ("" if v["status"] == "interior" else f" ({v['status']})"))
+    rows.append(("  by acceptance law", f"[{_g(law.get('low'))}, {_g(law.get('high'))}]: "
+                 + "; ".join(f"{k}: {', '.join(g)}" for k, g in groups.items())))
+    con = by["constants"]
+    rows.append(("  by loss-law constants", f"[{_g(con.get('low'))}, {_g(con.get('high'))}]: "
+                 + "; ".join(f"{v['constants']} {_g(v['n_star'])}" for v in con["sets"])))
+    co = by["coefficients"]
+    if co["computed"]:
+        rows.append(("  by plane's coefficients", f"[{_g(co['low'])}, {_g(co['high'])}]: {co['kind']} "
+                     f"({co['draws']} draws, seed {co['seed']}, {co['dropped']} dropped)"))
+    else:
+        rows.append(("  by plane's coefficients", f"not computed: {co['why']}"))
+    c = iv["combined"]
+    if c is not None and c["sources"] != h["sources"]:
+        rows.append(("  combined (all computed)", f"[{_g(c['low'])}, {_g(c['high'])}]"))
+    rows.append(("N* interval leaves out", "; ".join(iv["excludes"])))
     return rows
 
 
@@ -130,26 +162,16 @@ def run_speedup(args: argparse.Namespace) -> int:
     from sdsl.deployment import check_wall_clock
     from sdsl.model.speedup import speedup_report
 
-    try:
-        alpha = float(args.alpha)
-    except ValueError:
-        alpha = math.nan
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha (acceptance rate) must lie in the open interval (0, 1), got {args.alpha!r}")
+    from sdsl import _validate as V
+
+    alpha = V.number(args.alpha, "alpha", low=0, high=1, low_open=True, high_open=True, what="acceptance rate")
     if args.cost_ratio is None and args.draft_latency is None and args.target_latency is None:
         raise ValueError("give the cost of drafting: --cost-ratio C, or --draft-latency and --target-latency (seconds)")
     wc = check_wall_clock(cost_ratio=args.cost_ratio, draft_latency=args.draft_latency,
                           target_latency=args.target_latency, verify_latency=args.verify_latency,
                           verify_tokens=args.verify_tokens)
-    gamma = None
-    if args.gamma is not None:
-        try:
-            gf = float(args.gamma)
-        except ValueError:
-            gf = math.nan
-        if not (math.isfinite(gf) and gf.is_integer() and gf >= 0):
-            raise ValueError(f"gamma must be an integer >= 0 (tokens drafted per iteration), got {args.gamma!r}")
-        gamma = int(gf)
+    gamma = None if args.gamma is None else V.integer(args.gamma, "gamma", low=0, high=1024,
+                                                       what="tokens drafted per iteration")
     rep = speedup_report(alpha, wc.c, gamma, wc.verify_slope)
     d = rep.as_dict()
     if args.json:
@@ -171,8 +193,9 @@ def run_speedup(args: argparse.Namespace) -> int:
 
 
 def add_presets_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--plan", action="store_true", help="plan every dense target: N*, integer gamma*, alpha and the "
-                   "tokens per FLOP ratio (the wall-clock speedup of Theorem 3.8 at c = N*/M)")
+    p.add_argument("--plan", action="store_true", help="plan every dense target: N*, integer gamma*, alpha, the "
+                   "tokens per FLOP ratio and, where the architecture is known, the wall-clock speedup on an H100 SXM "
+                   "at batch 1 (mixture-of-experts targets refused, unknown tokens said to be unknown)")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
 
 
@@ -195,40 +218,28 @@ def run_presets_list(args: argparse.Namespace) -> int:
 
 
 def run_presets_plan(args: argparse.Namespace) -> int:
-    from sdsl import plan as P
-    from sdsl.model.deploy import integer_draft_length
+    """``sdsl presets --plan``: the lookup table of :func:`sdsl.plan.lookup.lookup_rows` (the book's
+    table, the same numbers)."""
+    from sdsl.plan.lookup import lookup_rows
 
-    out = []
-    for r in P.preset_records():
-        if r["role"] != "target":
-            continue
-        row: dict[str, Any] = {"preset": r["preset"], "model": r["model"], "params": r["params"]}
-        try:
-            inp = P.check_inputs(preset=r["preset"])
-            o = P.plan(inp)
-        except ValueError as exc:
-            row["refused"] = " ".join(str(exc).split())
-            out.append(row)
-            continue
-        il = integer_draft_length(o.alpha, o.n_star, o.m)
-        row.update(tokens=inp.target.tokens, draft_tokens=inp.draft_tokens[0], n_star=o.n_star,
-                   gamma_star_integer=il.gamma_integer, gamma_star_continuous=il.gamma_continuous, alpha=o.alpha,
-                   tokens_per_flop_ratio=o.tokens_per_flop * 2 * o.m)
-        out.append(row)
+    out = lookup_rows()
     if args.json:
         print(json.dumps(out))
         return 0
     print(f"{'preset':<21} {'M (params)':>11} {'D_prime':>8} {'D':>8} {'N* (params)':>12} {'gamma*':>6} {'alpha':>7} "
-          f"{'ratio':>6}")
+          f"{'ratio':>6} {'wall-clock':>10} {'hw gamma':>8} {'gpus':>4}")
     for r in out:
-        if "refused" in r:
-            why = ("mixture of experts: the law is for dense targets" if "mixture-of-experts" in r["refused"] else
-                   "tokens unknown (model card): give --target-tokens to sdsl plan" if "not stated" in r["refused"]
-                   else r["refused"])
-            print(f"{r['preset']:<21} {r['params']:>11.4g}  {why}")
+        if r["status"] != "planned":
+            tok = "unknown" if r["tokens"] is None else f"{r['tokens']:.3g}"
+            print(f"{r['preset']:<21} {r['params']:>11.4g} {tok:>8}  {r['status']}: {r['note']}")
             continue
+        known = r["wall_clock_speedup"] is not None
+        wall = f"{r['wall_clock_speedup']:.3f}x" if known else "n/a"
         print(f"{r['preset']:<21} {r['params']:>11.4g} {r['tokens']:>8.3g} {r['draft_tokens']:>8.3g} "
-              f"{r['n_star']:>12.4g} {r['gamma_star_integer']:>6d} {r['alpha']:>7.4f} {r['tokens_per_flop_ratio']:>5.3f}x")
-    print("ratio: tokens per FLOP over plain decoding (T(N*) * 2M), the wall-clock speedup only in the batch-1 "
-          "memory-bound limit; 'sdsl plan --preset NAME --hardware h100-sxm --batch 1,64' for a deployment")
+              f"{r['n_star']:>12.4g} {r['gamma_star_integer']:>6d} {r['alpha']:>7.4f} {r['tokens_per_flop_ratio']:>5.3f}x "
+              f"{wall:>10} {r['wall_clock_gamma'] if known else '':>8} {r['gpus'] if known else '':>4}")
+    hw = next((r["hardware"] for r in out if r["hardware"]), "the GPU preset")
+    print("ratio: tokens per FLOP over plain decoding (T(N*) * 2M), not a wall-clock speedup; wall-clock: Theorem 3.8 "
+          f"on the roofline of {hw} at batch 1, empty KV cache, a draft of N* parameters at its best integer gamma "
+          "(hw gamma) on the fewest devices (gpus, tensor parallel) that hold both models (n/a: architecture unknown); 'sdsl plan --preset NAME --hardware h100-sxm --batch 1,64' for a deployment")
     return 0

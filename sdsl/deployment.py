@@ -14,8 +14,10 @@
   re-optimises ``N*`` and ``gamma*`` for wall-clock time, with drafting sequential or overlapped);
 * the published draft of the target's tokenizer group that comes closest to the optimum, and
   ready-to-paste vLLM and SGLang settings;
-* which uncertainties the ``N*`` interval includes and which it leaves out, and warnings where the
-  acceptance plane is evaluated outside the perplexities it was fitted on.
+* the interval of ``N*`` over acceptance laws, loss-law constants and the plane's coefficients, by
+  source and combined, with the sources of the headline interval (:mod:`sdsl.plan.interval`), and
+  warnings where the acceptance plane (or a law of the interval) is evaluated outside the data it
+  was fitted on.
 
 Only numpy is imported (no pandas, no scipy): ``sdsl plan`` must answer in 0.3 s.
 """
@@ -28,14 +30,17 @@ from typing import Any
 
 import numpy as np
 
+from sdsl import _validate as V
+from sdsl._validate import shown
 from sdsl.model import deploy as D
 from sdsl.model import hardware as H
 from sdsl.model import speedup as S
 from sdsl.model.laws import acceptance_rate, perplexity
 from sdsl.model.optimal_draft import DraftOptimum, optimal_draft_size
 from sdsl.model.throughput import optimal_gamma, optimal_tokens_per_flop
+from sdsl.plan.interval import n_star_intervals
 
-__all__ = ["DTYPES", "WallClockInputs", "check_wall_clock", "perplexity_warnings", "interval_sources",
+__all__ = ["DTYPES", "WallClockInputs", "check_wall_clock", "perplexity_warnings",
            "suggest_draft", "deployment_report"]
 
 #: Bytes per weight and KV-cache element of the number formats ``--dtype`` accepts.
@@ -58,15 +63,9 @@ class WallClockInputs:
 
 
 def _number(value: Any, name: str, low: float, what: str, integer: bool = False, strict: bool = False) -> float:
-    try:
-        x = float(value.strip()) if isinstance(value, str) else float(value)
-    except (TypeError, ValueError):
-        x = math.nan
-    bad = (not math.isfinite(x) or (x <= low if strict else x < low) or (integer and not x.is_integer()))
-    if isinstance(value, bool) or bad:
-        kind = "an integer" if integer else "a number"
-        raise ValueError(f"{name} must be {kind} {'>' if strict else '>='} {low:g} ({what}), got {value!r}")
-    return x
+    if integer:
+        return float(V.integer(value, name, low=int(low), what=what))
+    return V.number(value, name, low=low, low_open=strict, what=what)
 
 
 def _list(values: Any, name: str, low: float, what: str, integer: bool, default: float) -> tuple[float, ...]:
@@ -76,54 +75,66 @@ def _list(values: Any, name: str, low: float, what: str, integer: bool, default:
     out: list[float] = []
     for v in items:
         parts = v.replace(",", " ").split() if isinstance(v, str) else [v]
+        if isinstance(v, str) and not parts:
+            raise ValueError(f"{shown(name)} is empty: give at least one value ({what})")
         out += [_number(p, name, low, what, integer) for p in parts]
     if not out:
-        raise ValueError(f"{name} is empty: give at least one value ({what})")
+        raise ValueError(f"{shown(name)} is empty: give at least one value ({what})")
     return tuple(out)
 
 
 def check_wall_clock(cost_ratio: Any = None, draft_latency: Any = None, target_latency: Any = None,
                      verify_latency: Any = None, verify_tokens: Any = None, hardware: Any = None,
-                     gpus: Any = 1, dtype: Any = None, batch: Any = None, context: Any = None,
-                     overlap: bool = False, step_overhead: Any = None, gamma_max: Any = 32) -> WallClockInputs:
+                     gpus: Any = None, dtype: Any = None, batch: Any = None, context: Any = None,
+                     overlap: bool = False, step_overhead: Any = None, gamma_max: Any = None) -> WallClockInputs:
     """Validate the wall-clock options of ``sdsl plan`` (one ``ValueError`` with one line per problem).
 
     At most one source of the cost coefficient: ``cost_ratio`` (``c``), the latencies
     ``draft_latency`` and ``target_latency`` in seconds (optionally ``verify_latency`` of a pass over
-    ``verify_tokens`` tokens), or a ``hardware`` preset (with ``gpus`` in tensor parallel, ``dtype``,
-    batch sizes ``batch``, context lengths ``context``, ``overlap`` and ``step_overhead`` in seconds).
-    None of them: the FLOP model, ``c = N*/M``."""
-    gm = int(_number(gamma_max, "gamma_max", 1, "largest draft length searched", integer=True))
+    ``verify_tokens`` tokens), or a ``hardware`` preset (with ``gpus`` in tensor parallel (default 1),
+    ``dtype``, batch sizes ``batch``, context lengths ``context``, ``overlap``, ``step_overhead`` in
+    seconds and ``gamma_max``, the largest draft length searched, default 32). None of them: the FLOP
+    model, ``c = N*/M``. An option the chosen source does not use is refused, not ignored."""
+    gm = 32 if gamma_max is None else V.integer(gamma_max, "gamma_max", low=1, high=1024,
+                                                 what="largest draft length searched")
     lat = [v is not None for v in (draft_latency, target_latency, verify_latency, verify_tokens)]
-    given = [n for n, on in (("--cost-ratio", cost_ratio is not None), ("--draft-latency/--target-latency", any(lat)),
-                             ("--hardware", hardware is not None)) if on]
+    given = [n for n, on in ((shown("cost_ratio"), cost_ratio is not None),
+                             (f"{shown('draft_latency')}/{shown('target_latency')}", any(lat)),
+                             (shown("hardware"), hardware is not None)) if on]
     if len(given) > 1:
         raise ValueError(f"give one source of the cost of drafting, not {' and '.join(given)}")
-    hw_only = [n for n, v in (("--batch", batch), ("--context", context), ("--dtype", dtype),
-                              ("--step-overhead", step_overhead)) if v is not None]
-    if (hw_only or overlap or (gpus not in (None, 1, "1"))) and hardware is None:
-        shown = hw_only + (["--overlap"] if overlap else []) + (["--gpus"] if gpus not in (None, 1, "1") else [])
-        raise ValueError(f"{', '.join(shown)} need --hardware (an accelerator preset: {', '.join(H.accelerator_names())})")
+    hw_only = [shown(n) for n, v in (("batch", batch), ("context", context), ("dtype", dtype),
+                                     ("step_overhead", step_overhead), ("gpus", gpus), ("gamma_max", gamma_max))
+               if v is not None] + ([shown("overlap")] if overlap else [])
+    if hw_only and hardware is None:
+        raise ValueError(f"{', '.join(hw_only)} {'needs' if len(hw_only) == 1 else 'need'} {shown('hardware')} (an "
+                         f"accelerator preset: {', '.join(H.accelerator_names())}); without it they are not used")
     if cost_ratio is not None:
-        c = _number(cost_ratio, "cost_ratio (c)", 0, "seconds of a draft step over seconds of a target step")
+        c = _number(cost_ratio, "cost_ratio", 0, "seconds of a draft step over seconds of a target step")
         return WallClockInputs("cost_ratio", c=c, gamma_max=gm)
     if any(lat):
         if draft_latency is None or target_latency is None:
-            raise ValueError("latencies need both --draft-latency and --target-latency (seconds per step of one token)")
-        c, k = S.cost_from_latencies(
-            _number(draft_latency, "draft_latency", 0, "seconds per draft step", strict=True),
-            _number(target_latency, "target_latency", 0, "seconds per target step", strict=True),
-            None if verify_latency is None else _number(verify_latency, "verify_latency", 0, "seconds", strict=True),
-            None if verify_tokens is None else _number(verify_tokens, "verify_tokens", 2, "gamma + 1 tokens", integer=True))
+            raise ValueError(f"latencies need both {shown('draft_latency')} and {shown('target_latency')} (seconds per "
+                             f"step of one token)")
+        if (verify_latency is None) != (verify_tokens is None):
+            raise ValueError(f"{shown('verify_latency')} and {shown('verify_tokens')} go together (the seconds of one "
+                             f"verification pass and its tokens): give both or neither")
+        td = _number(draft_latency, "draft_latency", 0, "seconds per draft step", strict=True)
+        tt = _number(target_latency, "target_latency", 0, "seconds per target step", strict=True)
+        tv = None if verify_latency is None else _number(verify_latency, "verify_latency", 0, "seconds", strict=True)
+        kt = None if verify_tokens is None else _number(verify_tokens, "verify_tokens", 2, "gamma + 1 tokens",
+                                                        integer=True)
+        if tv is not None and tv < tt:
+            raise ValueError(f"{shown('verify_latency')} = {tv:g} s is below {shown('target_latency')} = {tt:g} s: a pass "
+                             f"over {kt:g} tokens cannot be faster than over one; check the measurements")
+        c, k = S.cost_from_latencies(td, tt, tv, kt)
         return WallClockInputs("latencies", c=c, verify_slope=k, gamma_max=gm)
     if hardware is None:
         return WallClockInputs("flop", gamma_max=gm)
-    acc = H.get_accelerator(hardware)
-    acc = acc.times(int(_number(gpus, "gpus", 1, "devices in tensor parallel", integer=True)))
+    acc = H.get_accelerator(V.text(hardware, "hardware", "an accelerator preset"))
+    acc = acc.times(int(_number(1 if gpus is None else gpus, "gpus", 1, "devices in tensor parallel", integer=True)))
     if dtype is not None:
-        key = str(dtype).strip().lower()
-        if key not in DTYPES:
-            raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+        key = V.choice(str(dtype).strip().lower(), "dtype", list(DTYPES), "weights and KV cache")
         acc = acc.with_bytes_per_param(DTYPES[key], key)
     if step_overhead is not None:
         from dataclasses import replace
@@ -149,17 +160,6 @@ def perplexity_warnings(inputs, opt: DraftOptimum) -> list[str]:
             out.append(f"the predicted perplexity of the {what}, {v:.3g}, lies outside the range the acceptance "
                        f"plane ({inputs.alpha.label}) was fitted on, {lo:.3g} to {hi:.3g}: alpha is extrapolated")
     return out
-
-
-def interval_sources(n_boot: int) -> dict[str, list[str]]:
-    """Which sources of uncertainty the ``N*`` interval includes and which it leaves out."""
-    inc = (["standard errors of the acceptance plane's coefficients (parametric bootstrap; Table 3's, drawn "
-            "independently: the paper prints no covariance)"] if n_boot > 0 else [])
-    exc = ["the choice of acceptance law (other laws of the beyond chapter move N* by a factor of about 2)",
-           "the loss-law constants (Hoffmann et al. 2022 instead of Besiroglu et al. 2024: N* 4 to 10 % lower; "
-           "try --constants hoffmann2022)",
-           "the loss law's exponents and the extrapolation beyond the fitted perplexities"]
-    return {"includes": inc, "excludes": exc}
 
 
 def _alpha(n, d, y, inputs):
@@ -290,9 +290,23 @@ def deployment_report(inputs, opt: DraftOptimum, wc: WallClockInputs, draft_mode
                                        draft_model or (sugg["hf_id"] if use_sugg else None))
     out["engines"]["draft"] = ("given (--draft-model)" if draft_model else
                                f"suggested: {sugg['model']}" if use_sugg else "placeholder: a draft of about N* parameters")
-    out["interval"] = interval_sources(inputs.n_boot)
+    out["interval"] = n_star_intervals(inputs, opt.n_star)
+    for law, what in _law_extrapolation(out["interval"]):
+        warnings.append(f"the {law} of the N* interval is evaluated at {what} (the range of the pairs it was "
+                        f"fitted on): its N* there is an extrapolation")
     out["warnings"] = warnings
     return _json_safe(out)
+
+
+def _law_extrapolation(interval: dict[str, Any]) -> list[tuple[str, str]]:
+    """(law, covariates) where a refitted law of the interval is evaluated outside its fitted draft
+    sizes or tokens at the plan's constants (the perplexities' warning is :func:`perplexity_warnings`)."""
+    out = []
+    for v in interval["by_source"]["law"]["laws"]:
+        far = [e for e in v["extrapolated"] if e.startswith(("draft size", "draft tokens"))]
+        if v["law"] != "plan" and far:
+            out.append((f"law {v['label']} ({v['fitted_on']})", "; ".join(far)))
+    return out
 
 
 def _json_safe(x: Any) -> Any:

@@ -30,7 +30,8 @@ echo "built $(basename "$whl") ($(du -k "$whl" | cut -f1) kB)"
 # the wheel's file list (python's zipfile: unzip may be missing); not piped into grep -q, whose early
 # exit would fail the pipe under pipefail
 listing=$("$PY" -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' "$whl")
-for f in sdsl/_data/presets.csv sdsl/_data/accelerators.csv sdsl/py.typed sdsl/model/hardware.py; do
+for f in sdsl/_data/presets.csv sdsl/_data/accelerators.csv sdsl/_data/acceptance_laws.csv sdsl/_data/acceptance_laws.yml \
+         sdsl/py.typed sdsl/model/hardware.py sdsl/plan/interval.py sdsl/plan/lookup.py; do
   grep -qF "$f" <<<"$listing" || fail "the wheel lacks $f"
 done
 
@@ -48,11 +49,12 @@ cd "$tmp"
 # 3. the commands a user runs, and their outputs
 "$V/python" -c "import sdsl, sdsl.paths as p; assert 'site-packages' in str(p.DATA), p.DATA; print('import sdsl', sdsl.__version__, 'data at', p.DATA)" \
   || fail "import sdsl"
-"$V/python" -c "import sys, sdsl.cli; import sdsl.plan; bad=[m for m in ('pandas','scipy','matplotlib') if m in sys.modules]; assert not bad, bad" \
+"$V/python" -c "import sys, sdsl.cli; import sdsl.plan; bad=[m for m in ('pandas','scipy','matplotlib','statsmodels') if m in sys.modules]; assert not bad, bad" \
   || fail "the planning path imports a heavy package"
 out=$("$V/sdsl" plan --preset llama-3-70b) || fail "sdsl plan --preset llama-3-70b exited $?"
 for label in "N* (optimal draft size)" "gamma* continuous / integer" "tokens per FLOP ratio" "wall-clock speedup" \
-             "vLLM" "num_speculative_tokens" "SGLang" "--speculative-num-steps"; do
+             "vLLM" "num_speculative_tokens" "SGLang" "--speculative-num-steps" "N* interval (headline)" \
+             "by acceptance law" "by loss-law constants" "by plane's coefficients" "N* interval leaves out"; do
   grep -qF -- "$label" <<<"$out" || fail "sdsl plan output lacks '$label'"
 done
 json=$("$V/sdsl" plan --target-params 70.6e9 --target-tokens 15e12 --draft-tokens 15e12 --json) || fail "sdsl plan --json"
@@ -67,13 +69,35 @@ assert 2.5e8 < r["n_star"] < 3.2e8, r["n_star"]
 assert r["gamma_star_integer"] == int(r["gamma_star_integer"]) >= 1
 assert r["engines"]["vllm"]["speculative_config"]["num_speculative_tokens"] == r["num_speculative_tokens"]
 assert "speedup" in r["wall_clock"] and r["wall_clock"]["speedup"] > 1
-print("sdsl plan --json: N* %.4g, gamma* %.4g -> %d, vLLM num_speculative_tokens %d" % (
-    r["n_star"], r["gamma_star_continuous"], r["gamma_star_integer"], r["num_speculative_tokens"]))
+iv = r["interval"]
+h = iv["headline"]
+assert h["sources"] == ["law", "constants"] and h["left_out"] == ["coefficients"], h
+assert h["low"] < r["n_star"] < h["high"] and h["high"] / h["low"] > 2, h
+assert len(iv["by_source"]["law"]["laws"]) == 4 and len(iv["by_source"]["constants"]["sets"]) == 2
+print("sdsl plan --json: N* %.4g, gamma* %.4g -> %d, vLLM num_speculative_tokens %d; N* interval [%.4g, %.4g] over %s" % (
+    r["n_star"], r["gamma_star_continuous"], r["gamma_star_integer"], r["num_speculative_tokens"],
+    h["low"], h["high"], ", ".join(h["sources"])))
+PYEOF
+json=$("$V/sdsl" plan --preset opt-13b --bootstrap 200 --seed 1 --json) || fail "sdsl plan --bootstrap --json"
+"$V/python" - "$json" <<'PYEOF' || fail "sdsl plan --bootstrap --json: wrong interval"
+import json, sys
+r = json.loads(sys.argv[1])
+iv = r["interval"]
+h, co = iv["headline"], iv["by_source"]["coefficients"]
+assert h["sources"] == ["law", "constants", "coefficients"] and h["left_out"] == [], h
+assert co["computed"] and co["draws"] == 200 and [co["low"], co["high"]] == r["n_star_ci95"], co
+for k in ("law", "constants", "coefficients"):
+    s = iv["by_source"][k]
+    assert h["low"] <= s["low"] <= r["n_star"] * 1.000001 and s["high"] <= h["high"], (k, s, h)
+assert any("draft size N" in w for w in r["warnings"]), r["warnings"]  # a log-linear law below its fitted N
+print("sdsl plan --bootstrap 200 --json (OPT-13B): N* interval [%.4g, %.4g] over every source" % (h["low"], h["high"]))
 PYEOF
 out=$("$V/sdsl" presets) || fail "sdsl presets"
 grep -q "llama-3.1-405b" <<<"$out" || fail "sdsl presets does not list llama-3.1-405b"
 out=$("$V/sdsl" presets --plan) || fail "sdsl presets --plan"
 grep -q "mixture of experts" <<<"$out" || fail "sdsl presets --plan does not refuse the mixture-of-experts presets"
+grep -q "tokens unknown" <<<"$out" || fail "sdsl presets --plan does not say which tokens are unknown"
+grep -qE "^llama-3-70b .* 2\.77[0-9]x +10 +2$" <<<"$out" || fail "sdsl presets --plan: Llama-3-70B's wall-clock speedup on 2 H100s"
 out=$("$V/sdsl" speedup --alpha 0.8 --cost-ratio 0.05 --gamma 5) || fail "sdsl speedup"
 grep -q "2.9514x" <<<"$out" || fail "sdsl speedup: Theorem 3.8 at alpha 0.8, c 0.05, gamma 5 is 2.9514x"
 "$V/sdsl" plan --preset qwen3-30b-a3b >/dev/null 2>"$tmp/err" && fail "a mixture-of-experts preset was planned"

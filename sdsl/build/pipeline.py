@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from sdsl.build.parameters import ParameterError, check_notebook_parameters, notebook_parameters
 from sdsl.build.manifest import (
     machine_info,
     tree_digest,
@@ -57,6 +58,9 @@ from sdsl.paths import BOOK, DATA, EXECUTED, NOTEBOOKS, ROOT, RUNS_FILE, artifac
 __all__ = [
     "NotebookError",
     "OutputError",
+    "ParameterError",
+    "notebook_parameters",
+    "check_notebook_parameters",
     "RunResult",
     "inputs_digest",
     "execute_notebook",
@@ -185,11 +189,15 @@ def execute_notebook(
     provenance record (:func:`sdsl.build.manifest.write_provenance`): they are staged and published
     only on success, by renames, so the chapter's previous artifacts stay whole until the new ones
     replace them. Raises :class:`NotebookError` with the notebook's traceback when a cell raises,
-    and :class:`OutputError` when an output folder cannot be written (before anything runs).
+    and :class:`OutputError` when an output folder cannot be written, and :class:`ParameterError`
+    (a ``ValueError``) for an unknown or invalid parameter (:func:`check_notebook_parameters`),
+    both before anything runs or is written.
     """
     import papermill
 
-    parameters = dict(parameters or {})
+    parameters = {} if parameters is None else parameters
+    check_notebook_parameters(chapter, parameters)
+    parameters = dict(parameters)
     output_dir = _writable(Path(output_dir).resolve(), "output folder")
     final_root = _writable(Path(artifacts).resolve() if artifacts is not None else artifacts_root(),
                            "artifacts folder")
@@ -220,6 +228,9 @@ def execute_notebook(
                 progress_bar=False, cwd=str(NOTEBOOKS), language="python",
             )
         except Exception as exc:  # papermill's PapermillExecutionError and kernel failures
+            if getattr(exc, "ename", None) == "ValueError" and "check_parameters" in _error_text(exc):
+                # the notebook's own check (the cell after its parameters) refused a value
+                raise ParameterError(f"notebook {chapter!r}: {' '.join(str(exc.evalue).split())}") from None
             raise NotebookError(f"notebook {chapter!r} failed:\n{_error_text(exc)}") from None
         finally:
             for k, v in env_before.items():
@@ -317,6 +328,8 @@ def run(
         if chapter not in runs:
             raise ValueError(f"overrides name chapter {chapter!r}, which this run does not execute; it runs {list(runs)}")
         runs[chapter] = {**runs[chapter], **params}
+    for chapter, params in runs.items():  # every name and value, before anything runs
+        check_notebook_parameters(chapter, params)
     output_dir = _writable(Path(output_dir).resolve(), "output folder")
     artifacts = _writable(Path(artifacts).resolve() if artifacts is not None else artifacts_root(), "artifacts folder")
     for chapter in runs:

@@ -340,3 +340,30 @@ def figure3(df: pd.DataFrame, fits: Sequence[CurveFit] | Mapping[object, CurveFi
     else:
         fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 6))
     return fig
+
+
+def check_parameters(**params: object) -> None:
+    """Check the notebook's parameters before anything runs (the cell after its parameters cell;
+    issue 13): one ``ValueError`` naming the parameter and what is allowed. ``measurements`` is read
+    (``sdsl.data.load`` with the ``acceptance`` schema, its file, line and column named) and must
+    hold what the fits need: 4 pairs with two distinct draft and target perplexities (Eq. 5), and
+    per target 3 drafts of 2 distinct perplexities (Table 4)."""
+    from sdsl import _validate as V
+    from sdsl import data as _data
+
+    p = V.check_parameters("acceptance", params, {
+        "artifacts_dir": V.optional(V.rule(V.folder)),
+        "coefficients_source": V.rule(V.choice, options=("paper", "refit"), what="Eq. 5 coefficients used"),
+        "measurements": V.optional(V.rule(V.existing_file, what="a CSV with the columns of data/acceptance.csv")),
+    })
+    if p.get("measurements") is None:
+        return
+    df = _data.load(p["measurements"], schema="acceptance")
+    where = f"measurements {p['measurements']}"
+    if len(df) < 4 or df["draft_ppl"].nunique() < 2 or df["target_ppl"].nunique() < 2:
+        raise ValueError(f"{where}: the plane alpha = A x + B y + C needs at least 4 pairs with 2 distinct draft_ppl "
+                         f"and 2 distinct target_ppl, got {len(df)} pair(s)")
+    for t, g in df.groupby("target", sort=False):
+        if len(g) < 3 or g["draft_ppl"].nunique() < 2:
+            raise ValueError(f"{where}: target {t!r} has {len(g)} draft(s); its fits of Table 4 need at least 3 drafts "
+                             f"with 2 distinct draft_ppl")

@@ -484,3 +484,23 @@ def summary(d: pd.DataFrame, t4: pd.DataFrame, ranking: pd.DataFrame, t5: pd.Dat
                band_hi=float(band[1]), h=float(elasticity_step),
                t9_m0=float(paper9.set_index("parameter").loc["M0", "estimate"]))
     return out
+
+
+def check_parameters(**params: object) -> None:
+    """The notebook's parameters checked before anything runs (issue 13; the cell after the parameters cell): one
+    ``ValueError`` naming the parameter and what is allowed."""
+    from sdsl import _validate as V
+    from sdsl import data
+
+    mod = data.load("models")
+    fams = sorted(set(mod.loc[mod["role"] == "draft", "family"]))
+    V.check_parameters("beyond", params, {
+        "artifacts_dir": V.optional(V.rule(V.folder)), "seed": V.rule(V.seed),
+        "n_resamples": V.rule(V.draws, allow_zero=False, what="bootstrap resamples"),
+        "level": V.rule(V.number, low=0, high=1, low_open=True, high_open=True, what="confidence level"),
+        "band": V.rule(V.interval, low=1, low_open=True, what="ratios M / N*"),
+        "sweep_range": V.rule(V.interval, low=V.TARGET_PARAMS[0], high=V.TARGET_PARAMS[1], what="target sizes M"),
+        "sweep_points": V.rule(V.integer, low=2, high=1000, what="target sizes of the sweep"),
+        "sweep_d_target": V.rule(V.number, low=V.TOKENS[0], high=V.TOKENS[1], what="target tokens D'"),
+        "sweep_family": V.rule(V.choice, options=fams, what="draft families of data/models.csv"),
+        "elasticity_step": V.rule(V.number, low=1e-6, high=0.1, what="step h in log space")})

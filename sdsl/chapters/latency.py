@@ -275,3 +275,25 @@ def stratified_trend_test(table: pd.DataFrame, metrics: Sequence[str] = METRICS)
         rows.append({"metric": k, "s": observed, "pairs": sum(x.size * (x.size - 1) // 2 for x in xs),
                      "permutations": null.size, "p": float(np.mean(null >= observed))})
     return pd.DataFrame(rows)
+
+
+def check_parameters(**params: object) -> None:
+    """The notebook's parameters checked before anything runs (issue 13; the cell after the parameters cell): one
+    ``ValueError`` naming the parameter and what is allowed, and an interior ``N*`` for each draft family measured."""
+    from sdsl import _validate as V
+    from sdsl import data
+    from sdsl.model.laws import PAPER_EQ5, AcceptanceCoefficients
+
+    lat, mod = data.load("latency"), data.load("models").set_index("model")
+    p = V.check_parameters("latency", params, {
+        "target": V.rule(V.choice, options=list(dict.fromkeys(lat["target"])), what="targets of data/latency.csv"),
+        "constants": V.loss_constants, "coefficients": V.optional(V.coefficients), "integer": V.rule(V.boolean),
+        "n_boot": V.rule(V.draws, allow_zero=False, what="bootstrap resamples over drafts"),
+        "n_noise": V.rule(V.draws, allow_zero=False, what="draws of the measurement noise"),
+        "confidence": V.rule(V.number, low=0, high=1, low_open=True, high_open=True, what="confidence level"),
+        "seed": V.rule(V.seed), "artifacts_dir": V.optional(V.rule(V.folder))})
+    t = p.get("target", "OPT-13B")
+    coef = PAPER_EQ5 if p.get("coefficients") is None else AcceptanceCoefficients(*p["coefficients"], source="parameter")
+    drafts = lat.loc[lat["target"] == t, "draft"]
+    configs = {(float(mod.loc[t, "params"]), float(mod.loc[d, "tokens"]), float(mod.loc[t, "tokens"])) for d in drafts}
+    V.optimum_inside(sorted(configs), p.get("constants", "besiroglu2024"), coef, p.get("integer", False))

@@ -307,3 +307,44 @@ def summary(pair: Pair, prompts_all: Sequence[str], prompts: Sequence[str], iter
                 "alpha_min_pq", "alpha_min_pq_se", "gof_p"):
         out[col] = float(main[col])
     return out
+
+
+def check_parameters(**params: object) -> None:
+    """The notebook's parameters checked before anything runs (issue 13; the cell after the parameters cell): one
+    ``ValueError`` naming the parameter and what is allowed. ``draft`` and ``target`` go together (a path, which
+    must be a folder, or a hub name); ``rebuild_pair`` applies to the committed pair only; ``n_prompts`` is at most
+    the prompts the file holds."""
+    import os
+
+    from sdsl import _validate as V
+    from sdsl.measure.local import read_prompts
+    from sdsl.paths import DATA
+
+    def model(value: object, name: str) -> str:
+        v = V.text(value, name, "a model folder or a hub name")
+        if v.startswith(("/", ".", "~")) and not os.path.isdir(os.path.expanduser(v)):
+            raise ValueError(f"{name} must be a model folder or a hub name: the folder {v!r} does not exist")
+        return v
+
+    p = V.check_parameters("measure_acceptance", params, {
+        "draft": V.optional(model), "target": V.optional(model), "rebuild_pair": V.rule(V.boolean),
+        "draft_family": V.rule(V.text), "prompts_file": V.optional(V.rule(V.existing_file, what="one prompt a line")),
+        "gammas": V.rule(V.sequence, item=V.rule(V.integer, low=1, high=64), unique=True, noun="draft lengths"),
+        "temperature": V.rule(V.number, low=0, high=10, what="0 is greedy"),
+        "n_prompts": V.rule(V.integer, low=1), "max_new_tokens": V.rule(V.integer, low=1, high=4096),
+        "seed": V.rule(V.seed), "n_resamples": V.rule(V.draws, allow_zero=False, what="cluster-bootstrap resamples"),
+        "threads": V.rule(V.integer, low=1, high=os.cpu_count() or 1, what="torch threads, at most this machine's CPUs"),
+        "artifacts_dir": V.optional(V.rule(V.folder))})
+    if (p.get("draft") is None) != (p.get("target") is None):
+        raise ValueError("draft and target go together: give both (model folders or hub names) or neither (the pair "
+                         "committed under data/local_pair)")
+    if p.get("rebuild_pair") and p.get("draft") is not None:
+        raise ValueError("rebuild_pair=True rebuilds the committed local pair; with draft and target given it would "
+                         "not be used: set it False or drop draft and target")
+    path = p.get("prompts_file") or DATA / "prompts.txt"
+    try:
+        count = len(read_prompts(path))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"prompts_file {str(path)!r}: {V.one_line(exc)}") from None
+    if p.get("n_prompts", 16) > count:
+        raise ValueError(f"n_prompts must be an integer in [1, {count}] (the prompts in {path}), got {p['n_prompts']}")

@@ -464,3 +464,37 @@ def brute_force_optimum(
             best_t, best_i, best_j = float(t[i, j]), s + i, j
     return {"n_star": float(n_grid[best_i]), "gamma_star": float(g[best_j]),
             "alpha": float(alpha[best_i]), "tokens_per_flop": best_t}
+
+
+
+def check_parameters(**params: object) -> None:
+    """The notebook's parameters checked before anything runs (issue 13; the cell after the parameters cell): one
+    ``ValueError`` naming the parameter and what is allowed, the plane inside (0, 1) on ``[n_min, n_max]`` and an
+    interior ``N*`` for every (target, family) included."""
+    from sdsl import _validate as V
+    from sdsl import data
+    from sdsl.model.laws import PAPER_EQ5, AcceptanceCoefficients
+
+    mod = data.load("models")
+    tgt, fams = mod[mod["role"] == "target"].set_index("model"), sorted(set(mod.loc[mod["role"] == "draft", "family"]))
+    name = V.rule(V.choice, options=list(tgt.index), what="targets of data/models.csv")
+    npar = V.rule(V.number, low=V.MODEL_PARAMS[0], high=V.MODEL_PARAMS[1], what="draft parameters")
+    p = V.check_parameters("optimal_draft", params, {
+        "targets": V.rule(V.sequence, item=name, unique=True),
+        "families": V.rule(V.sequence, item=V.rule(V.choice, options=fams, what="draft families"), unique=True),
+        "constants": V.loss_constants, "coefficients": V.optional(V.coefficients), "integer": V.rule(V.boolean),
+        "d_target": V.rule(V.mapping, key=name, item=V.rule(V.number, low=V.TOKENS[0], high=V.TOKENS[1], what="D'")),
+        "n_min": npar, "n_max": npar,
+        "n_points": V.rule(V.integer, low=2, high=10_000), "gamma_step": V.rule(V.number, low=1e-5, high=1),
+        "artifacts_dir": V.optional(V.rule(V.folder))})
+    targets, families, dt = p.get("targets", TABLE5_TARGETS), p.get("families", TABLE5_FAMILIES), p.get("d_target", {})
+    V.unknown_names(dt, targets, "target", "in d_target: not among targets, it would not be used")
+    lo, hi = p.get("n_min", 5e7), p.get("n_max", 5e9)
+    if not lo < hi:
+        raise ValueError(f"n_min must be below n_max, got n_min = {lo:g} and n_max = {hi:g}")
+    coef = PAPER_EQ5 if p.get("coefficients") is None else AcceptanceCoefficients(*p["coefficients"], source="parameter")
+    d_of = {f: float(mod.loc[(mod["family"] == f) & (mod["role"] == "draft"), "tokens"].iloc[0]) for f in families}
+    configs = [(float(tgt.loc[t, "params"]), d_of[f], float(dt.get(t, tgt.loc[t, "tokens"]))) for t in targets
+               for f in families]
+    V.optimum_inside(configs, p.get("constants", "besiroglu2024"), coef, p.get("integer", False))
+    V.plane_inside(configs, (lo, hi), p.get("constants", "besiroglu2024"), coef, "n_min and n_max")

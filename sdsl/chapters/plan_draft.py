@@ -263,3 +263,18 @@ def summary(inputs: PlanInputs, table: pd.DataFrame, candidates: pd.DataFrame,
         t5_alt_dev_t=float(100 * alt["tpf_rel_dev"].abs().max()),
     )
     return out
+
+
+def check_parameters(**params: object) -> None:
+    """The notebook's parameters checked before anything runs (issue 13; the cell after the parameters cell): one
+    ``ValueError`` naming the parameter and what is allowed, by :func:`sdsl.plan.check_inputs` (the checks and
+    messages of ``sdsl plan``)."""
+    from sdsl import _validate as V
+    from sdsl import plan as P
+
+    names = ("preset", "target_params", "target_tokens", "draft_tokens", "constants", "alpha_source", "integer_gamma",
+             "n_range", "candidates", "n_boot", "seed")
+    V.unknown_names(params, (*names, "artifacts_dir"), "parameter", "of notebook 'plan_draft'")
+    if params.get("artifacts_dir") is not None:
+        V.folder(params["artifacts_dir"], "artifacts_dir")
+    P.check_inputs(**{k: v for k, v in params.items() if k in names})

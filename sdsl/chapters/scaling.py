@@ -468,3 +468,24 @@ def data_effects(solution: pd.DataFrame) -> pd.DataFrame:
                     "change_max": change.max(), "elasticity_min": elasticity.min(),
                     "elasticity_median": float(np.median(elasticity)), "elasticity_max": elasticity.max()})
     return pd.DataFrame(out)
+
+
+def check_parameters(**params: object) -> None:
+    """The notebook's parameters checked before anything runs (issue 13; the cell after the parameters cell): one
+    ``ValueError`` naming the parameter and what is allowed."""
+    from sdsl import _validate as V
+    from sdsl._schema import records
+
+    d_low = next(float(r["low"]) for r in records("paper_table7") if r["parameter"] == "D")
+    size = V.rule(V.number, low=V.TARGET_PARAMS[0], high=V.TARGET_PARAMS[1], what="target parameters M")
+    ratio = V.rule(V.number, low=1, low_open=True, what="a ratio M / N*")
+    p = V.check_parameters("scaling", params, {
+        "artifacts_dir": V.optional(V.rule(V.folder)), "spacing": V.rule(V.choice, options=("log", "linear")),
+        "n_spacing": V.rule(V.choice, options=("log", "linear")),
+        "data_high": V.optional(V.rule(V.number, low=d_low, high=V.TOKENS[1], low_open=True, what="tokens")),
+        "refine": V.rule(V.boolean), "constants": V.loss_constants, "band_low": ratio, "band_high": ratio,
+        "rule_ratio": ratio, "m_low": size, "m_high": size, "m_points": V.rule(V.integer, low=2, high=10_000),
+        "m_small": size, "seed": V.rule(V.seed)})
+    for lo, hi in (("band_low", "band_high"), ("m_low", "m_high")):
+        if lo in p and hi in p and not p[lo] < p[hi]:
+            raise ValueError(f"{lo} must be below {hi}, got {lo} = {p[lo]:g} and {hi} = {p[hi]:g}")

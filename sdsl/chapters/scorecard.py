@@ -490,3 +490,13 @@ def summary(card: pd.DataFrame) -> dict[str, Any]:
                n_readings=len(READINGS), n_reinterpreted=int((card["reading"] != AS_PRINTED).sum()),
                n_coincidence=int((card["reason"] == COINCIDENCE).sum()))
     return out
+
+
+def check_parameters(**params: object) -> None:
+    """The notebook's parameters checked before anything runs (issue 13; the cell after the parameters cell): one
+    ``ValueError`` naming the parameter and what is allowed."""
+    from sdsl import _validate as V
+
+    V.check_parameters("scorecard", params, {
+        "artifacts_dir": V.optional(V.rule(V.folder)),
+        "artifacts_root": V.optional(V.rule(V.folder, must_exist=True, what="the artifacts tree the chapters wrote"))})

@@ -233,6 +233,17 @@ def alpha_from_accepted(
     information ``sqrt(alpha (1 - alpha) / (S + R))``. ``interval``: ``"profile"`` (likelihood
     ratio, default: exact at ``alpha = 1`` or ``0``), ``"wilson"`` (score), ``"logit"`` (Wald on the
     logit scale) or ``"wald"``. Iterations with ``gamma = 0`` carry no information and are skipped.
+
+    Parameters
+    ----------
+    accepted : accepted draft tokens per iteration (integers, ``0 <= accepted <= gamma``).
+    gamma : draft length per iteration (or one for all).
+    level : confidence level of the interval, in (0, 1).
+    interval : ``"profile"``, ``"wilson"``, ``"logit"`` or ``"wald"``.
+
+    Returns
+    -------
+    AlphaEstimate
     """
     level = _check_level(level)
     interval = _check_interval(interval)
@@ -266,6 +277,20 @@ def alpha_bootstrap(
     "stochasticity in evaluation") is carried into the interval. ``ci_method``: ``"BCa"``,
     ``"percentile"`` or ``"basic"``; when every prompt has the same rate (e.g. alpha = 1) the
     bootstrap distribution is degenerate and the interval collapses to the point.
+
+    Parameters
+    ----------
+    accepted, gamma : as in :func:`alpha_from_accepted`.
+    groups : the prompt (cluster) of each iteration.
+    rng : the generator of the resamples.
+    level : confidence level, in (0, 1).
+    n_resamples : bootstrap resamples (>= 100).
+    ci_method : ``"BCa"``, ``"percentile"`` or ``"basic"``.
+
+    Returns
+    -------
+    AlphaEstimate
+        The MLE with the bootstrap's standard error and interval.
     """
     level = _check_level(level)
     if not isinstance(rng, np.random.Generator):
@@ -347,6 +372,17 @@ def alpha_from_position_counts(
     evaluated ``accepted_per_pos[i - 1]`` times (``num_drafts`` for ``i = 0``), so the counters are a
     chain of binomials with the same kernel as :func:`alpha_from_accepted`, and the estimate equals
     it exactly: ``alpha = sum(a) / (num_drafts + sum(a[:-1]))``.
+
+    Parameters
+    ----------
+    accepted_per_pos : accepted drafts at each 0-based position (non-increasing integers).
+    num_drafts : drafts of ``len(accepted_per_pos)`` tokens each.
+    level : confidence level, in (0, 1).
+    interval : as in :func:`alpha_from_accepted`.
+
+    Returns
+    -------
+    AlphaEstimate
     """
     level = _check_level(level)
     interval = _check_interval(interval)
@@ -374,6 +410,16 @@ def constant_alpha_test(
     ``accepted_per_pos`` and ``num_drafts``. Positions never evaluated are dropped; with no
     rejection (or no acceptance) at all the table has a zero row and the test is trivially passed
     (statistic 0, p-value 1).
+
+    Parameters
+    ----------
+    accepted, gamma : per-iteration counts, as in :func:`alpha_from_accepted`; or
+    accepted_per_pos, num_drafts : per-position counters, as in :func:`alpha_from_position_counts`.
+
+    Returns
+    -------
+    ConstantAlphaTest
+        The statistic, degrees of freedom, p-value and per-position rates.
     """
     if accepted is not None:
         if accepted_per_pos is not None:

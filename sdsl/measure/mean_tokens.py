@@ -49,6 +49,18 @@ def alpha_from_mean_tokens(
     error of alpha comes from the delta method, the interval is Wald, clipped to [0, 1].
 
     Approximate by construction: the mean discards the per-position information the MLE uses.
+
+    Parameters
+    ----------
+    mean_tokens : mean tokens per iteration at each draft length (>= 1).
+    gamma : the draft lengths (integers >= 1), one per mean (or one for all).
+    n_iterations : iterations behind each mean (integers >= 1).
+    mean_tokens_se : standard errors of the means (default: model-based).
+    level : confidence level, in (0, 1).
+
+    Returns
+    -------
+    AlphaEstimate
     """
     level = _check_level(level)
     m = np.atleast_1d(np.asarray(mean_tokens, dtype=float))

@@ -98,7 +98,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="draft length k, for exports that do not carry it (TensorRT-LLM without max_draft_len; "
                         "SGLang with tree drafts: the number of steps)")
     p.add_argument("--level", metavar="L", default="0.95", help="confidence level of the intervals (default 0.95)")
-    p.add_argument("--seed", metavar="S", default="0", help="seed of the bootstrap over requests (default 0)")
+    p.add_argument("--seed", metavar="S", help="seed of the bootstrap over requests of vLLM per-request JSON, an "
+                                               "integer in [0, 2^63 - 1] (default 0)")
     plan = p.add_argument_group("what alpha implies (optional): the target and the draft that was measured")
     plan.add_argument("--preset", metavar="NAME", help="target preset of data/presets.csv ('sdsl presets')")
     plan.add_argument("--target-params", metavar="M", help="target size M, in parameters")
@@ -108,13 +109,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _int_arg(value: Any, name: str, low: int) -> int:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}") from None
-    if not math.isfinite(x) or not x.is_integer() or x < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(x)
+    from sdsl._validate import integer
+
+    return integer(value, name, low=low)
 
 
 def resolve_context(preset: Any = None, target_params: Any = None, target_tokens: Any = None,
@@ -123,26 +120,33 @@ def resolve_context(preset: Any = None, target_params: Any = None, target_tokens
     draft's size and the other way round."""
     from sdsl import plan as P
 
-    any_target = preset not in (None, "") or target_params is not None
+    from sdsl._validate import TARGET_PARAMS, shown
+
+    any_target = preset is not None or target_params is not None
     if not any_target and draft_params is None:
         if target_tokens is not None or draft_tokens is not None:
-            raise ValueError("--target-tokens / --draft-tokens need the target (--preset or --target-params) and "
-                             "--draft-params")
+            raise ValueError(f"{shown('target_tokens')} / {shown('draft_tokens')} need the target ({shown('preset')} or "
+                             f"{shown('target_params')}) and {shown('draft_params')}")
         return PlanContext()
     if not any_target:
-        raise ValueError("--draft-params needs the target: --preset NAME or --target-params M")
+        raise ValueError(f"{shown('draft_params')} needs the target: {shown('preset')} NAME or {shown('target_params')} M")
     if draft_params is None:
-        raise ValueError("the plan needs the size of the measured draft: --draft-params N (parameters)")
-    if preset in (None, "") and target_tokens is None:
-        t_params = P.positive_number(target_params, "target_params", "parameters M of the target")
+        raise ValueError(f"the plan needs the size of the measured draft: {shown('draft_params')} N (parameters)")
+    if preset is None and target_tokens is None:
+        if draft_tokens is not None:
+            raise ValueError(f"{shown('draft_tokens')} is used only with the target's tokens: give "
+                             f"{shown('target_tokens')} too (or {shown('preset')})")
+        t_params = P.positive_number(target_params, "target_params", "parameters M of the target", TARGET_PARAMS)
         name, t_tokens, d_default = f"M = {t_params:.4g}", None, None
     else:
         t = P.resolve_target(preset, target_params, target_tokens)
         name, t_params, t_tokens, d_default = t.name, t.params, t.tokens, t.draft_tokens
-    n = P.positive_number(draft_params, "draft_params", "parameters N of the measured draft")
+    from sdsl._validate import MODEL_PARAMS, TOKENS
+
+    n = P.positive_number(draft_params, "draft_params", "parameters N of the measured draft", MODEL_PARAMS)
     if n >= t_params:
-        raise ValueError(f"draft_params must be below the target size M = {t_params:.4g}, got {draft_params!r}")
-    d = (P.positive_number(draft_tokens, "draft_tokens", "pre-training tokens D of the draft family")
+        raise ValueError(f"{shown('draft_params')} must be below the target size M = {t_params:.4g}, got {draft_params!r}")
+    d = (P.positive_number(draft_tokens, "draft_tokens", "pre-training tokens D of the draft family", TOKENS)
          if draft_tokens is not None else d_default)
     return PlanContext(name, t_params, t_tokens, n, d)
 
@@ -384,11 +388,18 @@ def report_dict(rep: Report) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     """``sdsl alpha``: validate, read, print; the exit status (module docstring)."""
-    level = float(args.level) if str(args.level).replace(".", "", 1).isdigit() else None
-    if level is None or not 0.0 < level < 1.0:
-        raise ValueError(f"--level must lie in the open interval (0, 1), got {args.level!r}")
-    gamma = None if args.gamma is None else _int_arg(args.gamma, "--gamma (draft length k)", 1)
-    seed = _int_arg(args.seed, "--seed", 0)
+    from sdsl import _validate as V
+
+    level = V.number(args.level, "level", low=0, high=1, low_open=True, high_open=True, what="confidence level")
+    gamma = None if args.gamma is None else V.integer(args.gamma, "gamma", low=1, high=1024, what="draft length k")
+    seed = 0 if args.seed is None else V.seed(args.seed, "seed")
+    if args.fmt is not None:
+        from sdsl.measure.engines import FORMATS
+
+        args.fmt = V.choice(args.fmt, "fmt", list(FORMATS), "format of the files")
+    if args.delta and len(args.files) < 2:
+        raise ValueError(f"{V.shown('delta')} needs at least two files (successive scrapes, earliest first), got "
+                         f"{len(args.files)}")
     ctx = resolve_context(args.preset, args.target_params, args.target_tokens, args.draft_params, args.draft_tokens)
     try:
         rep = build_report(args.files, delta=args.delta, fmt=args.fmt, level=level, gamma=gamma, seed=seed,
@@ -396,6 +407,9 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:  # prometheus_client is in the measure extra
         raise ValueError(f"reading engine exports needs the measure extra (pip install -e '.[measure]'): {exc}") \
             from None
+    if args.seed is not None and not any(r.source == "vllm-requests" for r in rep.reads):
+        raise ValueError(f"{V.shown('seed')} {args.seed} is used only by the bootstrap over requests of vLLM "
+                         f"per-request JSON, and no file is one: drop {V.shown('seed')}")
     if args.json:
         print(json.dumps(report_dict(rep), allow_nan=False))
     else:

@@ -9,13 +9,12 @@ solved by :func:`sdsl.model.optimum.solve`; a maximum at the end of the range or
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from sdsl._validate import as_positive
-from sdsl.model.alpha_laws import FittedLaw
 from sdsl.model.laws import (
     BESIROGLU_2024,
     LossConstants,
@@ -23,6 +22,10 @@ from sdsl.model.laws import (
     resolve_constants,
 )
 from sdsl.model.optimum import log_grid, solve
+
+if TYPE_CHECKING:  # only annotations: any object with FittedLaw's alpha(features, target) will do,
+    # and alpha_laws imports pandas and scipy, which `sdsl plan` must not (sdsl.plan.interval)
+    from sdsl.model.alpha_laws import FittedLaw
 
 __all__ = ["LawOptimum", "law_optimal_draft_size", "law_optimal_draft_sizes"]
 
@@ -85,7 +88,7 @@ def _law_alpha_fn(fitted: FittedLaw, targets: np.ndarray, m: np.ndarray, d_draft
                  "ln_d": np.broadcast_to(np.log(dd), n.shape)}
         out = np.empty(n.shape, dtype=float)
         tr = targets[rows]
-        for t in np.unique(tr):
+        for t in sorted(set(tr.tolist())):  # not np.unique: it imports numpy.ma (30 ms; sdsl plan)
             sel = tr == t
             out[sel] = fitted.alpha({k: v[sel] for k, v in feats.items()}, str(t))
         return out
@@ -112,11 +115,14 @@ def law_optimal_draft_sizes(
     fitted: FittedLaw, targets: Sequence[str] | str, m: ArrayLike, d_draft: ArrayLike, d_target: ArrayLike,
     constants: LossConstants | str | Sequence[LossConstants | str] = BESIROGLU_2024,
     integer: bool | Sequence[bool] = False, grid_points: int = 241,
+    n_bounds: tuple[ArrayLike, ArrayLike] | None = None,
 ) -> list[LawOptimum]:
     """:func:`law_optimal_draft_size` for many configurations of one fitted law at once (one entry
-    per configuration; ``targets``, ``m``, ``d_draft``, ``d_target``, ``constants`` and ``integer``
-    broadcast together), all solved by one call of :func:`sdsl.model.optimum.solve`. A configuration the law cannot evaluate (a target without a fit or a level) gets
-    status ``"not defined: ..."`` and NaNs. Search range per configuration: ``(min(1e6, M/10), M)``."""
+    per configuration; ``targets``, ``m``, ``d_draft``, ``d_target``, ``constants``, ``integer`` and
+    the ends of ``n_bounds`` broadcast together), all solved by one call of
+    :func:`sdsl.model.optimum.solve`. A configuration the law cannot evaluate (a target without a
+    fit or a level) gets status ``"not defined: ..."`` and NaNs. Search range per configuration:
+    ``n_bounds`` (low, high), default ``(min(1e6, M/10), M)``."""
     m_ = np.atleast_1d(np.asarray(as_positive(m, "m (target parameters)"), dtype=float))
     m_, d_, p_, integ_ = np.broadcast_arrays(
         m_, np.atleast_1d(as_positive(d_draft, "d_draft (draft pre-training tokens)")),
@@ -130,19 +136,25 @@ def law_optimal_draft_sizes(
     nan = float("nan")
     out: list[LawOptimum | None] = [None] * k_cfg
     ok = np.ones(k_cfg, dtype=bool)
-    for t in np.unique(targets_):  # a target the law cannot evaluate
+    for t in sorted(set(targets_.tolist())):  # a target the law cannot evaluate
         try:
             fitted.alpha({c: np.ones(1) for c in ("x", "y", "ln_x", "ln_n", "ln_d")}, str(t))
         except ValueError as exc:
             for i in np.flatnonzero(targets_ == t):
                 ok[i] = False
                 out[i] = LawOptimum(nan, nan, nan, nan, float(m_[i]), f"not defined: {exc}", nan, (nan, nan))
+    if n_bounds is None:
+        lo_, hi_ = np.minimum(1e6, m_ / 10), m_.copy()
+    else:
+        lo_, hi_ = (np.broadcast_to(np.asarray(v, dtype=float), (k_cfg,)).copy() for v in n_bounds)
+        if not np.all((0 < lo_) & (lo_ < hi_) & (hi_ <= m_)):
+            i = int(np.flatnonzero(~((0 < lo_) & (lo_ < hi_) & (hi_ <= m_)))[0])
+            raise ValueError(f"n_bounds must satisfy 0 < low < high <= m = {m_[i]:.6g}, got ({lo_[i]:.6g}, {hi_[i]:.6g})")
     sel = np.flatnonzero(ok)
     if sel.size:
-        lo = np.minimum(1e6, m_[sel] / 10)
         res = _batch_optima(_law_alpha_fn(fitted, targets_[sel], m_[sel], d_[sel], p_[sel],
                                           {k: v[sel] for k, v in cs.items()}),
-                            m_[sel], lo, m_[sel].copy(), integ_[sel], grid_points)
+                            m_[sel], lo_[sel], hi_[sel], integ_[sel], grid_points)
         for i, r in zip(sel, res):
             out[i] = r
     return out  # type: ignore[return-value]

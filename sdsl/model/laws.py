@@ -81,8 +81,20 @@ LOSS_CONSTANTS: dict[str, LossConstants] = {c.name: c for c in (BESIROGLU_2024, 
 
 
 def resolve_constants(constants: LossConstants | str | tuple | list) -> LossConstants:
-    """A :class:`LossConstants` from a name (``"besiroglu2024"``, ``"hoffmann2022"``), five numbers
-    ``(E, A, B, a, b)`` or an existing instance."""
+    """A :class:`LossConstants` from a name, five numbers or an existing instance.
+
+    Parameters
+    ----------
+    constants : LossConstants, str or sequence of five numbers
+        ``"besiroglu2024"``, ``"hoffmann2022"`` (case, ``-`` and ``_`` ignored), ``(E, A, B, a, b)``
+        or an instance.
+
+    Returns
+    -------
+    LossConstants
+
+    Raises ``ValueError`` for an unknown name or anything but five valid numbers.
+    """
     if isinstance(constants, LossConstants):
         return constants
     if isinstance(constants, str):
@@ -141,6 +153,11 @@ def loss(n: ArrayLike, d: ArrayLike, constants: LossConstants | str = BESIROGLU_
     n : parameters of the model (> 0).
     d : tokens it was pre-trained on (> 0).
     constants : a :class:`LossConstants`, a set's name or five numbers.
+
+    Returns
+    -------
+    numpy.ndarray
+        The loss in nats per token, broadcast over ``n`` and ``d``.
     """
     c = resolve_constants(constants)
     n = as_positive(n, "n (model parameters)")
@@ -149,7 +166,19 @@ def loss(n: ArrayLike, d: ArrayLike, constants: LossConstants | str = BESIROGLU_
 
 
 def perplexity(n: ArrayLike, d: ArrayLike, constants: LossConstants | str = BESIROGLU_2024) -> np.ndarray:
-    """Perplexity ``exp(L(N, D))`` predicted by the loss law (method notes, section 4)."""
+    """Perplexity ``exp(L(N, D))`` predicted by the loss law (method notes, section 4).
+
+    Parameters
+    ----------
+    n : parameters of the model (> 0).
+    d : tokens it was pre-trained on (> 0).
+    constants : a :class:`LossConstants`, a set's name or five numbers.
+
+    Returns
+    -------
+    numpy.ndarray
+        The perplexity, broadcast over ``n`` and ``d``.
+    """
     return np.exp(loss(n, d, constants))
 
 
@@ -163,6 +192,17 @@ def acceptance_rate(
     ``x`` is the draft's perplexity and ``y`` the target's (both >= 1). The plane is an empirical
     fit: far from the paper's data it can leave (0, 1); callers that need a valid rate check it
     (see :func:`sdsl.model.optimal_draft.optimal_draft_size`).
+
+    Parameters
+    ----------
+    draft_ppl : perplexity ``x`` of the draft (> 0).
+    target_ppl : perplexity ``y`` of the target (> 0).
+    coefficients : the plane's ``A, B, C``; the paper's Table 3 by default.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``alpha``, broadcast over the two perplexities (not clipped to (0, 1)).
     """
     x = as_positive(draft_ppl, "draft_ppl (draft perplexity)")
     y = as_positive(target_ppl, "target_ppl (target perplexity)")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from sdsl import _validate as V
 from sdsl._validate import as_float_array, as_positive
 from sdsl.model.laws import (
     BESIROGLU_2024,
@@ -134,6 +135,14 @@ def throughput_curve(
     """Tokens per FLOP against draft size ``n`` with ``gamma`` at its optimum for each ``n``
     (Eq. 9 with Eq. 5 and the loss law).
 
+    Parameters
+    ----------
+    n : draft sizes (> 0, at most ``m``).
+    m : target parameters ``M``.
+    d_draft, d_target : pre-training tokens ``D`` of the draft and ``D'`` of the target.
+    constants, coefficients : loss-law constants and Eq. 5 coefficients.
+    integer : at the best integer draft length instead of the continuous one.
+
     Returns
     -------
     dict
@@ -184,6 +193,10 @@ def optimal_draft_size(
     n_bounds : search range of ``N``; default ``(1e7, M)``. The acceptance plane must stay in
         (0, 1) over the whole range.
 
+    ``M`` must lie in :data:`sdsl._validate.TARGET_PARAMS`, ``D`` and ``D'`` in
+    :data:`sdsl._validate.TOKENS` and ``n_bounds`` in :data:`sdsl._validate.MODEL_PARAMS`: outside
+    them the loss law is extrapolated beyond any trained model (or its perplexities overflow).
+
     Returns
     -------
     DraftOptimum
@@ -193,13 +206,14 @@ def optimal_draft_size(
     Raises ``ValueError`` for invalid input and when the plane leaves (0, 1) on the range.
     """
     c = resolve_constants(constants)
-    m = float(as_positive(m, "m (target parameters)"))
-    d_draft = float(as_positive(d_draft, "d_draft (draft pre-training tokens)"))
-    d_target = float(as_positive(d_target, "d_target (target pre-training tokens)"))
-    lo, hi = n_bounds if n_bounds is not None else (min(1e7, m), m)
-    lo, hi = float(as_positive(lo, "n_bounds[0]")), float(as_positive(hi, "n_bounds[1]"))
-    if not lo < hi:
-        raise ValueError(f"n_bounds must satisfy low < high, got ({lo:.6g}, {hi:.6g})")
+    m = V.number(m, "m", low=V.TARGET_PARAMS[0], high=V.TARGET_PARAMS[1], what="target parameters", strings=False)
+    d_draft = V.number(d_draft, "d_draft", low=V.TOKENS[0], high=V.TOKENS[1], what="draft pre-training tokens",
+                       strings=False)
+    d_target = V.number(d_target, "d_target", low=V.TOKENS[0], high=V.TOKENS[1], what="target pre-training tokens",
+                        strings=False)
+    integer = V.boolean(integer, "integer", "best integer draft length")
+    lo, hi = (min(1e7, m), m) if n_bounds is None else V.interval(
+        n_bounds, "n_bounds", low=V.MODEL_PARAMS[0], high=V.MODEL_PARAMS[1], what="draft parameters", strings=False)
     if hi > m:
         raise ValueError(f"n_bounds[1] = {hi:.6g} exceeds the target size m = {m:.6g}: a draft must be smaller")
     grid = log_grid(lo, hi, 97)

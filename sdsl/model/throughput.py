@@ -35,7 +35,15 @@ def expected_tokens(alpha: ArrayLike, gamma: ArrayLike) -> np.ndarray:
     """Expected tokens per iteration ``E = (1 - alpha**(gamma+1)) / (1 - alpha)`` (Leviathan et al.
     2023, Eq. 1; method notes, section 1), with its limit ``gamma + 1`` at ``alpha = 1``.
 
-    ``alpha`` in [0, 1], ``gamma`` >= 0 (real: the continuous relaxation is used for the optimum).
+    Parameters
+    ----------
+    alpha : acceptance rate in [0, 1].
+    gamma : draft length >= 0 (real: the continuous relaxation is used for the optimum).
+
+    Returns
+    -------
+    numpy.ndarray
+        Tokens per iteration, broadcast over ``alpha`` and ``gamma``.
     """
     a = as_in_range(alpha, "alpha (acceptance rate)", 0.0, 1.0)
     g = as_in_range(gamma, "gamma (draft length)", 0.0, np.inf)
@@ -52,7 +60,18 @@ def expected_tokens(alpha: ArrayLike, gamma: ArrayLike) -> np.ndarray:
 
 def flops_per_iteration(n: ArrayLike, m: ArrayLike, gamma: ArrayLike) -> np.ndarray:
     """FLOPs per iteration ``C = 2 N gamma + 2 M`` (method notes, section 2): ``gamma`` draft
-    passes at ``2N`` each and one verification pass of the target at ``2M``."""
+    passes at ``2N`` each and one verification pass of the target at ``2M``.
+
+    Parameters
+    ----------
+    n, m : draft and target parameters (> 0).
+    gamma : draft length >= 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        FLOPs per iteration.
+    """
     n = as_positive(n, "n (draft parameters)")
     m = as_positive(m, "m (target parameters)")
     g = as_in_range(gamma, "gamma (draft length)", 0.0, np.inf)
@@ -60,7 +79,19 @@ def flops_per_iteration(n: ArrayLike, m: ArrayLike, gamma: ArrayLike) -> np.ndar
 
 
 def tokens_per_flop(alpha: ArrayLike, n: ArrayLike, m: ArrayLike, gamma: ArrayLike) -> np.ndarray:
-    """Throughput in tokens per FLOP, the paper's Eq. 9: ``T = E(alpha, gamma) / C(N, M, gamma)``."""
+    """Throughput in tokens per FLOP, the paper's Eq. 9: ``T = E(alpha, gamma) / C(N, M, gamma)``.
+
+    Parameters
+    ----------
+    alpha : acceptance rate in [0, 1].
+    n, m : draft and target parameters (> 0).
+    gamma : draft length >= 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        Tokens per FLOP (:func:`expected_tokens` over :func:`flops_per_iteration`).
+    """
     return expected_tokens(alpha, gamma) / flops_per_iteration(n, m, gamma)
 
 
@@ -128,7 +159,14 @@ def optimal_gamma(alpha: ArrayLike, n: ArrayLike, m: ArrayLike, integer: bool = 
     n, m : draft and target parameters, ``1 <= m/n``.
     integer : if True, the best integer draft length (floor or ceiling of the continuous optimum;
         ``T`` is unimodal in ``gamma``).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``gamma*`` (0 where speculation does not pay), broadcast over the arguments.
     """
+    if not isinstance(integer, (bool, np.bool_)):
+        raise ValueError(f"integer must be True or False (best integer draft length), got {integer!r}")
     a = as_open_unit(alpha, "alpha (acceptance rate)")
     n = as_positive(n, "n (draft parameters)")
     m = as_positive(m, "m (target parameters)")
@@ -155,6 +193,18 @@ def optimal_gamma(alpha: ArrayLike, n: ArrayLike, m: ArrayLike, integer: bool = 
 def optimal_tokens_per_flop(
     alpha: ArrayLike, n: ArrayLike, m: ArrayLike, integer: bool = False
 ) -> np.ndarray:
-    """``T(N, M, alpha, gamma*)``: Eq. 9 at the optimal draft length."""
+    """``T(N, M, alpha, gamma*)``: Eq. 9 at the optimal draft length.
+
+    Parameters
+    ----------
+    alpha : acceptance rate, open interval (0, 1).
+    n, m : draft and target parameters, ``1 <= m/n``.
+    integer : at the best integer draft length instead of the continuous one.
+
+    Returns
+    -------
+    numpy.ndarray
+        Tokens per FLOP at :func:`optimal_gamma`.
+    """
     g = optimal_gamma(alpha, n, m, integer=integer)
     return tokens_per_flop(alpha, n, m, g)

@@ -14,6 +14,7 @@ import numpy as np
 if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: `sdsl plan` runs without it
     import pandas as pd
 
+from sdsl._validate import show, shown
 from sdsl.model.laws import PAPER_EQ5, AcceptanceCoefficients
 
 __all__ = ["ALPHA_SOURCES", "MEASUREMENT_COLUMNS", "AlphaModel", "read_measurements", "fit_acceptance_plane",
@@ -52,15 +53,12 @@ def read_measurements(path: str | os.PathLike) -> pd.DataFrame:
 
     p = Path(path).expanduser()
     if not p.is_file():
-        raise ValueError(f"measurements file {str(path)!r} does not exist (alpha_source must be 'paper', 'refit' or a CSV path)")
-    try:
-        raw = pd.read_csv(p, dtype=str, keep_default_na=False, na_filter=False)
-    except pd.errors.EmptyDataError:
-        raise ValueError(f"measurements file {p}: the file is empty (it needs a header line)") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ValueError(f"measurements file {p}: not a well-formed CSV ({first})") from None
-    raw.columns = [str(c).strip() for c in raw.columns]
+        raise ValueError(f"measurements file {str(path)!r} does not exist ({shown('alpha_source')} must be 'paper', "
+                         f"'refit' or the path of a CSV file)")
+    # the package's one CSV reader: encoding, NUL bytes, header, quoting, blank lines, each with its line
+    table = data.read_csv_text(p, source=f"measurements file {p}")
+    data.check_sha256(p)  # a provenance file beside it records the file's sha256
+    raw = pd.DataFrame(table.rows, columns=table.header, dtype=object)
     missing = [c for c in MEASUREMENT_COLUMNS if c not in raw.columns]
     if missing:
         raise ValueError(
@@ -75,7 +73,8 @@ def read_measurements(path: str | os.PathLike) -> pd.DataFrame:
             if getattr(col, k) is not None:
                 entry[k] = getattr(col, k)
         sub["columns"].append(entry)
-    df = data.validate(raw[list(MEASUREMENT_COLUMNS)], sub, source=f"measurements file {p}", line_offset=2)
+    df = data.validate(raw[list(MEASUREMENT_COLUMNS)], sub, source=f"measurements file {p}",
+                       line_offset=table.lines)
     if len(df) < 4:
         raise ValueError(
             f"measurements file {p}: {len(df)} row(s); the plane alpha = A x + B y + C needs at least 4 "
@@ -135,7 +134,8 @@ def resolve_alpha_source(source: Any) -> AlphaModel:
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
     if not isinstance(source, str) or not source.strip():
-        raise ValueError(f"alpha_source must be 'paper', 'refit' or the path of a measurements CSV, got {source!r}")
+        raise ValueError(f"{shown('alpha_source')} must be 'paper', 'refit' or the path of a measurements CSV, "
+                         f"got {show(source)}")
     key = source.strip()
     if key.lower() == "paper":
         return _paper_alpha_model()
@@ -145,6 +145,7 @@ def resolve_alpha_source(source: Any) -> AlphaModel:
         model = fit_acceptance_plane(data.load("acceptance"), label="refit (Tables 1 and 2)")
         return model
     if not (key.lower().endswith(".csv") or "/" in key or os.sep in key or Path(key).exists()):
-        raise ValueError(f"alpha_source must be 'paper', 'refit' or the path of a measurements CSV, got {source!r}")
+        raise ValueError(f"{shown('alpha_source')} must be 'paper', 'refit' or the path of a measurements CSV, "
+                         f"got {show(source)}")
     df = read_measurements(key)
     return fit_acceptance_plane(df, label=f"measurements {Path(key).name}")

@@ -14,6 +14,8 @@ import numpy as np
 if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: `sdsl plan` runs without it
     import pandas as pd
 
+from sdsl import _validate as V
+from sdsl._validate import shown
 from sdsl.model.laws import LossConstants, resolve_constants
 from sdsl.model.optimal_draft import DraftOptimum, optimal_draft_size, throughput_curve
 from sdsl.model.optimum import log_grid, plane_alpha, solve
@@ -46,22 +48,46 @@ class PlanInputs:
 
 
 def _check_int(value: Any, name: str, low: int) -> int:
-    if isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}") from None
-    if not math.isfinite(x) or not x.is_integer() or x < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(x)
+    return V.integer(value, name, low=low)
 
 
 def _resolve_constants(constants: Any) -> LossConstants:
     if isinstance(constants, str) and "," in constants:
         constants = [v.strip() for v in constants.split(",")]
-    c = resolve_constants(constants)
-    return c
+    try:
+        return resolve_constants(constants)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{shown('constants')}: {V.one_line(exc)}") from None
+
+
+def _check_range(m: float, d: float, d_target: float, c: LossConstants, alpha: AlphaModel, integer: bool,
+                 lo: float, hi: float, cands: dict[str, float]) -> DraftOptimum:
+    """The plan's numbers checked where they are used, with the user's names: the loss law finite
+    (no overflow of exp(L)), the plane inside (0, 1) at both ends of the range (alpha is monotone in
+    N) and at every candidate, and an optimum strictly inside the range."""
+    where = f"{shown('n_range')} [{lo:.4g}, {hi:.4g}]"
+    for n, dd, what in ((lo, d, "the draft at the low end of"), (hi, d, "the draft at the high end of"),
+                        (m, d_target, "the target, for")):
+        loss = c.E + c.A * n ** -c.a + c.B * dd ** -c.b
+        if not loss < 700:
+            raise ValueError(f"the loss-law constants ({shown('constants')}: E={c.E:g}, A={c.A:g}, B={c.B:g}, a={c.a:g}, "
+                             f"b={c.b:g}) give a loss of {loss:.4g} nats for {what} {where}: its perplexity "
+                             f"exp(L) overflows; E is in nats (1.8172 in besiroglu2024)")
+    sizes = [(f"draft size n = {n:.6g} inside {where}", n) for n in (lo, hi)]
+    sizes += [(f"{shown('candidates')} {k!r} = {v:.6g}", v) for k, v in cands.items()]
+    y = math.exp(c.E + c.A * m ** -c.a + c.B * d_target ** -c.b)
+    cf = alpha.coefficients
+    for label, n in sizes:
+        a = cf.A * math.exp(c.E + c.A * n ** -c.a + c.B * d ** -c.b) + cf.B * y + cf.C
+        if not 0 < a < 1:
+            fix = f"narrow {shown('n_range')}" if label.startswith("draft size") else "drop it"
+            raise ValueError(f"the acceptance rate leaves (0, 1) at {label}: alpha = {a:.6g} (Eq. 5 with A={cf.A}, "
+                             f"B={cf.B}, C={cf.C}, {alpha.label}); {fix}")
+    o = _optimum(m, d, d_target, c, cf, integer, (lo, hi))
+    if not o.interior:
+        raise ValueError(f"{o.status}: N* lies outside the searched draft sizes {where}; widen {shown('n_range')} "
+                         f"(within [{V.MODEL_PARAMS[0]:g}, M = {m:.4g}])")
+    return o
 
 
 def check_inputs(
@@ -95,33 +121,30 @@ def check_inputs(
 
     Raises
     ------
-    ValueError with a one-line message for the first problem found; the acceptance plane leaving
-    (0, 1) anywhere in ``n_range`` or at a candidate is found here too (by a dry run of
-    :func:`sdsl.model.throughput.throughput_curve`).
+    ValueError with a one-line message for the first problem found, naming the argument as the user
+    typed it (:func:`sdsl._validate.argument_names`: the command line's flags): a value of the wrong
+    type or outside its domain (:data:`sdsl._validate.TARGET_PARAMS`, ``TOKENS``, ``MODEL_PARAMS``,
+    bootstrap draws 0 or in [100, 100000]), a loss that overflows, the acceptance plane leaving
+    (0, 1) in ``n_range`` or at a candidate, and an optimum on an end of ``n_range`` (``N*`` outside
+    it: widen the range).
     """
     target = resolve_target(preset, target_params, target_tokens)
     d_draft = resolve_draft_tokens(draft_tokens, target)
     c = _resolve_constants(constants)
-    if not isinstance(integer_gamma, (bool, np.bool_)):
-        raise ValueError(f"integer_gamma must be True or False, got {integer_gamma!r}")
+    integer = V.boolean(integer_gamma, "integer_gamma", "integer draft lengths instead of continuous")
     lo, hi = resolve_n_range(n_range, target.params)
-    cands = resolve_candidates(candidates)
-    n_boot = _check_int(n_boot, "n_boot (bootstrap draws)", 0)
-    if n_boot > 0:
-        if seed is None:
-            raise ValueError("seed is required for the bootstrap (n_boot > 0): give an integer")
-        seed = _check_int(seed, "seed", 0)
+    cands = resolve_candidates(candidates, target.params)
+    n_boot = V.draws(n_boot, "n_boot", what="parametric bootstrap draws of N*")
+    if seed is not None:
+        seed = V.seed(seed, "seed")
+    if n_boot > 0 and seed is None:
+        raise ValueError(f"{shown('seed')} is required for the bootstrap ({shown('n_boot')} > 0): give an integer "
+                         f"in [0, {V.MAX_SEED}]")
     alpha = resolve_alpha_source(alpha_source)
-    m = target.params
-    # the core's checks of n_bounds and of alpha over the whole range (its 97-point scan includes
-    # both ends; alpha is monotone in N), before any figure: the messages are the core's
     for d in d_draft:
-        _optimum(m, d, target.tokens, c, alpha.coefficients, bool(integer_gamma), (lo, hi))
-        if cands:
-            throughput_curve(np.array(list(cands.values())), m, d, target.tokens, c, alpha.coefficients,
-                             bool(integer_gamma))
+        _check_range(target.params, d, target.tokens, c, alpha, integer, lo, hi, cands)
     return PlanInputs(
-        target=target, draft_tokens=d_draft, constants=c, alpha=alpha, integer=bool(integer_gamma),
+        target=target, draft_tokens=d_draft, constants=c, alpha=alpha, integer=integer,
         n_range=(lo, hi), candidates=cands, n_boot=n_boot, seed=seed,
     )
 
@@ -146,6 +169,7 @@ def candidate_shares(inputs: PlanInputs, d_draft: float, optimum: DraftOptimum) 
     """Each candidate draft's ``alpha``, ``gamma*``, ``T`` and share of the optimum ``T(N)/T(N*)``."""
     import pandas as pd
 
+    d_draft = V.number(d_draft, "d_draft", low=V.TOKENS[0], high=V.TOKENS[1], what="draft pre-training tokens")
     cols = ["candidate", "params", "d_draft", "alpha", "gamma", "tokens_per_flop", "speedup", "share_of_optimum"]
     if not inputs.candidates:
         return pd.DataFrame(columns=cols)
@@ -196,13 +220,16 @@ def bootstrap_n_star(
     ``rng`` defaults to ``np.random.default_rng(inputs.seed)``.
     """
     d = inputs.draft_tokens[0] if d_draft is None else float(d_draft)
-    b = inputs.n_boot if n_boot is None else _check_int(n_boot, "n_boot (bootstrap draws)", 1)
+    b = inputs.n_boot if n_boot is None else V.integer(n_boot, "n_boot", low=1, high=V.MAX_DRAWS,
+                                                       what="bootstrap draws")
     if b < 1:
-        raise ValueError(f"n_boot (bootstrap draws) must be an integer >= 1 for a bootstrap, got {b!r}")
+        raise ValueError(f"{shown('n_boot')} must be an integer in [1, {V.MAX_DRAWS}] for a bootstrap, got {b!r}")
     if rng is None:
         if inputs.seed is None:
-            raise ValueError("seed is required for the bootstrap (n_boot > 0): give an integer")
+            raise ValueError(f"{shown('seed')} is required for the bootstrap ({shown('n_boot')} > 0): give an integer")
         rng = np.random.default_rng(inputs.seed)
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {V.show(rng)}")
     cf = inputs.alpha.coefficients
     coef = _normal_draws(rng, np.array([cf.A, cf.B, cf.C]), np.asarray(inputs.alpha.cov, dtype=float), b)
     m = np.full(b, inputs.target.params)
@@ -218,7 +245,13 @@ def n_star_interval(draws: np.ndarray, level: float = 0.95) -> dict[str, float]:
     are dropped and counted)."""
     if not 0 < level < 1:
         raise ValueError(f"level must lie in the open interval (0, 1), got {level!r}")
-    d = np.asarray(draws, dtype=float)
+    try:
+        d = np.asarray(draws, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"draws must be bootstrap draws of N* (numbers, NaN for a dropped draw), got "
+                         f"{V.show(draws)}") from None
+    if d.ndim != 1 or d.size == 0:
+        raise ValueError(f"draws must be a non-empty 1-D array of bootstrap draws of N*, got shape {d.shape}")
     ok = d[np.isfinite(d)]
     if ok.size == 0:
         raise ValueError("no bootstrap draw kept the acceptance rate inside (0, 1): no interval")
@@ -236,6 +269,8 @@ def plan_table(inputs: PlanInputs, rng: np.random.Generator | None = None) -> pd
 
     if inputs.n_boot > 0 and rng is None:
         rng = np.random.default_rng(inputs.seed)
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {V.show(rng)}")
     rows = []
     for d in inputs.draft_tokens:
         o = plan(inputs, d)
@@ -260,6 +295,8 @@ def covariance_sensitivity(inputs: PlanInputs, n_boot: int = 1000, seed: int = 0
     both with the same seed."""
     import pandas as pd
 
+    n_boot = V.draws(n_boot, "n_boot", allow_zero=False)
+    seed = V.seed(seed, "seed")
     cov0 = inputs.alpha.cov
     has_full = bool(np.count_nonzero(cov0 - np.diag(np.diag(cov0))))
     refit = inputs.alpha if has_full else resolve_alpha_source("refit")

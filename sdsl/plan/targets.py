@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
+from sdsl import _validate as V
+from sdsl._validate import shown
+
 if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: `sdsl plan` runs without it
     import pandas as pd
-
 
 
 __all__ = ["DEFAULT_N_LOW", "Target", "presets", "preset_records", "preset_names", "get_preset", "positive_number",
@@ -96,7 +98,7 @@ def get_preset(name: str) -> Target:
 
     An unknown name raises ``ValueError`` suggesting the closest names (difflib)."""
     if not isinstance(name, str) or not name.strip():
-        raise ValueError(f"preset must be a preset name such as 'llama-3-70b', got {name!r}")
+        raise ValueError(f"{shown('preset')} must be a preset name such as 'llama-3-70b', got {V.show(name)}")
     rows = preset_records()
     key = name.strip().lower()
     hit = [r for r in rows if key in (r["preset"].lower(), r["model"].lower())]
@@ -104,22 +106,21 @@ def get_preset(name: str) -> Target:
         names = [r["preset"] for r in rows]
         close = difflib.get_close_matches(key, names, n=3, cutoff=0.5)
         hint = f"did you mean {', '.join(repr(c) for c in close)}? " if close else ""
-        raise ValueError(f"unknown preset {name!r}; {hint}known presets: {', '.join(names)}")
+        raise ValueError(f"unknown {shown('preset')} {name!r}; {hint}known presets: {', '.join(names)}")
     return _target_of_row(hit[0])
 
 
-def positive_number(value: Any, name: str, unit: str) -> float:
-    """``value`` as a finite float > 0; otherwise a ``ValueError`` naming ``name`` and its unit.
+def positive_number(value: Any, name: str, unit: str, bounds: tuple[float, float] | None = None) -> float:
+    """``value`` as a finite float > 0 (and inside ``bounds``, if given); otherwise a ``ValueError``
+    naming ``name`` (as the user typed it: :func:`sdsl._validate.shown`) and its unit.
 
     Accepts numbers and numeric strings (``"70.6e9"``), as given on the command line."""
-    if isinstance(value, (bool, np.bool_)) or value is None:
-        raise ValueError(f"{name} must be a positive number ({unit}), got {value!r}")
-    try:
-        x = float(value.strip()) if isinstance(value, str) else float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive number ({unit}), got {value!r}") from None
-    if not math.isfinite(x) or x <= 0:
-        raise ValueError(f"{name} must be a positive number ({unit}), got {value!r}")
+    if bounds is None:
+        return V.number(value, name, low=0, low_open=True, what=unit)
+    x = V.number(value, name, low=0, low_open=True, what=unit)
+    if not bounds[0] <= x <= bounds[1]:
+        raise ValueError(f"{shown(name)} must lie in [{bounds[0]:g}, {bounds[1]:g}] ({unit}; outside it the loss law is "
+                         f"extrapolated beyond any trained model and N* means nothing), got {V.show(value)}")
     return x
 
 
@@ -128,20 +129,23 @@ def resolve_target(
 ) -> Target:
     """The target from a preset and/or explicit ``target_params`` (M) and ``target_tokens`` (D').
 
-    Explicit values override the preset's. Without a preset both are required."""
-    base = get_preset(preset) if preset not in (None, "") else None
+    Explicit values override the preset's. Without a preset both are required. ``M`` must lie in
+    :data:`sdsl._validate.TARGET_PARAMS` and ``D'`` in :data:`sdsl._validate.TOKENS`."""
+    base = get_preset(preset) if preset is not None else None
     if base is None and (target_params is None or target_tokens is None):
-        missing = [n for n, v in (("target_params", target_params), ("target_tokens", target_tokens)) if v is None]
+        missing = [shown(n) for n, v in (("target_params", target_params), ("target_tokens", target_tokens)) if v is None]
         raise ValueError(
-            f"no target: give a preset or both target_params (M, parameters) and target_tokens "
-            f"(D', tokens); missing {', '.join(missing)}"
+            f"no target: give a preset ({shown('preset')}) or both {shown('target_params')} (M, parameters) and "
+            f"{shown('target_tokens')} (D', tokens); missing {', '.join(missing)}"
         )
-    m = positive_number(target_params, "target_params", "parameters M of the target") if target_params is not None else base.params
-    d_t = positive_number(target_tokens, "target_tokens", "pre-training tokens D' of the target") if target_tokens is not None else base.tokens
+    m = (positive_number(target_params, "target_params", "parameters M of the target", V.TARGET_PARAMS)
+         if target_params is not None else base.params)
+    d_t = (positive_number(target_tokens, "target_tokens", "pre-training tokens D' of the target", V.TOKENS)
+           if target_tokens is not None else base.tokens)
     if not math.isfinite(d_t):
         raise ValueError(
             f"the pre-training tokens D' of {base.name} are not stated by its model card (data/presets.yml): "
-            f"give target_tokens (--target-tokens) yourself"
+            f"give {shown('target_tokens')} yourself"
         )
     if base is None:
         return Target(name=f"M = {m:.4g}", params=m, tokens=d_t)
@@ -161,39 +165,35 @@ def resolve_draft_tokens(draft_tokens: Any, target: Target) -> tuple[float, ...]
             why = ("the draft family's tokens are not stated by its model cards (data/presets.yml)"
                    if target.draft_family else "the target is not a preset")
             raise ValueError(
-                f"draft_tokens (pre-training tokens D of the draft family) is required: {why}"
+                f"{shown('draft_tokens')} (pre-training tokens D of the draft family) is required: {why}"
             )
         return (target.draft_tokens,)
     values = list(draft_tokens) if isinstance(draft_tokens, (list, tuple, np.ndarray)) else [draft_tokens]
     if not values:
-        raise ValueError("draft_tokens (pre-training tokens D of the draft family) is empty: give at least one value")
-    return tuple(positive_number(v, "draft_tokens", "pre-training tokens D of the draft family") for v in values)
+        raise ValueError(f"{shown('draft_tokens')} (pre-training tokens D of the draft family) is empty: give at least "
+                         f"one value")
+    return tuple(positive_number(v, "draft_tokens", "pre-training tokens D of the draft family", V.TOKENS)
+                 for v in values)
 
 
 def resolve_n_range(n_range: Any, m: float) -> tuple[float, float]:
-    """The searched range of draft sizes ``(low, high)`` in parameters.
+    """The searched range of draft sizes ``(low, high)`` in parameters: ``low < high <= M``, both
+    in :data:`sdsl._validate.MODEL_PARAMS`.
 
-    ``None``: ``(1e7, M/2)``. Only the form is checked here (two positive numbers); the order and
-    the upper bound against ``M`` are checked by :func:`sdsl.model.optimal_draft.optimal_draft_size` (its
-    messages name ``n_bounds``)."""
+    ``None``: ``(1e7, M/2)`` (``(M/4, M/2)`` for a target under 4e7)."""
     if n_range is None:
         return (min(DEFAULT_N_LOW, m / 4), m / 2)
-    if isinstance(n_range, str):
-        n_range = n_range.replace(",", " ").split()
-    try:
-        values = list(n_range)
-    except TypeError:
-        raise ValueError(f"n_range must be two numbers (low, high) in parameters, got {n_range!r}") from None
-    if len(values) != 2:
-        raise ValueError(f"n_range must be two numbers (low, high) in parameters, got {n_range!r}")
-    lo = positive_number(values[0], "n_range low", "draft parameters")
-    hi = positive_number(values[1], "n_range high", "draft parameters")
+    lo, hi = V.interval(n_range, "n_range", low=V.MODEL_PARAMS[0], high=V.MODEL_PARAMS[1],
+                        what="draft sizes searched, in parameters")
+    if hi > m:
+        raise ValueError(f"{shown('n_range')} high = {hi:.6g} exceeds the target size M = {m:.6g}: a draft must be "
+                         f"smaller than its target")
     return (lo, hi)
 
 
-def resolve_candidates(candidates: Any) -> dict[str, float]:
+def resolve_candidates(candidates: Any, m: float | None = None) -> dict[str, float]:
     """Candidate drafts as ``{label: parameters}``: a mapping, a list of sizes (labelled by size)
-    or ``None``."""
+    or ``None``; each size in :data:`sdsl._validate.MODEL_PARAMS` and below ``m`` if given."""
     if candidates is None:
         return {}
     if isinstance(candidates, Mapping):
@@ -202,6 +202,14 @@ def resolve_candidates(candidates: Any) -> dict[str, float]:
         values = [candidates] if isinstance(candidates, (int, float, str)) else list(candidates)
         items = []
         for v in values:
-            x = positive_number(v, "candidates", "draft parameters")
+            x = positive_number(v, "candidates", "draft parameters", V.MODEL_PARAMS)
             items.append((f"{x / 1e9:.3g}B" if x >= 1e9 else f"{x / 1e6:.3g}M", x))
-    return {str(k): positive_number(v, f"candidate {k!r}", "draft parameters") for k, v in items}
+    out: dict[str, float] = {}
+    for k, v in items:
+        x = positive_number(v, f"candidates {k!r}", "draft parameters", V.MODEL_PARAMS)
+        if m is not None and x >= m:
+            raise ValueError(f"{shown('candidates')} {k!r} = {x:.6g} is not smaller than the target size M = {m:.6g}")
+        if str(k) in out:
+            raise ValueError(f"{shown('candidates')} gives {str(k)!r} twice: each candidate once")
+        out[str(k)] = x
+    return out

@@ -117,20 +117,20 @@ def test_presets_command_lists_presets():
 
 
 ERRORS = [
-    (["--preset", "lama-3-70b"], "unknown preset 'lama-3-70b'; did you mean 'llama-3-70b'"),
+    (["--preset", "lama-3-70b"], "unknown --preset 'lama-3-70b'; did you mean 'llama-3-70b'"),
     (["--target-params", "-5", "--target-tokens", "1e12", "--draft-tokens", "1e12"],
-     "target_params must be a positive number (parameters M of the target), got '-5'"),
+     "--target-params must be a number > 0 (parameters M of the target), got '-5'"),
     (["--target-params", "abc", "--target-tokens", "1e12", "--draft-tokens", "1e12"],
-     "target_params must be a positive number (parameters M of the target), got 'abc'"),
-    (["--target-params", "7e10", "--target-tokens", "1e12"], "draft_tokens (pre-training tokens D"),
-    (["--target-params", "7e10"], "no target: give a preset or both"),
-    (["--preset", "llama-3-70b", "--n-range", "1e9", "1e8"], "n_bounds must satisfy low < high"),
+     "--target-params must be a number > 0 (parameters M of the target), got 'abc'"),
+    (["--target-params", "7e10", "--target-tokens", "1e12"], "--draft-tokens (pre-training tokens D"),
+    (["--target-params", "7e10"], "no target: give a preset (--preset) or both --target-params"),
+    (["--preset", "llama-3-70b", "--n-range", "1e9", "1e8"], "--n-range must be two increasing numbers"),
     (["--preset", "llama-3-70b", "--n-range", "1e8", "1e12"], "exceeds the target size"),
     (["--preset", "llama-3-70b", "--constants", "1,-2,3,0.3,0.3"], "loss-law constant A must be > 0"),
     (["--preset", "llama-3-70b", "--constants", "1,2,x,0.3,0.3"], "loss-law constants must be numbers"),
-    (["--preset", "opt-13b", "--n-range", "1e4", "1e9"], "the acceptance rate leaves (0, 1) at draft size n = 10000"),
+    (["--preset", "opt-13b", "--n-range", "1e5", "1e9"], "the acceptance rate leaves (0, 1) at draft size n = 100000 inside --n-range"),
     (["--preset", "llama-3-70b", "--alpha-source", "/no/such/file.csv"], "does not exist"),
-    (["--preset", "llama-3-70b", "--bootstrap", "ten"], "n_boot (bootstrap draws) must be an integer >= 0"),
+    (["--preset", "llama-3-70b", "--bootstrap", "ten"], "--bootstrap must be 0 (none) or an integer in [100, 10000]"),
 ]
 
 
@@ -146,10 +146,11 @@ def test_errors_one_line_exit_2_same_message_as_library(args, message):
 
 
 def test_error_message_is_the_notebooks_value_error():
+    """One message serves both: the library's, with the parameter named by the flag typed."""
     out = run("plan", "--preset", "lama-3-70b")
     with pytest.raises(ValueError) as err:
         P.check_inputs(preset="lama-3-70b")
-    assert out.stderr.strip() == f"sdsl plan: error: {err.value}"
+    assert out.stderr.strip() == f"sdsl plan: error: {err.value}".replace("unknown preset", "unknown --preset")
 
 
 def test_malformed_measurements_file(tmp_path):

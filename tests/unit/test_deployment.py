@@ -55,11 +55,25 @@ def test_suggested_draft_is_the_best_published_one_of_the_tokenizer_group():
 def test_warnings_and_interval_sources():
     _, _, rep = _report()
     assert any("draft at N*" in w and "12.6 to 29.8" in w for w in rep["warnings"])  # data/acceptance.csv
-    assert rep["interval"]["includes"] == []
-    inp = P.check_inputs("llama-3-70b", n_boot=10, seed=1)
+    iv = rep["interval"]  # sdsl.plan.interval: laws and constants always, the coefficients with a bootstrap
+    assert iv["headline"]["sources"] == ["law", "constants"] and iv["headline"]["left_out"] == ["coefficients"]
+    assert "acceptance law" in iv["includes"][0] and "loss-law constants" in iv["includes"][1]
+    assert any("standard errors" in x and "no bootstrap" in x for x in iv["excludes"])
+    assert iv["headline"]["low"] < opt_n_star(rep) < iv["headline"]["high"]
+    inp = P.check_inputs("llama-3-70b", n_boot=100, seed=1)  # at least 100 draws (issue 13)
     rep = DP.deployment_report(inp, P.plan(inp), DP.check_wall_clock())
-    assert "standard errors" in rep["interval"]["includes"][0]
-    assert any("acceptance law" in x for x in rep["interval"]["excludes"])
+    assert "standard errors" in rep["interval"]["includes"][2]
+    assert rep["interval"]["headline"]["sources"] == ["law", "constants", "coefficients"]
+    assert not any("standard errors" in x for x in rep["interval"]["excludes"])
+
+
+def opt_n_star(rep):
+    return rep["interval"]["n_star"]
+
+
+def test_a_law_evaluated_beyond_its_data_is_warned():
+    _, _, rep = _report("qwen3-32b")
+    assert any("a + b ln N + c ln D + e y" in w and "draft tokens D 3.6e+13" in w for w in rep["warnings"])
 
 
 def test_hardware_report_by_batch_and_context():
@@ -72,12 +86,12 @@ def test_hardware_report_by_batch_and_context():
 
 @pytest.mark.parametrize("kw, msg", [
     (dict(cost_ratio=0.1, hardware="h200"), "give one source of the cost of drafting"),
-    (dict(batch="8"), "--batch need --hardware"),
-    (dict(draft_latency=0.1), "need both --draft-latency and --target-latency"),
+    (dict(batch="8"), "batch needs hardware"),
+    (dict(draft_latency=0.1), "need both draft_latency and target_latency"),
     (dict(hardware="h200", dtype="int4"), "dtype must be one of"),
     (dict(hardware="h200", batch="0"), "batch must be an integer >= 1"),
     (dict(hardware="h200", gpus="1.5"), "gpus must be an integer >= 1"),
-    (dict(cost_ratio="-1"), "cost_ratio \\(c\\) must be a number >= 0"),
+    (dict(cost_ratio="-1"), "cost_ratio must be a number >= 0"),
 ])
 def test_bad_wall_clock_options(kw, msg):
     with pytest.raises(ValueError, match=msg):

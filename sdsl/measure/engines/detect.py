@@ -117,7 +117,23 @@ def read_texts(texts: Sequence[str], paths: Sequence[str], *, fmt: str | None = 
 def read_files(paths: Sequence[str | os.PathLike], *, fmt: str | None = None, level: float = 0.95,
                gamma: int | None = None, seed: int = 0, delta: bool = False) -> list[EngineRead]:
     """Read every file on its own, or with ``delta`` all of them as successive scrapes of one
-    server (one :class:`EngineRead`)."""
+    server (one :class:`EngineRead`).
+
+    Parameters
+    ----------
+    paths : the files: Prometheus scrapes (vLLM, llama.cpp, SGLang, TensorRT-LLM), vLLM log lines or
+        per-request JSON; the format is detected unless ``fmt`` names it.
+    fmt : force a format (one of the readers' names).
+    level : confidence level of the intervals, in (0, 1).
+    gamma : the draft length ``k`` where the export does not carry it (TensorRT-LLM).
+    seed : seed of the per-request bootstrap.
+    delta : the files are successive scrapes of one server: alpha over the traffic between them.
+
+    Returns
+    -------
+    list of EngineRead
+        One per file (one in all with ``delta``), each with alpha per model and engine.
+    """
     if not paths:
         raise ValueError("no file given")
     names = [str(p) for p in paths]

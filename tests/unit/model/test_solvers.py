@@ -34,6 +34,28 @@ def test_find_root_agrees_with_scipy_on_many_brackets():
         assert np.max(np.abs(ours - c)) < 1e-12 and np.max(np.abs(ours - ref)) < 1e-12
 
 
+def test_find_root_takes_as_many_evaluations_as_scipys_chandrupatla():
+    """The same method as scipy's: per bracket, the same number of evaluations (the Illinois variant
+    it replaced took 44 to 73 calls on these functions, and 37 on the derivative of T)."""
+    from scipy.optimize.elementwise import find_root as scipy_find_root
+
+    rng = np.random.default_rng(1)
+    c, w = rng.uniform(-5, 5, 200), rng.uniform(0.1, 3, 200)
+    lo, hi = c - rng.uniform(0.01, 4, 200), c + rng.uniform(0.01, 4, 200)
+    rows = np.arange(200)
+    for f in _functions(c, w):
+        calls = []
+
+        def counted(x, r, f=f):
+            calls.append(np.size(x))
+            return f(x, r)
+
+        find_root(counted, lo, hi, rows)
+        ref = scipy_find_root(f, (lo, hi), args=(rows.astype(float),),
+                              tolerances={"xatol": 1e-13, "xrtol": 0.0, "fatol": 0.0, "frtol": 0.0})
+        assert len(calls) <= int(ref.nfev.max())
+
+
 def test_find_root_refuses_a_bracket_without_a_sign_change():
     with pytest.raises(ValueError, match="no sign change in bracket 1"):
         find_root(lambda x, r: x, np.array([-1.0, 1.0]), np.array([1.0, 2.0]), np.arange(2))

@@ -1,0 +1,192 @@
+"""Reading a CSV file as text, every problem with its file, line and column (issue 13), and the
+sha256 check of its provenance file: the one reader of :func:`sdsl.data.load`,
+:func:`sdsl._schema.records` and the user's measurement files (pandas-free)."""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import hashlib
+import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import yaml
+
+__all__ = ["DataError", "CsvText", "read_csv_text", "check_sha256", "yml_beside"]
+
+
+class DataError(ValueError):
+    """A data file or table does not match its schema (the message names file, line and column)."""
+
+
+def one_line(message: object) -> str:
+    return " ".join(str(message).split())
+
+
+def yml_beside(csv_path: Path) -> Path | None:
+    """The provenance file ``<name>.yml`` (or ``.yaml``) beside a CSV, or None."""
+    for suffix in (".yml", ".yaml"):
+        p = csv_path.with_suffix(suffix)
+        if p.is_file():
+            return p
+    return None
+
+
+#: Control characters a CSV may not hold (tab, line feed and carriage return are allowed).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class CsvText:
+    """A CSV file read as text: the stripped header, the data records (cells as written) and the
+    1-based line each record starts on (a quoted newline makes a record span lines)."""
+
+    source: str
+    header: list[str]
+    rows: list[list[str]]
+    lines: list[int]
+
+
+def _field_at(line_prefix: str, header: list[str] | None) -> str:
+    """The CSV column a character position falls in, from the text of its line before it."""
+    try:
+        j = len(next(csv.reader([line_prefix]))) if line_prefix else 1
+    except (csv.Error, StopIteration):
+        return ""
+    j = max(j, 1) if not line_prefix.endswith(",") else j + 1
+    if header and j <= len(header):
+        return f"column {header[j - 1]!r}"
+    return f"column {j}"
+
+
+def _position(text: str, pos: int, header: list[str] | None) -> str:
+    """``line L, column 'name' (character C)`` of character ``pos`` of ``text``."""
+    line = text.count("\n", 0, pos) + 1
+    start = text.rfind("\n", 0, pos) + 1
+    col = _field_at(text[start:pos], header if line > 1 else None)
+    return f"line {line}, {col + ' ' if col else ''}(character {pos - start + 1})"
+
+
+def _header_guess(text: str) -> list[str] | None:
+    first = text.split("\n", 1)[0]
+    try:
+        return [c.strip() for c in next(csv.reader([first]))]
+    except (csv.Error, StopIteration):
+        return None
+
+
+def read_csv_text(path: str | Path, source: str | None = None) -> CsvText:
+    """The records of a CSV file, checked as text before any cell is converted.
+
+    A :class:`DataError` names ``source`` (default: the path), the line and, where it applies, the
+    column, for: a missing, unreadable or empty file; bytes that are not UTF-8; a NUL byte or another
+    control character; a quote that is never closed or text after a closing quote; an empty or
+    repeated column name in the header (a trailing comma leaves an empty one); a record whose number
+    of fields differs from the header's; a blank line between records; a header without any data
+    record. Accepted as harmless: a UTF-8 byte-order mark, CRLF line ends, blank lines at the end,
+    newlines inside quoted cells (lines are counted in the file, so later messages stay right)."""
+    path = Path(path)
+    src = str(path) if source is None else source
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise DataError(f"{src}: no such file") from None
+    except IsADirectoryError:
+        raise DataError(f"{src}: is a folder, not a CSV file") from None
+    except OSError as exc:
+        raise DataError(f"{src}: cannot be read ({exc.strerror or exc})") from None
+    if raw.startswith(codecs.BOM_UTF8):
+        raw = raw[len(codecs.BOM_UTF8):]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        rough = raw.decode("utf-8", errors="replace")
+        # the position in characters of the bad byte: decode what precedes it
+        pos = len(raw[: exc.start].decode("utf-8", errors="replace"))
+        raise DataError(f"{src}, {_position(rough, pos, _header_guess(rough))}: byte 0x{raw[exc.start]:02x} is not "
+                        f"UTF-8 text ({exc.reason}); save the file as UTF-8") from None
+    if not text.strip():
+        raise DataError(f"{src}: the file is empty (it needs a header line and data)")
+    bad = _CONTROL.search(text)
+    if bad:
+        ch = bad.group()
+        what = "a NUL byte (\\x00)" if ch == "\x00" else f"the control character {ch!r}"
+        raise DataError(f"{src}, {_position(text, bad.start(), _header_guess(text))}: {what}; a CSV holds text, "
+                        f"not control characters")
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    records: list[tuple[int, list[str]]] = []
+    end = 0
+    while True:
+        start = end + 1
+        try:
+            rec = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            why = ("a quoted cell is never closed" if "end of data" in str(exc) or reader.line_num > start
+                   else str(exc))
+            raise DataError(f"{src}, line {start}: not a well-formed CSV record ({why})") from None
+        end = reader.line_num
+        records.append((start, rec))
+    header_line, header_raw = records[0]
+    if not any(c.strip() for c in header_raw):
+        raise DataError(f"{src}, line {header_line}: the header line is blank")
+    header = [c.strip() for c in header_raw]
+    for j, name in enumerate(header):
+        if not name:
+            trailing = " (a trailing comma at the end of the header)" if j == len(header) - 1 else ""
+            raise DataError(f"{src}, line {header_line}, column {j + 1}: empty column name{trailing}; every column "
+                            f"needs a name")
+        if name in header[:j]:
+            raise DataError(f"{src}, line {header_line}: column {name!r} appears twice in the header (columns "
+                            f"{header.index(name) + 1} and {j + 1}); each column once")
+    body = records[1:]
+    while body and not any(c.strip() for c in body[-1][1]):
+        body.pop()  # trailing blank lines: harmless
+    if not body:
+        raise DataError(f"{src}: no data, only the header (line {header_line}); the table needs at least one row")
+    rows, lines = [], []
+    for line, rec in body:
+        if not any(c.strip() for c in rec):
+            raise DataError(f"{src}, line {line}: blank line inside the table (only blank lines at the end are "
+                            f"allowed)")
+        if len(rec) != len(header):
+            hint = " (a trailing comma?)" if len(rec) == len(header) + 1 and not rec[-1].strip() else ""
+            raise DataError(f"{src}, line {line}: {len(rec)} fields, the header (line {header_line}) has "
+                            f"{len(header)}{hint}")
+        rows.append(rec)
+        lines.append(line)
+    return CsvText(src, header, rows, lines)
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def check_sha256(csv_path: Path, yml_path: Path | None = None) -> None:
+    """Raise :class:`DataError` unless the sha256 recorded in the provenance file beside ``csv_path``
+    (``yml_path``; found if None, none: nothing to check) is that of the CSV's bytes."""
+    yml = yml_beside(csv_path) if yml_path is None else yml_path
+    if yml is None:
+        return
+    try:
+        meta = yaml.load(yml.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise DataError(f"{yml}: cannot read the provenance file ({one_line(exc)})") from None
+    recorded = meta.get("sha256") if isinstance(meta, Mapping) else None
+    try:
+        digest = _digest(csv_path)
+    except OSError:
+        raise DataError(f"{csv_path}: no such file") from None
+    if recorded is None or (isinstance(recorded, str) and not recorded.strip()):
+        raise DataError(f"{yml}: no sha256 recorded for {csv_path.name}: its provenance needs the sha256 of the CSV "
+                        f"(64 hexadecimal digits; python -m sdsl.data sha {csv_path} prints it)")
+    if not isinstance(recorded, str) or not re.fullmatch(r"[0-9a-fA-F]{64}", recorded.strip()):
+        raise DataError(f"{yml}: sha256 must be 64 hexadecimal digits, got {str(recorded)[:70]!r}")
+    if recorded.strip().lower() != digest:
+        raise DataError(f"{csv_path}: the file is not the one its provenance describes: sha256 {digest[:16]}... "
+                        f"but {yml.name} records {recorded.strip()[:16]}...; restore the file, or record its new "
+                        f"sha256 in {yml.name} if the change is intended")
