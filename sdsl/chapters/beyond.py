@@ -26,18 +26,12 @@ name                 form                                            fitted     
 ``target_mean``      ``a_target`` (baseline: no draft dependence)     per target  no
 ===================  ==============================================  ==========  ============
 
-``x``, ``y`` are the draft's and the target's perplexities, ``N`` and ``D`` the draft's parameters
-and pre-training tokens. A law with the target as a factor (or fitted per target) has no level for
-a target it has not seen, so leave-one-target-out is defined only for the laws that carry the
-target through a covariate (the plane and the ``_y`` log-linear laws, which replace the factor
-by the target's perplexity ``y``).
+``x``, ``y``: the draft's and the target's perplexities; ``N``, ``D``: the draft's parameters and
+tokens. Leave-one-target-out is defined only for laws that carry the target through ``y``.
 
-Propagation to ``N*``: the perplexities come from the loss law, ``x = exp(L(N, D))`` and
-``y = exp(L(M, D'))`` (method notes, section 4), as the paper does for Eq. 5; ``ln N`` and ``ln D``
-enter directly. ``T(N) = T(N, M, alpha(N), gamma*)`` (Eq. 9) is maximised over ``log N`` by a scan
-and the root of its derivative, for all variants of a law at once (one call of the kernel
-:func:`sdsl.model.optimum.solve`); a maximum at the end of the range or where ``alpha``
-leaves (0, 1) is reported as such (status), never as an optimum.
+Propagation to ``N*``: ``x = exp(L(N, D))``, ``y = exp(L(M, D'))`` (method notes, section 4);
+``T(N)`` (Eq. 9) is maximised over ``log N`` by the kernel :func:`sdsl.model.optimum.solve`; a
+maximum at the end of the range or where ``alpha`` leaves (0, 1) is reported as such (status).
 """
 
 from __future__ import annotations

@@ -17,10 +17,8 @@ paper's text) gets a row of one of two kinds:
 
 ``claim`` rows test the captions of Figures 1 to 5 (``data/paper_claims.csv``), judged exactly.
 
-One rule for every reinterpretation (:data:`READINGS`): where a chapter finds that a printed input
-is likely a misprint (Table 7's data range, Table 5's ``D'`` of Qwen1.5-14B), every number that
-depends on it appears twice, ``as printed`` and under the reinterpretation (``reading``), and the
-counts are given for both views (:func:`view`, :func:`counts`).
+One rule for every reinterpretation (:data:`READINGS`, a likely misprint): each dependent number
+appears ``as printed`` and as reinterpreted, with counts for both views (:func:`view`, :func:`counts`).
 """
 
 from __future__ import annotations
