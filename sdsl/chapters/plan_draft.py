@@ -28,6 +28,9 @@ __all__ = [
     "view_interval",
     "view_sensitivity",
     "view_table5_check",
+    "lookup",
+    "view_lookup",
+    "lookup_summary",
     "summary",
 ]
 
@@ -214,13 +217,69 @@ def view_table5_check(check: pd.DataFrame):
                           "n_star_rel_dev": dev, "tpf_rel_dev": dev})
 
 
+
+def lookup(hardware: str = "h100-sxm") -> pd.DataFrame:
+    """The lookup table of :mod:`sdsl.plan.lookup` (``sdsl presets --plan``): one row per target
+    preset of ``data/presets.csv``, with ``m_over_n_star`` (``M / N*``) added.
+
+    Parameters
+    ----------
+    hardware : str
+        Accelerator preset of ``data/accelerators.csv`` for the wall-clock speedup.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`sdsl.plan.lookup.LOOKUP_COLUMNS` and ``m_over_n_star`` (NaN where not planned).
+    """
+    from sdsl.plan.lookup import lookup_table
+
+    t = lookup_table(hardware)
+    t["m_over_n_star"] = t["params"] / t["n_star"]
+    return t
+
+
+def view_lookup(table: pd.DataFrame):
+    """:func:`lookup` as the reader sees it: refused and unknown rows keep their reason."""
+    import pandas as pd
+
+    t = table.copy()
+    t["status"] = [s if s != "planned" else "" for s in t["status"]]
+    t["note"] = [" ".join(x for x in (s, n) if isinstance(x, str) and x) for s, n in zip(t["status"], t["note"])]
+    t["gamma_star_integer"] = t["gamma_star_integer"].astype("Int64")
+    return _view(t, {"model": "target", "params": "M (parameters)", "tokens": "D' (tokens)",
+                     "draft_tokens": "D (tokens)", "n_star": "N* (parameters)", "m_over_n_star": "M / N*",
+                     "gamma_star_continuous": "γ* continuous (tokens)", "gamma_star_integer": "γ* integer (tokens)",
+                     "alpha": "α at N*", "tokens_per_flop_ratio": "T(N*)·2M (tokens per FLOP over plain)",
+                     "gpus": "devices", "wall_clock_speedup": "wall-clock speedup (×)", "note": "note"},
+                 digits={"params": 3, "tokens": 2, "draft_tokens": 2, "n_star": 3, "m_over_n_star": 3,
+                         "gamma_star_continuous": 3, "alpha": 3, "tokens_per_flop_ratio": 3, "gpus": 2,
+                         "wall_clock_speedup": 3},
+                 formats={"gamma_star_integer": lambda v: "–" if pd.isna(v) else str(int(v)),
+                          "gpus": lambda v: "–" if pd.isna(v) else str(int(v))},
+                 wrap=["note"])
+
+
+def lookup_summary(table: pd.DataFrame) -> dict[str, Any]:
+    """The numbers the text cites about the lookup table (glue names without the chapter prefix)."""
+    ok = table[table["status"] == "planned"]
+    return {"lookup_n": int(len(table)), "lookup_n_planned": int(len(ok)),
+            "lookup_n_moe": int(table["status"].str.startswith("refused").sum()),
+            "lookup_n_unknown": int((table["status"] == "tokens unknown").sum()),
+            "lookup_hardware": str(ok["hardware"].iloc[0]),
+            "lookup_ratio_min": float(ok["m_over_n_star"].min()), "lookup_ratio_max": float(ok["m_over_n_star"].max()),
+            "lookup_gamma_min": int(ok["gamma_star_integer"].min()), "lookup_gamma_max": int(ok["gamma_star_integer"].max()),
+            "lookup_speedup_min": float(ok["wall_clock_speedup"].min()),
+            "lookup_speedup_max": float(ok["wall_clock_speedup"].max())}
+
+
 def _number(value: float) -> float | str:
     """A finite float, or ``"n/a"`` (a rerun without bootstrap or candidates has no such number)."""
     return float(value) if np.isfinite(value) else "n/a"
 
 
 def summary(inputs: PlanInputs, table: pd.DataFrame, candidates: pd.DataFrame,
-            sensitivity: pd.DataFrame, check: pd.DataFrame) -> dict[str, Any]:
+            sensitivity: pd.DataFrame, check: pd.DataFrame, lookup_: pd.DataFrame | None = None) -> dict[str, Any]:
     """The numbers the chapter's text cites, by glue name (without the chapter prefix): the plan's
     inputs, the optimum of the first ``D``, its bootstrap interval and how flat the curve is at its
     ends, the best candidate, the covariance sensitivity and the Table 5 check (``check`` from
@@ -262,6 +321,8 @@ def summary(inputs: PlanInputs, table: pd.DataFrame, candidates: pd.DataFrame,
         t5_alt_dev_n=float(100 * alt["n_star_rel_dev"].abs().max()),
         t5_alt_dev_t=float(100 * alt["tpf_rel_dev"].abs().max()),
     )
+    if lookup_ is not None:
+        out.update(lookup_summary(lookup_))
     return out
 
 
@@ -274,7 +335,14 @@ def check_parameters(**params: object) -> None:
 
     names = ("preset", "target_params", "target_tokens", "draft_tokens", "constants", "alpha_source", "integer_gamma",
              "n_range", "candidates", "n_boot", "seed")
-    V.unknown_names(params, (*names, "artifacts_dir"), "parameter", "of notebook 'plan_draft'")
+    V.unknown_names(params, (*names, "artifacts_dir", "lookup_hardware"), "parameter", "of notebook 'plan_draft'")
     if params.get("artifacts_dir") is not None:
         V.folder(params["artifacts_dir"], "artifacts_dir")
+    if "lookup_hardware" in params:
+        from sdsl.model.hardware import get_accelerator
+
+        try:
+            get_accelerator(V.text(params["lookup_hardware"], "lookup_hardware", "an accelerator preset"))
+        except ValueError as exc:
+            raise ValueError(f"lookup_hardware: {V.one_line(exc)}") from None
     P.check_inputs(**{k: v for k, v in params.items() if k in names})
