@@ -120,6 +120,8 @@ REGISTRY: tuple[Item, ...] = (
        ["presets", "paper_table3"], figure=True, shown=True),
     _c("plan_draft", "table5_check", "the planning code on Table 5's inputs, as printed and with D' = 4e12",
        "table5_check", ["paper_table5"], shown=True),
+    _c("plan_draft", "lookup", "N*, gamma*, alpha and the speedups for every dense target preset", "lookup",
+       ["presets", "paper_table3", "accelerators"], shown=True),
     # measure_acceptance
     _c("measure_acceptance", "iterations", "drafted and accepted tokens of every iteration",
        "sdsl.measure.harness.measure_acceptance", ["prompts", "local_pair"], shown=True),
