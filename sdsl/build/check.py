@@ -211,7 +211,7 @@ def _record(result: CheckResult, chapters: list[str]) -> None:
     path = BUILD.joinpath(*CHECK_RECORD)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"chapters": chapters, "ok": bool(rep is not None and rep.ok), "accepted": result.accepted,
-                                "exit_code": result.exit_code, "summary": summary, "commit": commit_info().strip("`")},
+                                "exit_code": result.exit_code, "summary": summary, "commit": commit_info().replace("`", "")},
                                indent=1) + "\n", encoding="utf-8")
 
 

@@ -112,6 +112,13 @@ def environment_lines(manifest: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def _commit(text: str) -> str:
+    """``abc123 plus uncommitted changes`` with the hash as code (records written before the fix
+    may hold stray backticks)."""
+    head, _, rest = text.replace("`", "").partition(" ")
+    return f"`{head}`" + (f" {rest}" if rest else "")
+
+
 def check_lines(record_path: Path | str) -> list[str]:
     """Markdown lines for the last regeneration check recorded at ``record_path`` (written by
     ``python -m sdsl.build.check``), and for the kernel matrix in ``matrix.json`` beside it."""
@@ -121,7 +128,7 @@ def check_lines(record_path: Path | str) -> list[str]:
         r = json.loads(record_path.read_text(encoding="utf-8"))
         verdict = "passed" if r.get("ok") else ("accepted as the new baseline" if r.get("accepted") else "failed")
         lines.append(f"The last regeneration check (`python -m sdsl.build.check {' '.join(r.get('chapters') or [])}`"
-                     f"{', commit ' + r['commit'] if r.get('commit') else ''}) {verdict}"
+                     f"{', commit ' + _commit(r['commit']) if r.get('commit') else ''}) {verdict}"
                      f"{': ' + r['summary'] if r.get('summary') else ''}.")
     matrix = record_path.with_name("matrix.json")
     if matrix.is_file():
