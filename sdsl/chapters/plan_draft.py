@@ -247,15 +247,19 @@ def view_lookup(table: pd.DataFrame):
     t["status"] = [s if s != "planned" else "" for s in t["status"]]
     t["note"] = [" ".join(x for x in (s, n) if isinstance(x, str) and x) for s, n in zip(t["status"], t["note"])]
     t["gamma_star_integer"] = t["gamma_star_integer"].astype("Int64")
-    return _view(t, {"model": "target", "params": "M (parameters)", "tokens": "D' (tokens)",
-                     "draft_tokens": "D (tokens)", "n_star": "N* (parameters)", "m_over_n_star": "M / N*",
-                     "gamma_star_continuous": "γ* continuous (tokens)", "gamma_star_integer": "γ* integer (tokens)",
-                     "alpha": "α at N*", "tokens_per_flop_ratio": "T(N*)·2M (tokens per FLOP over plain)",
-                     "gpus": "devices", "wall_clock_speedup": "wall-clock speedup (×)", "note": "note"},
-                 digits={"params": 3, "tokens": 2, "draft_tokens": 2, "n_star": 3, "m_over_n_star": 3,
-                         "gamma_star_continuous": 3, "alpha": 3, "tokens_per_flop_ratio": 3, "gpus": 2,
+    def scaled(unit: float, digits: int = 3):
+        return lambda v: "–" if pd.isna(v) else f"{v / unit:.{digits}g}"
+
+    return _view(t, {"model": "target", "params": "M (billion parameters)", "tokens": "D' (trillion tokens)",
+                     "draft_tokens": "D (trillion tokens)", "n_star": "N* (million parameters)",
+                     "m_over_n_star": "M / N*", "gamma_star_continuous": "γ* continuous (tokens)",
+                     "gamma_star_integer": "γ* integer (tokens)", "alpha": "α at N*",
+                     "tokens_per_flop_ratio": "T(N*)·2M (over plain decoding)", "gpus": "devices",
+                     "wall_clock_speedup": "wall-clock speedup (×)", "note": "note"},
+                 digits={"m_over_n_star": 3, "gamma_star_continuous": 3, "alpha": 3, "tokens_per_flop_ratio": 3,
                          "wall_clock_speedup": 3},
-                 formats={"gamma_star_integer": lambda v: "–" if pd.isna(v) else str(int(v)),
+                 formats={"params": scaled(1e9), "tokens": scaled(1e12, 2), "draft_tokens": scaled(1e12, 2),
+                          "n_star": scaled(1e6), "gamma_star_integer": lambda v: "–" if pd.isna(v) else str(int(v)),
                           "gpus": lambda v: "–" if pd.isna(v) else str(int(v))},
                  wrap=["note"])
 
