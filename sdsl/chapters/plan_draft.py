@@ -349,4 +349,7 @@ def check_parameters(**params: object) -> None:
             get_accelerator(V.text(params["lookup_hardware"], "lookup_hardware", "an accelerator preset"))
         except ValueError as exc:
             raise ValueError(f"lookup_hardware: {V.one_line(exc)}") from None
-    P.check_inputs(**{k: v for k, v in params.items() if k in names})
+    given = {k: v for k, v in params.items() if k in names}
+    if given.get("preset") == "":  # papermill's `-p preset ""`: no preset, the target by its size and tokens
+        given["preset"] = None
+    P.check_inputs(**given)

@@ -73,10 +73,12 @@ def test_notebook_second_parameter_set_matches_cli(tmp_path):
     (dict(n_range=[1e8, 1e12]), "exceeds the target size"),
 ])
 def test_notebook_bad_parameters_fail_before_any_figure(tmp_path, params, message):
-    from sdsl.build.pipeline import NotebookError, execute_notebook
+    from sdsl.build.parameters import ParameterError
+    from sdsl.build.pipeline import execute_notebook
 
-    with pytest.raises(NotebookError) as err:
+    # refused by the parameter check (issue 13) before the notebook starts
+    with pytest.raises(ParameterError) as err:
         execute_notebook("plan_draft", params, output_dir=tmp_path, artifacts=tmp_path / "art")
-    assert "ValueError" in str(err.value) and message in str(err.value)
+    assert message in str(err.value)
     assert not list((tmp_path / "art").rglob("*.svg"))
     assert not (tmp_path / "art" / "plan_draft").exists()
