@@ -251,9 +251,16 @@ def execute_notebook(
 
 def _strip_staging_paths(nb_path: Path, staging: Path, final: Path) -> None:
     """Replace the temporary staging folder by the final artifacts folder in the executed
-    notebook (parameters cell and outputs), so that the book shows stable paths."""
-    text = nb_path.read_text(encoding="utf-8")
-    nb_path.write_text(text.replace(str(staging), str(final)), encoding="utf-8")
+    notebook (parameters cell and outputs), so that the book shows stable paths, and tag papermill's
+    injected-parameters cell ``remove-cell``: it holds the machine's absolute artifacts path."""
+    import nbformat
+
+    nb = nbformat.reads(nb_path.read_text(encoding="utf-8").replace(str(staging), str(final)), as_version=4)
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags", [])
+        if "injected-parameters" in tags and "remove-cell" not in tags:
+            cell.metadata["tags"] = [*tags, "remove-cell"]
+    nbformat.write(nb, str(nb_path))
 
 
 def _stamp_path(chapter: str, output_dir: Path) -> Path:

@@ -5,32 +5,26 @@ Bozorgkhoo and Molybog (2026, arXiv 2603.11053) through the functions of this mo
 table or figure (book chapter "Method", sections on Eq. 5 and on the per-target fits; method
 notes, sections 5 and 7).
 
-* :func:`fit_plane`: ordinary least squares of the paper's Eq. 5, ``alpha = A x + B y + C``
-  (``x`` draft perplexity, ``y`` target perplexity), with standard errors, margins of error
-  ``t(0.975, n - 3) * SE``, 95 % confidence intervals, ``MSE = SSR / n`` and ``R^2`` (Table 3).
-* :func:`fit_per_target`: for one target, alpha against draft perplexity in three forms
-  (Table 4, Figure 3; method notes, section 7):
-
-  - linear ``alpha = p1 x + p2`` and logarithmic ``alpha = p1 ln x + p2`` by OLS;
-  - power law ``alpha = p1 x ** p2`` by nonlinear least squares in the original space
-    (``scipy.optimize.curve_fit``), margins of error ``t(0.975, n - 2) * SE`` from the covariance
-    of the estimates, ``R^2`` in the original space.
-
-  Every form reports ``MSE = SSR / n`` (not ``SSR / (n - k)``): this is the convention that
-  reproduces the MSE column of the paper's Table 4.
+* :func:`fit_plane` (Eq. 5 by OLS: Table 3) and :func:`fit_per_target` (linear and logarithmic
+  forms by OLS, the power law by nonlinear least squares in the original space: Table 4), from
+  :mod:`sdsl.model.alpha_fits`, which documents their conventions (``MoE = t(0.975, n - k) SE``,
+  ``MSE = SSR / n``: the convention that reproduces Table 4).
 * :func:`table1`, :func:`table2`, :func:`table3`, :func:`table4`, :func:`table4_vs_paper`,
-  :func:`figure1`, :func:`figure3`: the paper's tables and figures.
+  :func:`figure1`, :func:`figure1_sections`, :func:`figure3`: the paper's tables and figures (and
+  a 2-D companion view of Figure 1).
+* :func:`measurements`, :func:`tables12`, :func:`coefficients`, :func:`eq5_table`,
+  :func:`table4_agreement`: the chapter's other steps; :func:`summary`: every number the chapter's prose cites.
 """
 
 from __future__ import annotations
 
 from typing import Iterable, Mapping, Sequence
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from sdsl import data as _data
 from sdsl.book.style import family_color
 from sdsl.model.alpha_fits import (
     FORMS,
@@ -42,31 +36,24 @@ from sdsl.model.alpha_fits import (
     fit_power_loglog,
     fit_targets,
     implied_residual_df,
+    pair_matrix,
     targets_in_order,
 )
 from sdsl.model.compare import equal_to_printed
 from sdsl.model.laws import AcceptanceCoefficients
 
 __all__ = [
-    "FORMS",
-    "PlaneFit",
-    "CurveFit",
-    "fit_plane",
-    "fit_per_target",
-    "fit_targets",
-    "fit_power_loglog",
-    "has_table",
-    "acceptance_matrix",
-    "TABLE4_QUANTITIES",
-    "implied_residual_df",
-    "table1",
-    "table2",
-    "table3",
-    "table4",
-    "table4_vs_paper",
-    "figure1",
-    "figure3",
+    "CHAPTER", "EXTRAPOLATE", "FORMS", "PlaneFit", "CurveFit", "fit_plane", "fit_per_target", "fit_targets", "fit_power_loglog",
+    "has_table", "acceptance_matrix", "TABLE4_QUANTITIES", "implied_residual_df", "table1", "table2", "table3",
+    "table4", "table4_vs_paper", "figure1", "figure1_sections", "figure3", "measurements", "tables12",
+    "coefficients", "eq5_table", "table4_agreement", "summary",
 ]
+
+#: Chapter name: notebook stem and artifacts folder.
+CHAPTER = "acceptance"
+#: Figure 3 draws the fitted curves from 0.8 times the smallest to 1.4 times the largest measured
+#: draft perplexity: outside the measured range they are extrapolations, and there they part.
+EXTRAPOLATE = (0.8, 1.4)
 
 
 #: Quantities of one Table 4 row, in the paper's column order.
@@ -74,10 +61,15 @@ TABLE4_QUANTITIES: tuple[str, ...] = (
     "p1", "moe1", "ci1_lower", "ci1_upper", "p2", "moe2", "ci2_lower", "ci2_upper", "mse", "r2",
 )
 
+#: How each fitted form is drawn in Figure 3 and named in its legend: colours apart from the
+#: families', dash patterns (and markers on the power law) apart from one another, since the
+#: logarithmic and power-law curves nearly coincide over the measured range.
 _FORM_STYLE: dict[str, dict[str, object]] = {
-    "linear": {"color": "0.15", "linestyle": "-"},
-    "logarithmic": {"color": "0.35", "linestyle": "--"},
-    "power": {"color": "0.55", "linestyle": ":"},
+    "linear": {"color": "0.1", "linestyle": "-", "linewidth": 1.2, "label": "linear fit"},
+    "logarithmic": {"color": "#CC79A7", "linestyle": (0, (6, 2)), "linewidth": 2.2,
+                    "label": "logarithmic fit"},
+    "power": {"color": "#E69F00", "linestyle": (0, (1, 1.5)), "linewidth": 2.0, "marker": "^", "ms": 4,
+              "markevery": 20, "label": "power-law fit"},
 }
 
 
@@ -110,90 +102,49 @@ def table4_vs_paper(ours: pd.DataFrame, paper: pd.DataFrame, tolerance: pd.DataF
         if missing:
             raise ValueError(f"{name} is missing Table 4 column(s) {missing}")
     key = ["target", "function"]
-    merged = paper.merge(ours, on=key, suffixes=("_paper", "_ours"), how="inner").merge(
-        tolerance.rename(columns={q: f"{q}_tol" for q in TABLE4_QUANTITIES}), on=key, how="left"
-    )
-    rows = []
-    for _, r in merged.iterrows():
-        for q in TABLE4_QUANTITIES:
-            o, p, tol = float(r[f"{q}_ours"]), float(r[f"{q}_paper"]), float(r[f"{q}_tol"])
-            d = o - p
-            rows.append(
-                {
-                    "target": r["target"], "function": r["function"], "quantity": q,
-                    "ours": o, "paper": p, "difference": d, "tolerance": tol,
-                    "last_digits": abs(d) / (2.0 * tol),
-                    "equal_to_printed": bool(equal_to_printed(o, p, tol)),
-                }
-            )
-    return pd.DataFrame(
-        rows,
-        columns=["target", "function", "quantity", "ours", "paper", "difference", "tolerance",
-                 "last_digits", "equal_to_printed"],
-    )
+    long = [f.melt(id_vars=key, value_vars=list(TABLE4_QUANTITIES), var_name="quantity", value_name=name)
+            for f, name in ((paper, "paper"), (ours, "ours"), (tolerance, "tolerance"))]
+    rows = paper[key].reset_index(drop=True).reset_index(names="_row")
+    out = rows.merge(long[0], on=key).merge(long[1], on=[*key, "quantity"])
+    out = out.merge(long[2], on=[*key, "quantity"], how="left")
+    out = out.assign(_q=out["quantity"].map(TABLE4_QUANTITIES.index)).sort_values(["_row", "_q"])
+    out["difference"] = out["ours"] - out["paper"]
+    out["last_digits"] = out["difference"].abs() / (2.0 * out["tolerance"])
+    out["equal_to_printed"] = equal_to_printed(out["ours"], out["paper"], out["tolerance"]).astype(bool)
+    cols = ["target", "function", "quantity", "ours", "paper", "difference", "tolerance", "last_digits",
+            "equal_to_printed"]
+    return out[cols].reset_index(drop=True).astype({c: float for c in cols[3:8]})
 
 
 # ---------------------------------------------------------------------------------------------
 # Tables 1 to 3
 
 
-def _fmt_alpha(alpha: float, hw: float | None) -> str:
-    if hw is None or not np.isfinite(hw):
-        return f"{alpha:g}"
-    return f"{alpha:g} ± {hw:g}"
-
-
-def _paper_layout(df: pd.DataFrame) -> pd.DataFrame:
-    check_frame(df, ("target", "draft", "draft_ppl", "target_ppl", "alpha"))
-    targets = targets_in_order(df)
-    drafts = list(dict.fromkeys(df["draft"].tolist()))
-    hw = df["alpha_hw95"] if "alpha_hw95" in df.columns else pd.Series(np.nan, index=df.index)
-    header: dict[str, object] = {"target": "Perplexity", "target_ppl": np.nan}
-    for d in drafts:
-        ppl = df.loc[df["draft"] == d, "draft_ppl"].unique()
-        if ppl.size != 1:
-            raise ValueError(f"draft {d!r} has {ppl.size} different perplexities {list(ppl)}; expected one")
-        header[d] = f"{float(ppl[0]):.10g}"
-    rows = [header]
-    for t in targets:
-        sub = df[df["target"] == t]
-        tp = sub["target_ppl"].unique()
-        if tp.size != 1:
-            raise ValueError(f"target {t!r} has {tp.size} different perplexities {list(tp)}; expected one")
-        row: dict[str, object] = {"target": t, "target_ppl": float(tp[0])}
-        for d in drafts:
-            hit = sub[sub["draft"] == d]
-            row[d] = _fmt_alpha(float(hit["alpha"].iloc[0]), float(hw[hit.index[0]])) if len(hit) else ""
-        rows.append(row)
-    return pd.DataFrame(rows, columns=["target", "target_ppl", *drafts])
+def _rows_of(df: pd.DataFrame, number: int) -> np.ndarray:
+    if "source_table" not in df.columns:
+        return np.zeros(len(df), dtype=bool)
+    return pd.to_numeric(df["source_table"], errors="coerce").astype(float).to_numpy() == number
 
 
 def _by_table(df: pd.DataFrame, number: int) -> pd.DataFrame:
-    if "source_table" in df.columns:
-        sub = df[pd.to_numeric(df["source_table"], errors="coerce").astype(float).to_numpy() == number]
-    else:
-        sub = df.iloc[0:0]
+    sub = df[_rows_of(df, number)]
     if sub.empty:
-        raise ValueError(
-            f"no rows with source_table == {number}: Table {number} lists "
-            + ("the OPT drafts" if number == 1 else "the Qwen drafts")
-        )
-    return _paper_layout(sub)
+        which = "the OPT drafts" if number == 1 else "the Qwen drafts"
+        raise ValueError(f"no rows with source_table == {number}: Table {number} lists {which}")
+    return pair_matrix(sub)
 
 
 def has_table(df: pd.DataFrame, number: int) -> bool:
     """Whether ``df`` has rows of the paper's Table ``number`` (column ``source_table``); a
     user's own measurements leave ``source_table`` empty."""
-    if "source_table" not in df.columns:
-        return False
-    return bool(np.any(pd.to_numeric(df["source_table"], errors="coerce").astype(float).to_numpy() == number))
+    return bool(np.any(_rows_of(df, number)))
 
 
 def acceptance_matrix(df: pd.DataFrame) -> pd.DataFrame:
     """All rows of ``df`` in the layout of Tables 1 and 2 (targets as rows with their perplexity,
     drafts as columns with theirs, cells ``alpha ± half-width``): for measurements that are not
     the paper's."""
-    return _paper_layout(df)
+    return pair_matrix(df)
 
 
 def table1(df: pd.DataFrame) -> pd.DataFrame:
@@ -255,6 +206,14 @@ def table3(
 # Figures 1 and 3
 
 
+def _plane(fit: PlaneFit | AcceptanceCoefficients) -> tuple[float, float, float]:
+    if isinstance(fit, PlaneFit):
+        return tuple(float(fit.estimate[k]) for k in ("A", "B", "C"))  # type: ignore[return-value]
+    if isinstance(fit, AcceptanceCoefficients):
+        return fit.A, fit.B, fit.C
+    raise ValueError(f"fit must be a PlaneFit or AcceptanceCoefficients, got {type(fit).__name__}")
+
+
 def figure1(
     df: pd.DataFrame,
     fit: PlaneFit | AcceptanceCoefficients,
@@ -266,13 +225,8 @@ def figure1(
     (a :class:`PlaneFit` or :class:`sdsl.AcceptanceCoefficients`) as a surface over the data's
     range. The view angle is fixed (``elev``, ``azim``) so the figure is the same every run."""
     check_frame(df, ("draft_family", "draft_ppl", "target_ppl", "alpha"))
-    if isinstance(fit, PlaneFit):
-        a, b, c = (float(fit.estimate[k]) for k in ("A", "B", "C"))
-    elif isinstance(fit, AcceptanceCoefficients):
-        a, b, c = fit.A, fit.B, fit.C
-    else:
-        raise ValueError(f"fit must be a PlaneFit or AcceptanceCoefficients, got {type(fit).__name__}")
-    fig = plt.figure(figsize=(7.0, 5.6))
+    a, b, c = _plane(fit)
+    fig = Figure(figsize=(7.0, 5.6), layout="constrained")
     ax = fig.add_subplot(projection="3d")
     x, y = df["draft_ppl"].to_numpy(dtype=float), df["target_ppl"].to_numpy(dtype=float)
     gx, gy = np.meshgrid(np.linspace(x.min(), x.max(), 20), np.linspace(y.min(), y.max(), 20))
@@ -292,10 +246,52 @@ def figure1(
     return fig
 
 
+def figure1_sections(df: pd.DataFrame, fit: PlaneFit | AcceptanceCoefficients) -> Figure:
+    """A 2-D companion of Figure 1: the same observations and plane, read without perspective.
+
+    Left: ``alpha`` against draft perplexity ``x``, one colour per target, with the plane's
+    section at that target's perplexity ``y`` as a line (the plane is a family of parallel lines of
+    slope ``A``, shifted by ``B y``). Right: each observation against the plane's prediction, with
+    the diagonal, markers by draft family. The lines carry ids (``gid``) ``section|<target>``."""
+    check_frame(df, ("target", "draft_family", "draft_ppl", "target_ppl", "alpha"))
+    a, b, c = _plane(fit)
+    fig = Figure(figsize=(9.0, 5.0), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    targets = targets_in_order(df)
+    colours = dict(zip(targets, ("#332288", "#117733", "#88CCEE", "#CC6677", "#AA4499", "#999933", "#44AA99")))
+    xs = np.linspace(df["draft_ppl"].min(), df["draft_ppl"].max(), 50)
+    markers = dict(zip(dict.fromkeys(df["draft_family"].tolist()), "os^Dv"))
+    for t in targets:
+        s = df[df["target"] == t]
+        col = colours.get(t, "0.3")
+        y = float(s["target_ppl"].iloc[0])
+        (line,) = left.plot(xs, a * xs + b * y + c, color=col, lw=1.4, label=f"{t} ($y$ = {y:.2f})")
+        line.set_gid(f"section|{t}")
+        left.scatter(s["draft_ppl"], s["alpha"], color=col, s=18, zorder=3)
+    left.set_xlabel("draft perplexity $x$")
+    left.set_ylabel(r"acceptance rate $\alpha$")
+    left.legend(title="target (the plane at its perplexity $y$)", fontsize=8, title_fontsize=8, ncols=2,
+                loc="upper center", bbox_to_anchor=(0.5, -0.16))
+    pred = a * df["draft_ppl"] + b * df["target_ppl"] + c
+    for fam, m in markers.items():
+        sel = df["draft_family"] == fam
+        right.scatter(pred[sel], df.loc[sel, "alpha"], marker=m, s=20, color=family_color(fam),
+                      label=f"{fam} drafts")
+    lo, hi = float(min(pred.min(), df["alpha"].min())), float(max(pred.max(), df["alpha"].max()))
+    right.plot([lo, hi], [lo, hi], color="0.4", ls="--", lw=1, label=r"measured $=$ plane")
+    right.set_xlabel(r"$\alpha$ of the plane, $A x + B y + C$")
+    right.set_ylabel(r"measured $\alpha$")
+    right.legend(fontsize=8, ncols=2, loc="upper center", bbox_to_anchor=(0.5, -0.16))
+    return fig
+
+
 def figure3(df: pd.DataFrame, fits: Sequence[CurveFit] | Mapping[object, CurveFit]) -> Figure:
     """The paper's Figure 3: alpha against draft perplexity, one panel per target, observations
     coloured by draft family (with their 95 % half-widths when ``alpha_hw95`` is present) and the
-    fitted linear, logarithmic and power-law curves of ``fits`` (from :func:`fit_targets`)."""
+    fitted linear, logarithmic and power-law curves of ``fits`` (from :func:`fit_targets`), each
+    form in its own colour and dash pattern (legend: "linear fit", "logarithmic fit", "power-law
+    fit"); curves carry ids (``gid``) ``fit|<target>|<form>``. The curves run beyond the measured
+    perplexities (shaded) by the factors :data:`EXTRAPOLATE`, where the forms part."""
     check_frame(df, ("target", "draft_family", "draft_ppl", "alpha"))
     fits = list(fits.values()) if isinstance(fits, Mapping) else list(fits)
     if not fits or not all(isinstance(f, CurveFit) for f in fits):
@@ -303,10 +299,13 @@ def figure3(df: pd.DataFrame, fits: Sequence[CurveFit] | Mapping[object, CurveFi
     targets = targets_in_order(df)
     ncols = min(3, len(targets))
     nrows = int(np.ceil(len(targets) / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.4 * ncols, 2.9 * nrows), sharex=True, sharey=True, squeeze=False)
-    xs = np.linspace(df["draft_ppl"].min() * 0.97, df["draft_ppl"].max() * 1.03, 200)
+    fig = Figure(figsize=(3.4 * ncols, 2.9 * nrows), layout="constrained")
+    axes = fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False)
+    lo, hi = float(df["draft_ppl"].min()), float(df["draft_ppl"].max())
+    xs = np.geomspace(lo * EXTRAPOLATE[0], hi * EXTRAPOLATE[1], 200)
     for ax, t in zip(axes.flat, targets):
         sub = df[df["target"] == t]
+        ax.axvspan(lo, hi, color="0.93", zorder=0, lw=0, label="measured range")
         for fam in dict.fromkeys(sub["draft_family"].tolist()):
             s = sub[sub["draft_family"] == fam]
             err = s["alpha_hw95"] if "alpha_hw95" in s.columns else None
@@ -316,16 +315,16 @@ def figure3(df: pd.DataFrame, fits: Sequence[CurveFit] | Mapping[object, CurveFi
             )
         for f in fits:
             if f.target == t:
-                ax.plot(xs, f.predict(xs), label=f.form, linewidth=1.3, **_FORM_STYLE[f.form])
+                (line,) = ax.plot(xs, f.predict(xs), **_FORM_STYLE[f.form])
+                line.set_gid(f"fit|{t}|{f.form}")
         ax.text(0.97, 0.95, t, transform=ax.transAxes, ha="right", va="top", fontsize="small")
     used = list(axes.flat)[: len(targets)]
     for i, ax in enumerate(used):
-        below = i + ncols
-        if below >= len(targets):  # lowest panel of its column: show the x axis
+        if i + ncols >= len(targets):  # lowest panel of its column: show the x axis
             ax.xaxis.set_tick_params(labelbottom=True)
             ax.set_xlabel("draft perplexity $x$")
     for ax in axes[:, 0]:
-        ax.set_ylabel(r"$\alpha$")
+        ax.set_ylabel(r"acceptance rate $\alpha$")
     handles, labels = [], []
     for ax in axes.flat:
         for h, lab in zip(*ax.get_legend_handles_labels()):
@@ -340,6 +339,112 @@ def figure3(df: pd.DataFrame, fits: Sequence[CurveFit] | Mapping[object, CurveFi
     else:
         fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 6))
     return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# the chapter's other steps
+
+
+def measurements(path: str | None = None) -> pd.DataFrame:
+    """The (draft, target) measurements of the chapter: ``data/acceptance.csv`` (Tables 1 and 2)
+    when ``path`` is None, else the user's CSV at ``path``, validated against the same schema
+    (an error names the file, line and column)."""
+    return _data.load("acceptance") if path is None else _data.load(path, schema="acceptance")
+
+
+def tables12(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Tables 1 and 2 of ``df`` (the rows of each, where present), by artifact name; for
+    measurements of neither table, all rows in their layout as ``{"measurements": ...}``."""
+    out = {f"table{k}": fn(df) for k, fn in ((1, table1), (2, table2)) if has_table(df, k)}
+    return out or {"measurements": acceptance_matrix(df)}
+
+
+def coefficients(source: str, plane: PlaneFit, paper: pd.DataFrame) -> AcceptanceCoefficients:
+    """The Eq. 5 coefficients the later chapters use: ``"paper"`` (Table 3 as printed, ``paper``
+    = ``sdsl.data.load("paper_table3")``) or ``"refit"`` (``plane``, our fit)."""
+    if source == "paper":
+        e = paper.set_index("parameter")["estimate"]
+        return AcceptanceCoefficients(A=float(e["A"]), B=float(e["B"]), C=float(e["C"]), source="paper Table 3")
+    if source == "refit":
+        return plane.coefficients
+    raise ValueError(f"coefficients_source must be 'paper' or 'refit', got {source!r}")
+
+
+def eq5_table(coef: AcceptanceCoefficients) -> pd.DataFrame:
+    """``coef`` as the table ``eq5_coefficients``: parameter, estimate, source."""
+    return pd.DataFrame({"parameter": ["A", "B", "C"], "estimate": [coef.A, coef.B, coef.C], "source": coef.source})
+
+
+def table4_agreement(cmp4: pd.DataFrame) -> pd.DataFrame:
+    """:func:`table4_vs_paper` per (target, function): printed numbers, how many agree with every
+    printed digit, and the largest deviation in units of the last printed digit."""
+    return cmp4.groupby(["target", "function"], sort=False).agg(
+        printed=("quantity", "size"), equal=("equal_to_printed", "sum"), max_last_digits=("last_digits", "max"),
+    ).reset_index()
+
+
+def summary(
+    df: pd.DataFrame,
+    plane: PlaneFit,
+    implied: pd.DataFrame,
+    t4: pd.DataFrame,
+    cmp4: pd.DataFrame,
+    paper3: pd.DataFrame,
+    paper_metrics: pd.DataFrame,
+    coef: AcceptanceCoefficients,
+    paper_pairs: pd.DataFrame | None = None,
+) -> dict[str, object]:
+    """Every number the chapter's prose cites, by glue name (without the chapter prefix).
+
+    Parameters
+    ----------
+    df, plane, implied, t4, cmp4 : the measurements, :func:`fit_plane`, :func:`implied_residual_df`
+        of the paper's Table 3, :func:`table4` and :func:`table4_vs_paper`.
+    paper3, paper_metrics : the paper's Table 3 and metrics (``sdsl.data``).
+    coef : the plane of Figure 1 (:func:`coefficients`); ``resid_*`` are the targets with the lowest
+        and highest mean residual ``alpha - (A x + B y + C)`` and those means.
+    paper_pairs : the pairs the paper prints (default ``data/acceptance.csv``).
+
+    Returns
+    -------
+    dict
+        Plain values for :func:`sdsl.book.glue.glue_summary`. ``paper_n``, the paper's observations,
+        is implied by the tightest row of ``implied`` (``df_min + 3``): 130 for the paper's Table 3.
+    """
+    paper_pairs = _data.load("acceptance") if paper_pairs is None else paper_pairs
+    est = paper3.set_index("parameter")["estimate"]
+    pm = paper_metrics[paper_metrics["table"].astype(str) == "3"].set_index("metric")["value"]
+    tight = implied.dropna(subset=["df_min"])
+    tight = tight.loc[(tight["df_max"] - tight["df_min"]).idxmin()]
+    n_paper, drafts = int(tight["df_min"]) + 3, int(paper_pairs["draft"].nunique())
+    se_ratio = plane.std_error / paper3.set_index("parameter")["std_error"]
+    inside = [k for k in ("A", "B", "C") if plane.ci_lower[k] <= est[k] <= plane.ci_upper[k]]
+    out: dict[str, object] = {
+        "n_pairs": len(df), "n_targets": df["target"].nunique(), "n_drafts": df["draft"].nunique(),
+        "paper_r2": float(pm["r2"]), "paper_mse": float(pm["mse"]), "refit_r2": plane.r2, "refit_mse": plane.mse,
+        "refit_dof": plane.df_resid, "paper_dof": int(tight["df_min"]), "paper_ratio": float(tight["ratio"]),
+        "paper_n": n_paper, "paper_drafts": drafts, "paper_tables_targets": paper_pairs["target"].nunique(),
+        "paper_targets": n_paper / drafts, "se_ratio_lo": float(se_ratio.min()), "se_ratio_hi": float(se_ratio.max()),
+        "paper_in_refit_ci": ", ".join(inside) if inside else "none",
+        "t4_cells": len(cmp4), "t4_equal": int(cmp4["equal_to_printed"].sum()),
+        "t4_rows": len(cmp4.groupby(["target", "function"])),
+        "t4_targets": ", ".join(cmp4["target"].unique()) if len(cmp4) else "none",
+        "t4_max_digits": float(cmp4["last_digits"].max()) if len(cmp4) else 0.0,
+    }
+    for k in ("A", "B", "C"):
+        out[f"paper_{k}"], out[f"refit_{k}"] = float(est[k]), float(plane.estimate[k])
+    resid = (df["alpha"] - (coef.A * df["draft_ppl"] + coef.B * df["target_ppl"] + coef.C)).groupby(
+        df["target"], sort=False).mean()
+    out.update(resid_low_target=resid.idxmin(), resid_low=float(resid.min()),
+               resid_high_target=resid.idxmax(), resid_high=float(resid.max()))
+    best = t4.loc[t4.groupby("target", sort=False)["r2"].idxmax(), ["target", "function"]]
+    out["best_forms"] = "; ".join(f"{t}: {f}" for t, f in zip(best["target"], best["function"]))
+    if "Qwen1.5-14B" in set(df["target"]):
+        pw, lg = fit_per_target(df, "Qwen1.5-14B", "power"), fit_per_target(df, "Qwen1.5-14B", "logarithmic")
+        ll = fit_power_loglog(df, "Qwen1.5-14B")
+        out.update(q14_pow_p1=pw.p1, q14_pow_p2=pw.p2, q14_loglog_p1=ll[0], q14_loglog_p2=ll[1],
+                   q14_pow_r2=pw.r2, q14_log_r2=lg.r2)
+    return out
 
 
 def check_parameters(**params: object) -> None:

@@ -10,6 +10,8 @@ throughput-optimal size. Functions:
 * :func:`rank_correlations` Spearman and Kendall rank correlations, exact permutation p-values,
   a bootstrap over drafts and a measurement-noise interval, per family and pooled
 * :func:`stratified_trend_test` one exact test of "latency grows with distance within each family"
+* :func:`family_gap`, :func:`closest_cross_family_pair`, :func:`discordant_pairs`: what the table
+  shows across and within families; :func:`summary`: every number the chapter's prose cites
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from scipy import stats
 from sdsl import data as _data
 from sdsl._validate import as_positive
 from sdsl.book.style import family_color
-from sdsl.chapters.optimal_draft import family_tokens
 from sdsl.model.compare import equal_to_printed
+from sdsl.model.configurations import family_tokens, resolve_coefficients
 from sdsl.model.laws import (
     BESIROGLU_2024,
     PAPER_EQ5,
@@ -47,6 +49,11 @@ __all__ = [
     "rank_correlations",
     "stratified_trend_test",
     "format_millions",
+    "resolve_coefficients",
+    "family_gap",
+    "closest_cross_family_pair",
+    "discordant_pairs",
+    "summary",
 ]
 
 #: Chapter name: notebook stem and artifacts folder.
@@ -150,7 +157,7 @@ def figure4(table: pd.DataFrame, metrics: Sequence[str] = METRICS) -> Figure:
         # labelled at leading digits 2 and 5 only, so that the labels do not crowd
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "25" else ""))
-        ax.set_xlabel("$|N - N^*| / M$")
+        ax.set_xlabel("distance from the optimum, $|N - N^*| / M$")
         ax.set_ylabel(METRIC_LABELS[k])
         ax.set_xlim(-0.01, table["distance"].max() * 1.25)
     axes[0].legend(loc="center right", fontsize=8)
@@ -275,6 +282,108 @@ def stratified_trend_test(table: pd.DataFrame, metrics: Sequence[str] = METRICS)
         rows.append({"metric": k, "s": observed, "pairs": sum(x.size * (x.size - 1) // 2 for x in xs),
                      "permutations": null.size, "p": float(np.mean(null >= observed))})
     return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# what the table shows across and within the draft families
+
+
+def family_gap(table: pd.DataFrame, slow: str = "Qwen1.5", fast: str = "OPT") -> pd.DataFrame:
+    """How much slower the drafts of family ``slow`` are than those of ``fast``, per metric: the
+    smallest ratio (fastest ``slow`` draft over slowest ``fast`` one) and the largest (slowest over
+    fastest). ``table`` is the output of :func:`table6`."""
+    a, b = table[table["draft_family"] == slow], table[table["draft_family"] == fast]
+    if a.empty or b.empty:
+        raise ValueError(f"table must have drafts of both families {slow!r} and {fast!r}")
+    return pd.DataFrame([{"metric": k, "ratio_min": a[f"{k}_s"].min() / b[f"{k}_s"].max(),
+                          "ratio_max": a[f"{k}_s"].max() / b[f"{k}_s"].min()} for k in METRICS])
+
+
+def closest_cross_family_pair(table: pd.DataFrame) -> tuple[str, str]:
+    """The two drafts of different families whose distances ``|N - N*| / M`` are closest: the
+    fairest comparison across families. Returns ``(other, first)``: a draft of another family than
+    the first one listed in ``table`` (for Table 6: Qwen1.5), then a draft of that first one (OPT)."""
+    first = table["draft_family"].iloc[0]
+    a, b = table[table["draft_family"] != first], table[table["draft_family"] == first]
+    if a.empty:
+        raise ValueError("table has drafts of one family only: no pair across families")
+    gap = np.abs(a["distance"].to_numpy()[:, None] - b["distance"].to_numpy()[None, :])
+    i, j = np.unravel_index(int(np.argmin(gap)), gap.shape)
+    return str(a["draft"].iloc[i]), str(b["draft"].iloc[j])
+
+
+def discordant_pairs(table: pd.DataFrame, metric: str, family: str) -> list[tuple[str, str]]:
+    """Pairs ``(closer, farther)`` of drafts of ``family`` where the draft closer to ``N*`` has the
+    higher ``metric``: the exceptions to "latency grows with distance"."""
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {list(METRICS)}, got {metric!r}")
+    d = table[table["draft_family"] == family].sort_values("distance")
+    v, names = d[f"{metric}_s"].to_numpy(), d["draft"].to_list()
+    return [(names[i], names[j]) for i in range(len(v)) for j in range(i + 1, len(v)) if v[i] > v[j]]
+
+
+def summary(table: pd.DataFrame, rc: pd.DataFrame, strat: pd.DataFrame,
+            acceptance: pd.DataFrame | None = None) -> dict[str, object]:
+    """Every number the chapter's prose cites, by glue name (without the chapter prefix).
+
+    Parameters
+    ----------
+    table, rc, strat : :func:`table6`, :func:`rank_correlations` and :func:`stratified_trend_test`.
+    acceptance : measured acceptance rates (default ``data/acceptance.csv``), for the closest pair
+        across families.
+
+    Returns
+    -------
+    dict
+        Plain values for :func:`sdsl.book.glue.glue_summary`: ``<scope>_<metric>_<column>`` of ``rc``
+        (scopes ``all``, ``opt``, ``qwen``), ``strat_<metric>_s`` and ``_p``, the family gap
+        ``ratio_<metric>_min`` and ``_max``, the closest cross-family pair (``pair_*``), the OPT pair
+        whose TTOT runs against distance (``swap_*``) and Table 6's agreement with the paper.
+    """
+    acceptance = _data.load("acceptance") if acceptance is None else acceptance
+    target = str(table["target"].iloc[0])
+    t = table.set_index("draft")
+    fams = table.groupby("draft_family", sort=False).first()
+    out: dict[str, object] = {
+        "target": target, "m": float(_data.load("models").set_index("model").loc[target, "params"]),
+        "d_target": float(_data.load("models").set_index("model").loc[target, "tokens"]),
+        "n_drafts": len(table), "distance_equal": int(table["distance_within_print"].sum()),
+        "n_star_equal": int(table["n_star_printed_equal"].sum()),
+        "max_abs_diff": table["distance_diff"].abs().max(),
+        "max_diff_over_tol": (table["distance_diff"].abs() / table["tol_distance"]).max(),
+    }
+    for fam, r in fams.iterrows():
+        key = str(fam).replace(".", "_").lower()
+        out[f"nstar_{key}"], out[f"d_{key}"] = r["n_star"], r["d_draft"]
+    for r in family_gap(table).itertuples():
+        out[f"ratio_{r.metric}_min"], out[f"ratio_{r.metric}_max"] = r.ratio_min, r.ratio_max
+    q, o = closest_cross_family_pair(table)
+    acc = acceptance.set_index(["target", "draft"])["alpha"]
+    out.update(pair_q=q, pair_o=o, pair_dist_q=t.loc[q, "distance"], pair_dist_o=t.loc[o, "distance"],
+               pair_tpot_ratio=t.loc[q, "tpot_s"] / t.loc[o, "tpot_s"],
+               pair_alpha_q=float(acc[(target, q)]), pair_alpha_o=float(acc[(target, o)]))
+    r = rc.set_index(["scope", "metric"])
+    for scope, key in (("all drafts", "all"), ("OPT drafts", "opt"), ("Qwen1.5 drafts", "qwen")):
+        for k in METRICS:
+            row = r.loc[(scope, k)]
+            for col in ("spearman", "spearman_p", "kendall", "min_p", "boot_lo", "boot_hi", "boot_undefined",
+                        "noise_lo", "noise_hi", "noise_p_positive"):
+                out[f"{key}_{k}_{col}"] = float(row[col])
+        out[f"{key}_n"] = int(r.loc[(scope, "ttot"), "n"])
+    st = strat.set_index("metric")
+    for k in METRICS:
+        out[f"strat_{k}_s"], out[f"strat_{k}_p"] = int(st.loc[k, "s"]), float(st.loc[k, "p"])
+    out.update(strat_pairs=int(st["pairs"].iloc[0]), strat_perms=int(st["permutations"].iloc[0]))
+    swaps = discordant_pairs(table, "ttot", "OPT")
+    out["swaps_opt_ttot"] = len(swaps)
+    if swaps:
+        near, far = swaps[0]
+        out.update(swap_near=near, swap_far=far, swap_near_ttot=t.loc[near, "ttot_s"],
+                   swap_near_moe=t.loc[near, "ttot_moe_s"], swap_far_ttot=t.loc[far, "ttot_s"],
+                   swap_far_moe=t.loc[far, "ttot_moe_s"])
+    opt = table[table["draft_family"] == "OPT"]
+    out["ttft_opt_spread"] = opt["ttft_s"].max() / opt["ttft_s"].min() - 1
+    return out
 
 
 def check_parameters(**params: object) -> None:

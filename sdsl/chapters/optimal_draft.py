@@ -9,8 +9,12 @@ figure of the chapter comes from one function here:
 * :func:`variants`         continuous or integer ``gamma``, Besiroglu 2024 or Hoffmann 2022 constants
 * :func:`speedup_table`    ``T(N*) * 2M``: throughput over plain decoding at equal FLOPs
 * :func:`gamma_check`      the Lambert-W closed form of ``gamma*`` against a brute-force grid
+                           (from :mod:`sdsl.model.optimal_draft`)
 * :func:`throughput_curves`, :func:`experiment_drafts` and :func:`figure2`: Figure 2
-* :func:`brute_force_optimum` and :func:`paper_n_grid`: the grid solver of the benchmark
+* :func:`hypotheses_summary`, :func:`flatness`, :func:`draft_losses`:
+  the chapter's readings of those tables; :func:`summary`: every number the chapter's prose cites
+* :func:`paper_n_grid`: Table 7's grid of draft sizes (the brute-force references
+  ``gamma_grid_search`` and ``brute_force_optimum`` live in :mod:`sdsl.model.optimal_draft`)
 
 Equations: tokens per iteration ``E = (1 - alpha**(gamma+1)) / (1 - alpha)`` (Leviathan et al. 2023),
 cost ``C = 2 N gamma + 2 M``, throughput ``T = E / C`` (the paper's Eq. 9), acceptance
@@ -20,17 +24,27 @@ cost ``C = 2 N gamma + 2 M``, throughput ``T = E / C`` (the paper's Eq. 9), acce
 from __future__ import annotations
 
 import math
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter
 from scipy.optimize import brentq
 
 from sdsl import data as _data
-from sdsl._validate import as_in_range, as_open_unit, as_positive
+from sdsl._validate import as_positive
 from sdsl.book.style import family_color
+from sdsl.chapters import scaling as _scaling
 from sdsl.model.compare import equal_to_printed
+from sdsl.model.configurations import (
+    TABLE5_FAMILIES,
+    TABLE5_TARGETS,
+    configurations,
+    family_tokens,
+    resolve_coefficients,
+)
 from sdsl.model.laws import (
     BESIROGLU_2024,
     PAPER_EQ5,
@@ -40,79 +54,28 @@ from sdsl.model.laws import (
     perplexity,
     resolve_constants,
 )
-from sdsl.model.optimal_draft import DraftOptimum, optimal_draft_size, throughput_curve
-from sdsl.model.throughput import optimal_gamma, tokens_per_flop
+from sdsl.model.optimal_draft import (
+    DraftOptimum,
+    brute_force_optimum,
+    gamma_check,
+    gamma_grid_search,
+    optimal_draft_size,
+    throughput_curve,
+)
+from sdsl.model.throughput import optimal_tokens_per_flop
 
 __all__ = [
-    "CHAPTER",
-    "TABLE5_TARGETS",
-    "TABLE5_FAMILIES",
-    "family_tokens",
-    "configurations",
-    "table5",
-    "implied_d_target",
-    "variants",
-    "deviation_hypotheses",
-    "speedup_table",
-    "gamma_grid_search",
-    "gamma_check",
-    "throughput_curves",
-    "experiment_drafts",
-    "figure2",
-    "paper_n_grid",
-    "brute_force_optimum",
+    "CHAPTER", "D_TARGET_ALTERNATIVE", "TABLE5_TARGETS", "TABLE5_FAMILIES", "resolve_coefficients", "family_tokens",
+    "configurations", "table5", "implied_d_target", "variants", "deviation_hypotheses", "hypotheses_summary",
+    "speedup_table", "gamma_grid_search", "gamma_check", "throughput_curves", "experiment_drafts", "figure2",
+    "paper_n_grid", "brute_force_optimum", "flatness", "draft_losses", "summary",
 ]
 
 #: Chapter name: notebook stem and artifacts folder.
 CHAPTER = "optimal_draft"
-#: Targets and draft families of the paper's Table 5.
-TABLE5_TARGETS: tuple[str, ...] = ("Qwen1.5-14B", "Qwen1.5-32B")
-TABLE5_FAMILIES: tuple[str, ...] = ("OPT", "Qwen1.5", "Qwen2.5")
-
-
-def family_tokens(family: str, models: pd.DataFrame | None = None) -> float:
-    """Pre-training tokens ``D`` of a draft family: the tokens of its drafts in ``data/models``
-    (all drafts of a family share them: OPT 180e9, Qwen1.5 2.4e12, Qwen2.5 18e12)."""
-    models = _data.load("models") if models is None else models
-    drafts = models[(models["family"] == family) & (models["role"] == "draft")]
-    if drafts.empty:
-        known = sorted(models.loc[models["role"] == "draft", "family"].unique())
-        raise ValueError(f"family must be one of the draft families {known}, got {family!r}")
-    tokens = drafts["tokens"].unique()
-    if tokens.size != 1:
-        raise ValueError(f"the drafts of family {family!r} disagree on their pre-training tokens: {tokens}")
-    return float(tokens[0])
-
-
-def configurations(
-    targets: Sequence[str] = TABLE5_TARGETS,
-    families: Sequence[str] = TABLE5_FAMILIES,
-    d_target: Mapping[str, float] | None = None,
-    models: pd.DataFrame | None = None,
-) -> pd.DataFrame:
-    """The (target, draft family) settings of Table 5: ``target, m, d_target, draft_family, d_draft``.
-
-    ``M`` and ``D'`` are the target's parameters and tokens in ``data/models``, ``D`` the family's
-    tokens (:func:`family_tokens`). ``d_target`` overrides ``D'`` per target, e.g.
-    ``{"Qwen1.5-14B": 4e12}`` (see :func:`implied_d_target`).
-    """
-    models = _data.load("models") if models is None else models
-    by_name = models.set_index("model")
-    overrides = dict(d_target or {})
-    unknown = [t for t in overrides if t not in list(targets)]
-    if unknown:
-        raise ValueError(f"d_target overrides name targets {unknown} that are not in targets {list(targets)}")
-    rows = []
-    for t in targets:
-        if t not in by_name.index:
-            raise ValueError(f"targets must be models of data/models, got {t!r}")
-        dp = float(as_positive(overrides.get(t, by_name.loc[t, "tokens"]), f"d_target[{t!r}]"))
-        for f in families:
-            rows.append(
-                {"target": t, "m": float(by_name.loc[t, "params"]), "d_target": dp,
-                 "draft_family": f, "d_draft": family_tokens(f, models)}
-            )
-    return pd.DataFrame(rows, columns=["target", "m", "d_target", "draft_family", "d_draft"])
+#: The target tokens ``D'`` that reproduce Table 5's Qwen1.5-14B rows (the count the Qwen team
+#: reported for that model, ``data/presets.csv``; the paper prints 3e12).
+D_TARGET_ALTERNATIVE = 4e12
 
 
 def _paper5() -> pd.DataFrame:
@@ -223,7 +186,7 @@ def _grid_optimum(m, d_draft, d_target, n_grid, constants, coefficients):
 
 def deviation_hypotheses(
     target: str = "Qwen1.5-14B",
-    d_target_alternative: float = 4e12,
+    d_target_alternative: float = D_TARGET_ALTERNATIVE,
     m_alternative: float = 14e9,
     coefficients: AcceptanceCoefficients = PAPER_EQ5,
 ) -> pd.DataFrame:
@@ -272,55 +235,6 @@ def speedup_table(table: pd.DataFrame) -> pd.DataFrame:
     out["speedup"] = out["tokens_per_flop"] * 2.0 * out["m"]
     out["best"] = out["speedup"] == out.groupby("target")["speedup"].transform("max")
     return out.reset_index(drop=True)
-
-
-def gamma_grid_search(alpha: float, n: float, m: float, gamma_grid: np.ndarray) -> float:
-    """The draft length on ``gamma_grid`` that maximises Eq. 9 (brute force, no calculus)."""
-    a = float(as_open_unit(alpha, "alpha (acceptance rate)"))
-    g = as_in_range(gamma_grid, "gamma_grid", 0.0, np.inf)
-    t = tokens_per_flop(a, float(as_positive(n, "n")), float(as_positive(m, "m")), g)
-    return float(g[int(np.argmax(t))])
-
-
-#: Cases of :func:`gamma_check`: (alpha, N, M) covering the method notes' example, Table 5's
-#: optima and the edges of the domain (alpha near 0 and 1, M/N from 1 to 1e8).
-GAMMA_CASES: tuple[tuple[float, float, float], ...] = (
-    (0.65, 2e8, 7e10),
-    (0.6383, 1.24e8, 14167290880.0),
-    (0.6549, 1.80e8, 32512218112.0),
-    (0.05, 1e7, 1e10),
-    (0.3, 1e9, 1e9),
-    (0.5, 1e3, 1e11),
-    (0.9, 1e8, 1e10),
-    (0.99, 1e6, 1e12),
-    (0.999, 1e9, 1e10),
-)
-
-
-def gamma_check(
-    cases: Iterable[tuple[float, float, float]] = GAMMA_CASES,
-    step: float = 1e-3,
-) -> pd.DataFrame:
-    """The Lambert-W closed form of ``gamma*`` (:func:`sdsl.optimal_gamma`) against a brute-force
-    grid over ``gamma`` of spacing ``step`` (method notes, section 3).
-
-    The grid runs from 0 to ``2 gamma_closed + 10``: wide enough that a wrong closed form would
-    show. Columns: ``alpha, n, m, m_over_n, gamma_closed, gamma_brute, abs_diff, t_closed,
-    t_brute, t_rel_diff`` (``T(closed) / T(brute) - 1``, >= 0 up to rounding when the closed form
-    is right).
-    """
-    step = float(as_positive(step, "step"))
-    rows = []
-    for alpha, n, m in cases:
-        g_closed = float(optimal_gamma(alpha, n, m))
-        grid = np.arange(0.0, 2.0 * g_closed + 10.0 + step, step)
-        g_brute = gamma_grid_search(alpha, n, m, grid)
-        t_c = float(tokens_per_flop(alpha, n, m, g_closed))
-        t_b = float(tokens_per_flop(alpha, n, m, g_brute))
-        rows.append({"alpha": alpha, "n": n, "m": m, "m_over_n": m / n, "gamma_closed": g_closed,
-                     "gamma_brute": g_brute, "abs_diff": abs(g_closed - g_brute), "t_closed": t_c,
-                     "t_brute": t_b, "t_rel_diff": t_c / t_b - 1.0})
-    return pd.DataFrame(rows)
 
 
 def throughput_curves(
@@ -405,66 +319,151 @@ def figure2(curves: pd.DataFrame, drafts: pd.DataFrame, optima: pd.DataFrame) ->
                               color=col, markeredgecolor="black", zorder=4)
             star.set_gid(f"star|{target}|{fam}")
         ax.set_xscale("log")
-        ax.set_xlabel(f"{fam} draft size $N$ (billions)")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.set_title(f"{fam} drafts", fontsize=10)
+        ax.set_xlabel("draft size $N$ (billions of parameters)")
         lo, hi = curves["n"].min() / 1e9, curves["n"].max() / 1e9
         ax.set_xlim(lo, hi * 8.0)  # room for the labels at the right end of the curves
-    axes[0].set_ylabel("tokens per FLOP $\\mathcal{T}$")
-    axes[0].ticklabel_format(axis="y", style="sci", scilimits=(0, 0))
+    # the unit in the label, plain numbers on the ticks (no "1e-11" offset text)
+    axes[0].set_ylabel("throughput $\\mathcal{T}$ ($10^{-11}$ tokens per FLOP)")
+    axes[0].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v * 1e11:g}"))
+    axes[0].legend(handles=[Line2D([], [], ls="none", marker="o", ms=5, color="black"),
+                            Line2D([], [], ls="none", marker="*", ms=12, color="0.7", markeredgecolor="black")],
+                   labels=["drafts of the paper's experiments", "optimal draft size $N^*$ (Table 5)"],
+                   loc="upper right", fontsize=8)
     return fig
 
 
 def paper_n_grid(spacing: str = "log", table7: pd.DataFrame | None = None) -> np.ndarray:
-    """The draft-size grid of the paper's Table 7: 10,000 points in [1e8, 1e10], spaced
-    logarithmically (``"log"``) or linearly (``"linear"``); the paper does not say which."""
-    t7 = _data.load("paper_table7") if table7 is None else table7
-    row = t7.set_index("parameter").loc["N"]
-    lo, hi, k = float(row["low"]), float(row["high"]), int(row["points"])
-    if spacing == "log":
-        return np.geomspace(lo, hi, k)
-    if spacing == "linear":
-        return np.linspace(lo, hi, k)
-    raise ValueError(f"spacing must be 'log' or 'linear', got {spacing!r}")
+    """The draft-size grid of the paper's Table 7 (10,000 points in [1e8, 1e10]), spaced ``"log"`` or
+    ``"linear"`` (the paper does not say which): :func:`sdsl.chapters.scaling.n_grid`."""
+    return _scaling.n_grid(spacing, table7=table7)
 
 
-def brute_force_optimum(
-    m: float,
-    d_draft: float,
-    d_target: float,
-    n_grid: np.ndarray,
-    gamma_grid: np.ndarray,
+# ---------------------------------------------------------------------------------------------
+# the chapter's readings of its tables
+
+
+def hypotheses_summary(hyp: pd.DataFrame) -> pd.DataFrame:
+    """:func:`deviation_hypotheses` per hypothesis: the largest ``|N*|`` and ``|T(N*)|`` relative
+    deviations over the target's rows and whether every ``T(N*)`` agrees with every printed digit."""
+    return hyp.groupby("hypothesis", sort=False).agg(
+        max_abs_n_dev=("n_star_rel_dev", lambda v: v.abs().max()),
+        max_abs_t_dev=("tokens_per_flop_rel_dev", lambda v: v.abs().max()),
+        t_every_digit=("tokens_per_flop_within_print", "all"),
+    ).reset_index()
+
+
+def flatness(table: pd.DataFrame, constants: LossConstants | str = BESIROGLU_2024,
+             coefficients: AcceptanceCoefficients = PAPER_EQ5) -> pd.Series:
+    """How flat ``T`` is at the optimum: for each printed row of ``table`` (:func:`table5`), ``T`` at
+    the paper's ``N*`` over ``T`` at ours, minus 1, with our model (Eq. 9 at ``gamma*``)."""
+    c = resolve_constants(constants)
+    r = table.dropna(subset=["paper_n_star"])
+    alpha = acceptance_rate(perplexity(r["paper_n_star"].to_numpy(), r["d_draft"].to_numpy(), c),
+                            perplexity(r["m"].to_numpy(), r["d_target"].to_numpy(), c), coefficients)
+    t = optimal_tokens_per_flop(alpha, r["paper_n_star"].to_numpy(), r["m"].to_numpy())
+    return pd.Series(np.asarray(t, dtype=float) / r["tokens_per_flop"].to_numpy() - 1.0, index=r.index)
+
+
+def draft_losses(drafts: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """Each experiment draft of Figure 2 (:func:`experiment_drafts`) with the share of the optimal
+    throughput it loses, ``loss = 1 - T(N) / T(N*)`` (``T(N*)`` from :func:`table5`), and whether it
+    is the best draft of its (target, family)."""
+    opt = table[["target", "draft_family", "tokens_per_flop"]].rename(columns={"tokens_per_flop": "t_opt"})
+    out = drafts.merge(opt, on=["target", "draft_family"])
+    out["loss"] = 1.0 - out["tokens_per_flop"] / out["t_opt"]
+    out["best"] = out["loss"] == out.groupby(["target", "draft_family"])["loss"].transform("min")
+    return out
+
+
+def summary(
+    check: pd.DataFrame,
+    t5: pd.DataFrame,
+    hyp: pd.DataFrame,
+    implied: pd.DataFrame,
+    t5_alt: pd.DataFrame,
+    drafts: pd.DataFrame,
+    var: pd.DataFrame,
+    speedup: pd.DataFrame,
     constants: LossConstants | str = BESIROGLU_2024,
     coefficients: AcceptanceCoefficients = PAPER_EQ5,
-    chunk: int = 256,
-) -> dict[str, float]:
-    """``argmax`` of Eq. 9 over a grid of draft sizes and a grid of draft lengths, by evaluating
-    every pair (no closed form, no optimiser): the reference the closed form is benchmarked
-    against. Works through ``n_grid`` in chunks of ``chunk`` sizes to bound memory.
+    gamma_step: float = 1e-3,
+    m_alt: float = 14e9,
+    d_alt: float = D_TARGET_ALTERNATIVE,
+) -> dict[str, object]:
+    """Every number the chapter's prose cites, by glue name (without the chapter prefix).
 
-    Returns ``n_star, gamma_star, alpha, tokens_per_flop``.
+    Parameters
+    ----------
+    check, t5, hyp, implied : :func:`gamma_check` (grid step ``gamma_step``), :func:`table5`,
+        :func:`deviation_hypotheses` (with ``m_alt``, ``d_alt``) and :func:`implied_d_target`.
+    t5_alt : :func:`table5` with Qwen1.5-14B's ``D'`` set to ``d_alt``.
+    drafts, var, speedup : :func:`experiment_drafts`, :func:`variants` and :func:`speedup_table`.
+    constants, coefficients : the loss law and Eq. 5 plane of the run (for :func:`flatness`).
+
+    Returns
+    -------
+    dict
+        Plain values for :func:`sdsl.book.glue.glue_summary`: deviations are ``ours / paper - 1``;
+        ``imp*`` are implied ``D'`` in trillions of tokens; ``*_equal`` count rows whose ``T(N*)``
+        equals every printed digit.
     """
-    c = resolve_constants(constants)
-    m = float(as_positive(m, "m (target parameters)"))
-    n_grid = as_positive(n_grid, "n_grid")
-    g = as_in_range(gamma_grid, "gamma_grid", 0.0, np.inf)
-    if np.any(n_grid > m):
-        raise ValueError(f"n_grid must not exceed the target size m = {m:.6g}, got {n_grid.max():.6g}")
-    y = perplexity(m, float(as_positive(d_target, "d_target")), c)
-    alpha = acceptance_rate(perplexity(n_grid, float(as_positive(d_draft, "d_draft")), c), y, coefficients)
-    if np.any((alpha <= 0) | (alpha >= 1)):
-        raise ValueError("the acceptance plane leaves (0, 1) on n_grid; narrow the grid")
-    log_a = np.log(alpha)
-    best_t, best_i, best_j = -np.inf, 0, 0
-    for s in range(0, n_grid.size, chunk):
-        la = log_a[s:s + chunk, None]
-        nn = n_grid[s:s + chunk, None]
-        t = -np.expm1((g[None, :] + 1.0) * la) / (-np.expm1(la)) / (2.0 * nn * g[None, :] + 2.0 * m)
-        k = int(np.argmax(t))
-        i, j = divmod(k, g.size)
-        if t[i, j] > best_t:
-            best_t, best_i, best_j = float(t[i, j]), s + i, j
-    return {"n_star": float(n_grid[best_i]), "gamma_star": float(g[best_j]),
-            "alpha": float(alpha[best_i]), "tokens_per_flop": best_t}
-
+    ex, pr = check.iloc[0], t5.dropna(subset=["paper_n_star"])
+    is14 = (pr["target"] == "Qwen1.5-14B").to_numpy()
+    a14, a32 = pr[is14], pr[~is14]
+    paper5, tol5 = _data.load("paper_table5"), _data.printed_tolerance("paper_table5")
+    half = (tol5["tokens_per_flop"] / paper5["tokens_per_flop"])[paper5["target"] == "Qwen1.5-14B"].max()
+    out: dict[str, object] = {
+        "ex_alpha": ex["alpha"], "ex_n": ex["n"], "ex_m": ex["m"], "ex_gamma_closed": ex["gamma_closed"],
+        "ex_gamma_brute": ex["gamma_brute"], "gamma_step": gamma_step, "gamma_cases": len(check),
+        "gamma_max_abs_diff": check["abs_diff"].max(), "gamma_min_t_rel": check["t_rel_diff"].min(),
+        "gamma_max_ratio": check["m_over_n"].max(), "gamma_min_ratio": check["m_over_n"].min(),
+        "gamma_alpha_min": check["alpha"].min(), "gamma_alpha_max": check["alpha"].max(),
+        "n_dev_max": pr["n_star_rel_dev"].abs().max(), "t_dev_max": pr["tokens_per_flop_rel_dev"].abs().max(),
+        "n_dev_14_min": a14["n_star_rel_dev"].min(), "n_dev_14_max": a14["n_star_rel_dev"].max(),
+        "n_abs_14_max": (a14["n_star"] - a14["paper_n_star"]).abs().max(),
+        "n_dev_32_max": a32["n_star_rel_dev"].abs().max(),
+        "n_abs_32_max": (a32["n_star"] - a32["paper_n_star"]).abs().max(),
+        "t_dev_14_min": a14["tokens_per_flop_rel_dev"].min(), "t_dev_14_max": a14["tokens_per_flop_rel_dev"].max(),
+        "t_dev_32_max": a32["tokens_per_flop_rel_dev"].abs().max(), "t_half_unit": half,
+        "t_units_14": a14["tokens_per_flop_rel_dev"].min() / half,
+        "t_equal_32": int(a32["tokens_per_flop_within_print"].sum()), "rows_32": len(a32),
+        "m_alt": m_alt, "d_alt": d_alt,
+        "d_printed": float(paper5.loc[paper5["target"] == "Qwen1.5-14B", "d_target"].iloc[0]),
+    }
+    hs = hypotheses_summary(hyp).set_index("hypothesis")
+    for key, name in (("integer gamma", "int"), ("Table 7 N grid, log", "log"), ("Table 7 N grid, linear", "lin"),
+                      (f"M = {m_alt:.3g}", "m14"), (f"D' = {d_alt:.3g}", "d4")):
+        out[f"hyp_{name}_n"], out[f"hyp_{name}_t"] = hs.loc[key, "max_abs_n_dev"], hs.loc[key, "max_abs_t_dev"]
+    g_log, g_lin = paper_n_grid("log"), paper_n_grid("linear")
+    out.update(log_step=g_log[1] / g_log[0] - 1, lin_step=g_lin[1] - g_lin[0], grid_points=g_log.size,
+               grid_low=g_log[0], grid_high=g_log[-1])
+    for tgt, key in (("Qwen1.5-14B", "imp14"), ("Qwen1.5-32B", "imp32")):
+        v = implied.loc[implied["target"] == tgt, "d_target_implied"] / 1e12
+        out[f"{key}_min"], out[f"{key}_max"] = v.min(), v.max()
+    alt = t5_alt.dropna(subset=["paper_n_star"])
+    out.update(d4_n_dev_max=alt["n_star_rel_dev"].abs().max(),
+               d4_n_abs_max=(alt["n_star"] - alt["paper_n_star"]).abs().max(),
+               d4_t_equal=int(alt["tokens_per_flop_within_print"].sum()), d4_rows=len(alt),
+               flat_max=flatness(alt, constants, coefficients).abs().max())
+    loss = draft_losses(drafts, t5)
+    smallest = drafts.loc[drafts.groupby("draft_family")["n"].idxmin()].set_index("draft_family")
+    ratio = t5["n_star"] / t5["draft_family"].map(smallest["n"])
+    out.update(draft_loss_min=loss.loc[loss["best"], "loss"].min(), draft_loss_max=loss.loc[loss["best"], "loss"].max(),
+               worst_loss=loss["loss"].max(), nstar_min=t5["n_star"].min(), nstar_max=t5["n_star"].max(),
+               smallest_drafts=", ".join(f"{r.draft} ({r.n:.3g} parameters)" for r in smallest.itertuples()),
+               nstar_over_smallest_min=ratio.min(), nstar_over_smallest_max=ratio.max())
+    bi, hc = var[(var["constants"] == "besiroglu2024") & var["integer"]], var[(var["constants"] == "hoffmann2022") & ~var["integer"]]
+    out.update(int_dev_min=bi["n_star_rel_dev"].min(), int_dev_max=bi["n_star_rel_dev"].max(),
+               int_t_max=bi["tokens_per_flop_rel_dev"].abs().max(),
+               hof_dev_min=hc["n_star_rel_dev"].min(), hof_dev_max=hc["n_star_rel_dev"].max(),
+               speedup_min=speedup["speedup"].min(), speedup_max=speedup["speedup"].max())
+    for tgt, d in speedup.groupby("target", sort=False):
+        key = tgt.replace(".", "_").replace("-", "_").lower()
+        out.update({f"speedup_{key}_max": d["speedup"].max(), f"speedup_{key}_min": d["speedup"].min(),
+                    f"speedup_{key}_best": d.loc[d["speedup"].idxmax(), "draft_family"]})
+    return out
 
 
 def check_parameters(**params: object) -> None:

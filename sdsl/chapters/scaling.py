@@ -1,13 +1,12 @@
 """How the optimal draft scales with the target and the data: the paper's Tables 7, 8, 9 and
 Figure 5 (method notes, section 8; book chapter "scaling").
 
-* :func:`optimal_draft_sizes`: ``N*`` for many configurations ``(M, D, D')`` at once on Table 7's
-  grid of draft sizes, as a table: the kernel :func:`sdsl.model.optimal_draft.optimal_draft_sizes`
-  (Eq. 9 with Eq. 5 and the Lambert W ``gamma*``; the grid argmax refined by the root of the
-  derivative in ``log N``).
-* :func:`table7_grid`: the 288 configurations of the paper's Table 7 (8 target sizes ``M``,
-  6 draft data sizes ``D``, 6 target data sizes ``D'``), spaced logarithmically or linearly (the
-  paper does not say which), optionally with another upper end of the data ranges.
+* :func:`table7_grid`, :func:`n_grid`, :func:`optimal_draft_sizes`, :func:`solve_table7`,
+  :func:`size_ratio` (from :mod:`sdsl.model.grid`): the 288 configurations of the paper's Table 7
+  (8 target sizes ``M``, 6 draft data sizes ``D``, 6 target data sizes ``D'``, spaced
+  logarithmically or linearly: the paper does not say which) and ``N*`` on all of them at once.
+* :func:`table7`: the grid as used beside the printed one; :func:`solve_checked`: the grid solved,
+  timed and checked against the scalar optimiser.
 * :func:`fit_table8`, :func:`fit_table9`, :func:`table8`, :func:`table9`: the scaling-law
   regressions by OLS with HC3 standard errors (:func:`sdsl.model.fitting.ols`: statsmodels on a
   centred, scaled design, reported in the paper's units),
@@ -15,133 +14,68 @@ Figure 5 (method notes, section 8; book chapter "scaling").
 * :func:`variants`: the regressions for every reading of the grid (spacing, data range, N grid,
   refinement), each beside the paper.
 * :func:`figure5`: N* and N*/M against M, D and D'.
-* :func:`size_ratio`, :func:`ratio_band`, :func:`data_effects`: what the law means in numbers.
+* :func:`practical_ratios`, :func:`ratio_band`, :func:`data_effects`, :func:`law_target_size`: what
+  the law means in numbers; :func:`summary`: every number the chapter's prose cites.
 
 Confidence intervals are statsmodels' defaults for a robust covariance: normal quantiles,
-``estimate +- 1.96 SE(HC3)``; the margin of error is the half-width.
+``estimate +- 1.96 SE(HC3)``; the margin of error is the half-width. ``N*`` is a deterministic
+function of the configuration, so these intervals measure how far the linear form misses the exact
+optimum over the grid (misfit), not noise.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Sequence
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib import cm
+from matplotlib import colormaps
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
-from numpy.typing import ArrayLike
 
 from sdsl import data as _data
-from sdsl._validate import as_positive
 from sdsl.book.style import fix_layout
-from sdsl.model import optimal_draft as _optimal_draft
-from sdsl.model import optimum as _optimum
 from sdsl.model.compare import equal_to_printed
-from sdsl.model.laws import (
-    BESIROGLU_2024,
-    PAPER_EQ5,
-    AcceptanceCoefficients,
-    LossConstants,
+from sdsl.model.grid import (
+    SPACINGS,
+    _table7_row,
+    axis,
+    n_grid,
+    optimal_draft_sizes,
+    size_ratio,
+    solve_table7,
+    table7_grid,
 )
+from sdsl.model.laws import BESIROGLU_2024, PAPER_EQ5, AcceptanceCoefficients, LossConstants
+from sdsl.model.optimal_draft import optimal_draft_size
 from sdsl.model.scaling_law import (
     TABLE8_TERMS,
     TABLE9_TERMS,
     _check_solution,
     coefficient_table,
+    data_effects,
     fit_table8,
     fit_table9,
+    ratio_band,
 )
 
 __all__ = [
-    "SPACINGS",
-    "TABLE8_TERMS",
-    "TABLE9_TERMS",
-    "axis",
-    "n_grid",
-    "table7_grid",
-    "table7",
-    "optimal_draft_sizes",
-    "solve_table7",
-    "fit_table8",
-    "fit_table9",
-    "coefficient_table",
-    "beside_paper",
-    "table8",
-    "table9",
-    "fit_metrics",
-    "variants",
-    "figure5",
-    "size_ratio",
-    "ratio_band",
-    "data_effects",
+    "CHAPTER", "WIDE_DATA_HIGH", "SPACINGS", "TABLE8_TERMS", "TABLE9_TERMS", "axis", "n_grid", "table7_grid", "table7",
+    "optimal_draft_sizes", "solve_table7", "solve_checked", "fit_table8", "fit_table9", "coefficient_table",
+    "beside_paper", "table8", "table9", "fit_metrics", "variants", "figure5", "size_ratio", "practical_ratios",
+    "ratio_band", "data_effects", "ratio_by_target", "law_target_size", "summary",
 ]
 
-#: Grid spacings: ``"log"`` (``numpy.geomspace``) and ``"linear"`` (``numpy.linspace``).
-SPACINGS = ("log", "linear")
+#: Chapter name: notebook stem and artifacts folder.
+CHAPTER = "scaling"
+#: The upper end of ``D`` and ``D'`` that reproduces Tables 8 and 9 (Table 7 prints 1e13).
+WIDE_DATA_HIGH = 1e14
 
 
 # --------------------------------------------------------------------------------------------
-# grids
-
-
-def axis(low: float, high: float, points: int, spacing: str = "log", name: str = "axis") -> np.ndarray:
-    """``points`` values from ``low`` to ``high`` (both included), log or linear spacing.
-
-    Raises ``ValueError`` for a spacing other than :data:`SPACINGS`, fewer than one point,
-    non-positive or non-finite ends, ``low > high``, or ``low == high`` with more than one point.
-    """
-    if spacing not in SPACINGS:
-        raise ValueError(f"spacing of {name} must be one of {SPACINGS}, got {spacing!r}")
-    if isinstance(points, bool) or not float(points).is_integer() or int(points) < 1:
-        raise ValueError(f"points of {name} must be an integer >= 1, got {points!r}")
-    points = int(points)
-    lo = float(as_positive(low, f"low end of {name}"))
-    hi = float(as_positive(high, f"high end of {name}"))
-    if lo > hi or (lo == hi and points > 1):
-        raise ValueError(f"{name} must satisfy low < high (or one point), got ({lo:.6g}, {hi:.6g})")
-    values = np.geomspace(lo, hi, points) if spacing == "log" else np.linspace(lo, hi, points)
-    values[0], values[-1] = lo, hi  # exact ends (geomspace can be off by an ulp)
-    return values
-
-
-def _table7_row(table7: pd.DataFrame | None, parameter: str) -> tuple[float, float, int]:
-    t7 = _data.load("paper_table7") if table7 is None else table7
-    rows = t7.set_index("parameter")
-    if parameter not in rows.index:
-        raise ValueError(f"Table 7 has no row {parameter!r}; rows: {list(rows.index)}")
-    row = rows.loc[parameter]
-    return float(row["low"]), float(row["high"]), int(row["points"])
-
-
-def n_grid(spacing: str = "log", points: int | None = None, low: float | None = None,
-           high: float | None = None, table7: pd.DataFrame | None = None) -> np.ndarray:
-    """The draft-size grid of Table 7 (10,000 points in [1e8, 1e10]; ends and count from
-    ``data/paper_table7.csv`` unless given), log or linear spacing (the paper does not say)."""
-    t_lo, t_hi, t_k = _table7_row(table7, "N")
-    return axis(t_lo if low is None else low, t_hi if high is None else high,
-                t_k if points is None else points, spacing, "the draft-size grid N")
-
-
-def table7_grid(spacing: str = "log", d_high: float | None = None, d_target_high: float | None = None,
-                table7: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The configurations of Table 7: every ``(M, D, D')`` of the product of three axes
-    (8 x 6 x 6 = 288 rows), columns ``m, d_draft, d_target``, ``M`` slowest.
-
-    ``spacing`` applies to all three axes. ``d_high`` and ``d_target_high`` replace the upper
-    end of the ``D`` and ``D'`` axes (the printed Table 7 says 1e13; the paper's Tables 8 and 9
-    are reproduced with 1e14, see :func:`variants`).
-    """
-    m_lo, m_hi, m_k = _table7_row(table7, "M")
-    d_lo, d_hi, d_k = _table7_row(table7, "D")
-    p_lo, p_hi, p_k = _table7_row(table7, "D_prime")
-    ms = axis(m_lo, m_hi, m_k, spacing, "M (target parameters)")
-    ds = axis(d_lo, d_hi if d_high is None else d_high, d_k, spacing, "D (draft tokens)")
-    ps = axis(p_lo, p_hi if d_target_high is None else d_target_high, p_k, spacing, "D' (target tokens)")
-    m, d, p = np.meshgrid(ms, ds, ps, indexing="ij")
-    return pd.DataFrame({"m": m.ravel(), "d_draft": d.ravel(), "d_target": p.ravel()})
+# the grid
 
 
 def table7(spacing: str = "log", n_spacing: str = "log", d_high: float | None = None,
@@ -159,97 +93,33 @@ def table7(spacing: str = "log", n_spacing: str = "log", d_high: float | None = 
     return pd.DataFrame(rows)
 
 
-# --------------------------------------------------------------------------------------------
-# the vectorised solver
-
-
-def optimal_draft_sizes(
-    m: ArrayLike,
-    d_draft: ArrayLike,
-    d_target: ArrayLike,
-    n: ArrayLike | None = None,
+def solve_checked(
+    configs: pd.DataFrame,
+    n: np.ndarray,
+    rng: np.random.Generator,
     constants: LossConstants | str = BESIROGLU_2024,
-    coefficients: AcceptanceCoefficients = PAPER_EQ5,
-    integer: bool = False,
     refine: bool = True,
-    exhaustive: bool = False,
-) -> pd.DataFrame:
-    """``N*`` for many configurations on a shared draft-size grid, as a table: the kernel
-    :func:`sdsl.model.optimal_draft.optimal_draft_sizes` (the paper's Eq. 9 with Eq. 5 and the closed-form
-    ``gamma*``; grid argmax refined by the root of the derivative in ``log N``).
+    sample: int = 12,
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, float]]:
+    """Solve the grid ``configs`` (:func:`table7_grid`) on the draft sizes ``n`` at once
+    (:func:`optimal_draft_sizes`), and check it on ``sample`` configurations drawn with ``rng``
+    against the scalar optimiser :func:`sdsl.optimal_draft_size` (bounded by the ends of ``n``).
 
-    Parameters
-    ----------
-    m, d_draft, d_target : target parameters ``M``, draft tokens ``D``, target tokens ``D'``;
-        scalars or 1-D arrays that broadcast together (one entry per configuration).
-    n : the draft-size grid, strictly increasing, at least 3 points, never above ``M``; 1-D
-        (shared) or 2-D (one row per configuration). Default: Table 7's grid, log spacing.
-    constants, coefficients : loss-law constants and Eq. 5 coefficients.
-    integer : integer draft length instead of its continuous relaxation.
-    refine : refine the grid argmax; if False, ``n_star`` is the raw grid argmax.
-    exhaustive : evaluate ``T`` at every grid point (default: coarse-to-fine, the same argmax
-        whenever ``T`` is unimodal in ``N``; ``tests`` check it against ``exhaustive``).
-
-    Returns
-    -------
-    DataFrame
-        One row per configuration: ``m, d_draft, d_target, n_star, n_star_grid`` (the grid
-        argmax), ``grid_index``, ``gamma_star, alpha, tokens_per_flop`` (at ``n_star``) and
-        ``on_edge`` (the grid argmax is an end of the grid: ``N*`` may lie outside it; ``n_star`` is
-        then that end).
-
-    Raises ``ValueError`` for invalid configurations or grids, and when the acceptance plane
-    leaves (0, 1) at an end of the grid (alpha grows with ``N``, so the ends bound it).
+    Returns ``(solution, check, seconds)``: the solution, the checked rows (``m, d_draft,
+    d_target, n_star, n_star_scalar, rel_diff``) and the wall-clock seconds of the grid solve and
+    of one scalar solve (``grid``, ``scalar``; machine-dependent, for the prose only).
     """
-    grid_n = n_grid("log") if n is None else n
-    if np.shape(grid_n)[-1] < 3:
-        raise ValueError(f"n (draft-size grid) needs at least 3 points, got {np.shape(grid_n)[-1]}")
-    o = _optimal_draft.optimal_draft_sizes(m, d_draft, d_target, grid_n, constants, coefficients, integer,
-                                     refine=refine, exhaustive=exhaustive)
-    k = len(o)
-    mm, dd, pp = (np.broadcast_to(np.atleast_1d(np.asarray(v, dtype=float)), (k,)) for v in (m, d_draft, d_target))
-    g = np.broadcast_to(np.asarray(grid_n, dtype=float), (k, np.shape(grid_n)[-1]))
-    ends = _optimum.plane_alpha(mm, dd, pp, constants, coefficients)(g[:, [0, -1]], np.arange(k))
-    bad = (ends <= 0) | (ends >= 1)
-    if np.any(bad):
-        i, j = np.argwhere(bad)[0]
-        raise ValueError(
-            f"the acceptance rate leaves (0, 1) on the draft-size grid: configuration {i} "
-            f"(m = {mm[i]:.6g}, d_draft = {dd[i]:.6g}, d_target = {pp[i]:.6g}) has alpha = "
-            f"{ends[i, j]:.6g} at n = {g[i, -j]:.6g}; narrow the grid"
-        )
-    return pd.DataFrame({
-        "m": o.m, "d_draft": np.asarray(dd, dtype=float), "d_target": np.asarray(pp, dtype=float),
-        "n_star": o.n_at_max, "n_star_grid": o.n_grid, "grid_index": o.grid_index,
-        "gamma_star": o.gamma_star, "alpha": o.alpha, "tokens_per_flop": o.tokens_per_flop,
-        "on_edge": (o.grid_index == 0) | (o.grid_index == g.shape[1] - 1),
-    })
-
-
-def _configs(m: ArrayLike, d_draft: ArrayLike, d_target: ArrayLike) -> tuple[np.ndarray, ...]:
-    m = as_positive(m, "m (target parameters)")
-    d = as_positive(d_draft, "d_draft (draft pre-training tokens)")
-    p = as_positive(d_target, "d_target (target pre-training tokens)")
-    try:
-        m, d, p = np.broadcast_arrays(np.atleast_1d(m), np.atleast_1d(d), np.atleast_1d(p))
-    except ValueError as exc:
-        raise ValueError(f"m, d_draft and d_target must broadcast together: {exc}") from None
-    if m.ndim != 1:
-        raise ValueError(f"m, d_draft and d_target must be scalars or 1-D arrays, got shape {m.shape}")
-    return np.ascontiguousarray(m, float), np.ascontiguousarray(d, float), np.ascontiguousarray(p, float)
-
-
-def solve_table7(spacing: str = "log", n_spacing: str = "log", d_high: float | None = None,
-                 d_target_high: float | None = None, refine: bool = True,
-                 constants: LossConstants | str = BESIROGLU_2024,
-                 coefficients: AcceptanceCoefficients = PAPER_EQ5, integer: bool = False,
-                 table7: pd.DataFrame | None = None) -> pd.DataFrame:
-    """``N*`` for every configuration of Table 7's grid (:func:`table7_grid`) on Table 7's
-    ``N`` grid (:func:`n_grid`): :func:`optimal_draft_sizes` on the 288 configurations."""
-    cfg = table7_grid(spacing, d_high, d_target_high, table7)
-    grid_n = n_grid(n_spacing, table7=table7)
-    return optimal_draft_sizes(cfg["m"], cfg["d_draft"], cfg["d_target"], grid_n, constants,
-                               coefficients, integer=integer, refine=refine)
+    t0 = time.perf_counter()
+    sol = optimal_draft_sizes(configs["m"], configs["d_draft"], configs["d_target"], n, constants, refine=refine)
+    t_grid = time.perf_counter() - t0
+    pick = rng.choice(len(configs), size=min(int(sample), len(configs)), replace=False)
+    t0 = time.perf_counter()
+    scalar = np.array([optimal_draft_size(r.m, r.d_draft, r.d_target, constants, n_bounds=(n[0], n[-1])).n_star
+                       for r in configs.iloc[pick].itertuples()])
+    t_scalar = (time.perf_counter() - t0) / max(pick.size, 1)
+    check = sol.iloc[pick][["m", "d_draft", "d_target", "n_star"]].assign(
+        n_star_scalar=scalar, rel_diff=sol["n_star"].to_numpy()[pick] / scalar - 1.0)
+    return sol, check.reset_index(drop=True), {"grid": t_grid, "scalar": t_scalar}
 
 
 # --------------------------------------------------------------------------------------------
@@ -354,120 +224,214 @@ def variants(
 # Figure 5
 
 
-
+def _billions(v: float, _pos: object = None) -> str:
+    return f"{v / 1e9:.3g}B"
 
 
 def figure5(solution: pd.DataFrame) -> Figure:
-    """Figure 5: N* (left) and N*/M (right) against M, D and D' (one row each).
+    """Figure 5: N* (left, millions of parameters) and N*/M (right, per mille) against M, D and D'
+    (one row each).
 
     Row M: one line per draft data size D, averaged over D' (the band: min to max over D').
     Rows D and D': one line per target size M, averaged over the other data size (band: its
     min to max). Log axes for the data sizes; colours from a log-scaled colour map with a
-    colour bar per row.
+    colour bar per row. Axes carry their units; no offset text.
     """
     s = _check_solution(solution).assign(ratio=lambda df: df["n_star"] / df["m"])
-    fig, axes = plt.subplots(3, 2, figsize=(10.0, 10.5), layout="constrained")
+    fig = Figure(figsize=(10.0, 10.5), layout="constrained")
+    axes = fig.subplots(3, 2)
     rows = (
-        ("m", "d_draft", "target size $M$ (parameters)", "draft tokens $D$", "d_target"),
-        ("d_draft", "m", "draft tokens $D$", "target size $M$", "d_target"),
-        ("d_target", "m", "target tokens $D'$", "target size $M$", "d_draft"),
+        ("m", "d_draft", "target size $M$ (parameters)", "draft pre-training tokens $D$", "d_target"),
+        ("d_draft", "m", "draft pre-training tokens $D$", "target size $M$ (parameters)", "d_target"),
+        ("d_target", "m", "target pre-training tokens $D'$", "target size $M$ (parameters)", "d_draft"),
     )
+    cmap = colormaps["viridis"]
     for r, (x, hue, xlabel, hue_label, other) in enumerate(rows):
         levels = np.sort(s[hue].unique())
         norm = LogNorm(vmin=levels.min(), vmax=levels.max()) if levels.size > 1 else None
-        cmap = plt.get_cmap("viridis")
-        for ax, col, ylabel in ((axes[r, 0], "n_star", "$N^*$ (parameters)"),
-                                (axes[r, 1], "ratio", "$N^*/M$")):
+        for ax, col, ylabel, scale in ((axes[r, 0], "n_star", "$N^*$ (millions of parameters)", 1e-6),
+                                       (axes[r, 1], "ratio", "$N^*/M$ (per mille)", 1e3)):
             for level in levels:
                 sub = s[s[hue] == level].groupby(x)[col].agg(["mean", "min", "max"]).sort_index()
                 color = cmap(norm(level)) if norm is not None else cmap(0.5)
-                ax.plot(sub.index, sub["mean"], marker="o", ms=3, lw=1.2, color=color)
+                ax.plot(sub.index, sub["mean"] * scale, marker="o", ms=3, lw=1.2, color=color)
                 if sub["max"].gt(sub["min"]).any():
-                    ax.fill_between(sub.index, sub["min"], sub["max"], color=color, alpha=0.15, lw=0)
+                    ax.fill_between(sub.index, sub["min"] * scale, sub["max"] * scale, color=color, alpha=0.15, lw=0)
             ax.set_xlabel(xlabel)
             ax.set_ylabel(ylabel)
             if x != "m":
                 ax.set_xscale("log")
             else:  # target sizes in billions, without an offset text
-                ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1e9:g}B"))
+                ax.xaxis.set_major_formatter(FuncFormatter(_billions))
         if norm is not None:
-            sm_ = cm.ScalarMappable(norm=norm, cmap=cmap)
-            fig.colorbar(sm_, ax=axes[r, :].tolist(), label=hue_label, pad=0.01, aspect=25)
+            bar = fig.colorbar(_scalar_mappable(norm, cmap), ax=axes[r, :].tolist(), label=hue_label, pad=0.01,
+                               aspect=25)
+            if hue == "m":
+                bar.ax.yaxis.set_major_formatter(FuncFormatter(_billions))
+                bar.ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+                nice = [v for v in (2e9, 5e9, 1e10, 2e10, 5e10, 1e11, 2e11, 5e11)
+                        if levels.min() * 1.2 < v < levels.max() / 1.2]
+                bar.set_ticks([levels.min(), *nice, levels.max()])
     return fix_layout(fig)
+
+
+def _scalar_mappable(norm, cmap):
+    from matplotlib.cm import ScalarMappable
+
+    return ScalarMappable(norm=norm, cmap=cmap)
 
 
 # --------------------------------------------------------------------------------------------
 # what the law means
 
 
-def size_ratio(
-    m: ArrayLike,
-    d_draft: ArrayLike,
-    d_target: ArrayLike,
-    n_low: float = 1e7,
-    points: int = 4000,
-    constants: LossConstants | str = BESIROGLU_2024,
-    coefficients: AcceptanceCoefficients = PAPER_EQ5,
-) -> pd.DataFrame:
-    """``N*`` and the size ratio ``M / N*`` for arbitrary configurations (e.g. ``M`` from 1e9
-    to 1e12), each on its own log grid of ``points`` draft sizes from ``n_low`` to ``M``
-    (:func:`optimal_draft_sizes` with a 2-D grid). Columns of :func:`optimal_draft_sizes` plus
-    ``ratio = N*/M`` and ``m_over_n = M/N*``."""
-    m, d, p = _configs(m, d_draft, d_target)
-    lo = float(as_positive(n_low, "n_low (smallest draft size)"))
-    if np.any(m <= lo):
-        raise ValueError(f"every target size m must exceed n_low = {lo:.6g}, got {m.min():.6g}")
-    grid = np.exp(np.linspace(np.log(lo), np.log(m), int(points), axis=1))
-    grid[:, -1] = m
-    sol = optimal_draft_sizes(m, d, p, grid, constants, coefficients)
-    return sol.assign(ratio=sol["n_star"] / sol["m"], m_over_n=sol["m"] / sol["n_star"])
+def practical_ratios(configs: pd.DataFrame, m_low: float = 1e9, m_high: float = 1e12, points: int = 61,
+                     constants: LossConstants | str = BESIROGLU_2024) -> pd.DataFrame:
+    """``N*`` and ``M / N*`` (:func:`size_ratio`) for ``points`` target sizes log-spaced from
+    ``m_low`` to ``m_high``, each with every draft and target data size of ``configs``
+    (:func:`table7_grid`): the law's practical range, beyond the grid's targets."""
+    m_vals = axis(m_low, m_high, points, "log", "target sizes M")
+    d_vals, p_vals = np.sort(configs["d_draft"].unique()), np.sort(configs["d_target"].unique())
+    mm, dd, pp = (a.ravel() for a in np.meshgrid(m_vals, d_vals, p_vals, indexing="ij"))
+    return size_ratio(mm, dd, pp, constants=constants)
 
 
-def ratio_band(ratios: pd.DataFrame, low: float = 150.0, high: float = 300.0) -> dict[str, float]:
-    """The range of target sizes over which ``M/N*`` stays in [low, high].
+def ratio_by_target(ratios: pd.DataFrame, every: int = 1) -> pd.DataFrame:
+    """``M / N*`` of :func:`practical_ratios` per target size: its smallest, median and largest
+    value over the data sizes, for every ``every``-th target size (and the largest)."""
+    by_m = ratios.groupby("m")["m_over_n"].agg(["min", "median", "max"]).reset_index()
+    keep = sorted(set(range(0, len(by_m), max(1, int(every)))) | {len(by_m) - 1})
+    return by_m.iloc[keep].reset_index(drop=True)
 
-    ``ratios``: the output of :func:`size_ratio` over a range of ``M`` (and any data sizes).
-    Returns ``m_all_low, m_all_high``: the smallest and largest ``M`` at which every
-    configuration is inside the band; ``m_any_low, m_any_high``: the same for at least one; and
-    the overall min and max of ``M/N*``. NaN where no ``M`` qualifies.
+
+def law_target_size(ratio: float, mu: float, m0: float) -> float:
+    """The target size ``M`` at which Table 9's law ``N* = mu M + M0`` gives ``M / N* = ratio``:
+    ``M = ratio M0 / (1 - ratio mu)`` (infinite when ``ratio >= 1 / mu``)."""
+    den = 1.0 - float(ratio) * float(mu)
+    return float("inf") if den <= 0 else float(ratio) * float(m0) / den
+
+
+def _beside(prefix: str, table: pd.DataFrame) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for r in table.itertuples():
+        p = f"{prefix}_{r.parameter}"
+        out.update({p: r.estimate, f"{p}_moe": r.moe, f"{p}_lo": r.ci_lower, f"{p}_hi": r.ci_upper,
+                    f"{p}_paper": r.paper_estimate, f"{p}_paper_moe": r.paper_moe, f"{p}_paper_lo": r.paper_ci_lower,
+                    f"{p}_paper_hi": r.paper_ci_upper, f"{p}_dev_pct": 100 * r.rel_deviation,
+                    f"{p}_moe_dev_pct": 100 * r.moe_rel_deviation, f"{p}_dev_moe": r.deviation_in_moe})
+    return out
+
+
+def summary(
+    grid_table: pd.DataFrame, configs: pd.DataFrame, n: np.ndarray, solution: pd.DataFrame, check: pd.DataFrame,
+    seconds: dict[str, float], t8: pd.DataFrame, t9: pd.DataFrame, metrics: pd.DataFrame, var: pd.DataFrame,
+    nvar: pd.DataFrame, ratios: pd.DataFrame, effects: pd.DataFrame, small: pd.DataFrame,
+    band: tuple[float, float] = (150.0, 300.0), rule_ratio: float = 200.0, m_small: float = 7e9,
+    paper8: pd.DataFrame | None = None,
+) -> dict[str, object]:
+    """Every number the chapter's prose cites, by glue name (without the chapter prefix).
+
+    Parameters
+    ----------
+    grid_table, configs, n : :func:`table7`, :func:`table7_grid` and :func:`n_grid` of the run.
+    solution, check, seconds : :func:`solve_checked`.
+    t8, t9, metrics : :func:`table8`, :func:`table9` (beside the paper) and :func:`fit_metrics`.
+    var, nvar : :func:`variants` over spacings and data ranges, and over ``N`` grids and refinement.
+    ratios, effects, small : :func:`practical_ratios`, :func:`data_effects` of ``solution`` and
+        :func:`size_ratio` for a target of ``m_small`` parameters with every data size.
+    band, rule_ratio : the band of ``M / N*`` and the ratio of the rule of thumb tested.
+    paper8 : the paper's Table 8 (default ``data/paper_table8.csv``), for ``1 / mu``.
+
+    Returns
+    -------
+    dict
+        Plain values for :func:`sdsl.book.glue.glue_summary`; ``*_pct`` are percentages, timings
+        (``t_*``) seconds of this run, ``v_<spacing>_<printed|wide>_t<table>_<parameter>`` the
+        readings of ``var``.
     """
-    if not 0 < low < high:
-        raise ValueError(f"the band must satisfy 0 < low < high, got ({low!r}, {high!r})")
-    inside = ratios.assign(inside=(ratios["m_over_n"] >= low) & (ratios["m_over_n"] <= high))
-    by_m = inside.groupby("m")["inside"].agg(["all", "any"])
-    m_all = by_m.index[by_m["all"]]
-    m_any = by_m.index[by_m["any"]]
-    nan = float("nan")
-    return {
-        "low": float(low), "high": float(high),
-        "m_all_low": float(m_all.min()) if len(m_all) else nan,
-        "m_all_high": float(m_all.max()) if len(m_all) else nan,
-        "m_any_low": float(m_any.min()) if len(m_any) else nan,
-        "m_any_high": float(m_any.max()) if len(m_any) else nan,
-        "ratio_min": float(ratios["m_over_n"].min()), "ratio_max": float(ratios["m_over_n"].max()),
+    from scipy import stats
+
+    paper8 = _data.load("paper_table8") if paper8 is None else paper8
+    g = grid_table.set_index("parameter")
+    stride = max(1, int(np.sqrt(n.size / 2)))
+    evals = len(np.unique(np.r_[np.arange(0, n.size, stride), n.size - 1])) + 2 * stride + 1
+    out: dict[str, object] = {
+        "n_configs": len(configs), "n_points": n.size, "n_low": n[0], "n_high": n[-1],
+        "spacing": str(g.loc["M", "spacing"]), "n_spacing": str(g.loc["N", "spacing"]),
+        "printed_high": g.loc["D", "paper_high"], "primary_high": g.loc["D", "high"],
+        "n_step_linear": (n[-1] - n[0]) / (n.size - 1), "n_step_log": np.expm1(np.log(n[-1] / n[0]) / (n.size - 1)),
+        "n_step_linear_pct": 100 * (n[-1] - n[0]) / (n.size - 1) / n[0], "eval_pct": 100 * evals / n.size,
+        "m_min": configs["m"].min(), "m_max": configs["m"].max(), "m_factor": configs["m"].max() / configs["m"].min(),
+        "t_grid": seconds["grid"], "t_scalar": seconds["scalar"], "t_loop_est": seconds["scalar"] * len(configs),
+        "speedup": seconds["scalar"] * len(configs) / seconds["grid"], "check_n": len(check),
+        "check_max": check["rel_diff"].abs().max(), "on_edge": int(solution["on_edge"].sum()),
+        "nstar_min": solution["n_star"].min(), "nstar_max": solution["n_star"].max(),
     }
+    out.update(_beside("t8", t8) | _beside("t9", t9))
+    keep8 = t8[t8["parameter"] != "g_prime"]
+    in_ci = all(t[c].all() for t in (t8, t9) for c in ("paper_in_our_ci", "ours_in_paper_ci"))
+    df9 = int(fit_table9(solution).df_resid)
+    out.update(t8_max_dev_pct=100 * keep8["rel_deviation"].abs().max(),
+               t8_max_moe_dev_pct=100 * t8["moe_rel_deviation"].abs().max(),
+               t9_max_dev_pct=100 * t9["rel_deviation"].abs().max(),
+               t9_max_moe_dev_pct=100 * t9["moe_rel_deviation"].abs().max(), all_in_ci="all" if in_ci else "not all",
+               t9_df=df9, t_vs_z_pct=100 * (stats.t.ppf(0.975, df9) / stats.norm.ppf(0.975) - 1))
+    for r in metrics.itertuples():
+        out[f"t{r.table}_{r.metric}"] = r.ours
+        if pd.notna(r.paper):
+            out[f"t{r.table}_{r.metric}_paper"] = r.paper
+    printed, wide = float(g.loc["D", "paper_high"]), WIDE_DATA_HIGH
 
+    def pick(sp: str, dh: float, tab: int, par: str) -> pd.Series:
+        return var[(var.spacing == sp) & (var.d_high == dh) & (var.table == tab) & (var.parameter == par)].iloc[0]
 
-def data_effects(solution: pd.DataFrame) -> pd.DataFrame:
-    """How much N* moves across each axis of a full factorial grid, the other two held fixed:
-    for ``factor`` in M, D, D', the relative change ``N*(max) / N*(min) - 1`` from the lowest to
-    the highest value of that factor, its ``min``, ``median`` and ``max`` over the settings of
-    the other two, and the mean elasticity ``d ln N* / d ln factor`` (log-log slope between the
-    ends)."""
-    s = _check_solution(solution)
-    out = []
-    for factor, col in (("M", "m"), ("D", "d_draft"), ("D'", "d_target")):
-        others = [c for c in ("m", "d_draft", "d_target") if c != col]
-        lo_v, hi_v = s[col].min(), s[col].max()
-        lo = s[s[col] == lo_v].set_index(others)["n_star"]
-        hi = s[s[col] == hi_v].set_index(others)["n_star"]
-        change = (hi / lo - 1.0).to_numpy()
-        elasticity = (np.log(hi / lo) / np.log(hi_v / lo_v)).to_numpy()
-        out.append({"factor": factor, "low": lo_v, "high": hi_v,
-                    "change_min": change.min(), "change_median": float(np.median(change)),
-                    "change_max": change.max(), "elasticity_min": elasticity.min(),
-                    "elasticity_median": float(np.median(elasticity)), "elasticity_max": elasticity.max()})
-    return pd.DataFrame(out)
+    for sp in SPACINGS:
+        for label, dh in (("printed", printed), ("wide", wide)):
+            for tab, par in ((9, "mu"), (9, "M0"), (8, "mu"), (8, "M0"), (8, "g"), (8, "g_prime")):
+                r, key = pick(sp, dh, tab, par), f"v_{sp}_{label}_t{tab}_{par}"
+                out.update({key: r.estimate, f"{key}_dev_pct": 100 * r.rel_deviation, f"{key}_moe": r.moe,
+                            f"{key}_in_ours": "inside" if r.paper_in_our_ci else "outside",
+                            f"{key}_in_paper": "inside" if r.ours_in_paper_ci else "outside"})
+            for tab in (8, 9):
+                out[f"v_{sp}_{label}_t{tab}_r2"] = pick(sp, dh, tab, "mu").r2
+    w = var[(var.spacing == "log") & (var.d_high == wide) & (var.parameter != "g_prime")]
+    out["wide_max_dev_pct"] = 100 * max(w.rel_deviation.abs().max(), w.moe_rel_deviation.abs().max())
+    for par, key in (("g", "g"), ("mu", "mu"), ("M0", "m0")):
+        r = pick("log", printed, 8, par)
+        out[f"moe_ratio_{key}"] = r.moe / r.paper_moe
+    gr = nvar[(nvar.table == 8) & (nvar.parameter == "g")]
+    gp, gw = gr[gr.d_high == printed], gr[gr.d_high == wide]
+    out.update(gn_printed_min=gp.estimate.min(), gn_printed_max=gp.estimate.max(), gn_wide_min=gw.estimate.min(),
+               gn_wide_max=gw.estimate.max(), g_range_shift_pct=100 * abs(gp.estimate.mean() / gw.estimate.mean() - 1),
+               gn_shift_pct=100 * (gp.estimate.max() - gp.estimate.min()) / abs(gp.estimate.mean()))
+    e9 = t9.set_index("parameter")["estimate"]
+    mu9, m09 = float(e9["mu"]), float(e9["M0"])
+    by_m = ratios.groupby("m")["m_over_n"].median()
+    med_n = ratios.groupby("m")["n_star"].median()
+    lo_b, hi_b = band
+    bands = ratio_band(ratios, lo_b, hi_b)
+    out.update({f"band_{k}": bands[k] for k in ("m_all_low", "m_all_high", "m_any_low", "m_any_high")})
+    on_grid = solution.assign(r=solution["n_star"] / solution["m"]).groupby("m")["r"].median()
+    out.update(inv_mu=1 / mu9, inv_mu_t8_paper=1 / float(paper8.set_index("parameter").loc["mu", "estimate"]),
+               n_m_vals=by_m.size, m_low=by_m.index[0], m_high=by_m.index[-1], m_small=m_small,
+               ratio_small=small["m_over_n"].median(), rule_ratio=rule_ratio, band_low=lo_b, band_high=hi_b,
+               law_m_low=law_target_size(lo_b, mu9, m09), law_m_high=law_target_size(hi_b, mu9, m09),
+               law_m_rule=law_target_size(rule_ratio, mu9, m09),
+               law_ratio_at_high=by_m.index[-1] / (mu9 * by_m.index[-1] + m09),
+               elast_range=np.log(med_n.iloc[-1] / med_n.iloc[0]) / np.log(med_n.index[-1] / med_n.index[0]),
+               direct_m_rule=float(np.exp(np.interp(np.log(rule_ratio), np.log(by_m.to_numpy()), np.log(by_m.index)))),
+               ratio_at_low=by_m.iloc[0], ratio_at_high=by_m.iloc[-1],
+               grid_ratio_min=(solution["m"] / solution["n_star"]).min(),
+               grid_ratio_max=(solution["m"] / solution["n_star"]).max(),
+               grid_nm_at_min=1e3 * on_grid.iloc[0], grid_nm_at_max=1e3 * on_grid.iloc[-1])
+    e = effects.set_index("factor")
+    for f, key in (("M", "m"), ("D", "d"), ("D'", "dp")):
+        out.update({f"eff_{key}_change_min": 100 * e.loc[f, "change_min"], f"eff_{key}_change_max": 100 * e.loc[f, "change_max"],
+                    f"eff_{key}_elast": e.loc[f, "elasticity_median"],
+                    f"eff_{key}_decades": np.log10(e.loc[f, "high"] / e.loc[f, "low"])})
+    for f, key in (("D", "d"), ("D'", "dp")):
+        out[f"eff_{key}_per_decade"] = 100 * np.expm1(np.log(10) * e.loc[f, "elasticity_median"])
+    return out
 
 
 def check_parameters(**params: object) -> None:

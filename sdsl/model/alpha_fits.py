@@ -27,7 +27,7 @@ from sdsl.model.fitting import fit_power_law, ols
 from sdsl.model.laws import AcceptanceCoefficients
 
 __all__ = ["FORMS", "REQUIRED_COLUMNS", "PlaneFit", "CurveFit", "check_frame", "fit_plane", "implied_residual_df",
-           "fit_per_target", "fit_targets", "fit_power_loglog", "targets_in_order"]
+           "fit_per_target", "fit_targets", "fit_power_loglog", "targets_in_order", "pair_matrix"]
 
 #: The three functional forms of Table 4, in the paper's order.
 FORMS: tuple[str, ...] = ("linear", "logarithmic", "power")
@@ -300,6 +300,41 @@ def fit_per_target(df: pd.DataFrame, target: str, form: str) -> CurveFit:
         target=str(target), form=form, p1=p1, p2=p2, se1=se1, se2=se2, moe1=t * se1, moe2=t * se2,
         mse=ssr / n, r2=float(r2), n=int(n), t_crit=t, covariance=np.asarray(cov, dtype=float),
     )
+
+
+def _fmt_alpha(alpha: float, hw: float | None) -> str:
+    if hw is None or not np.isfinite(hw):
+        return f"{alpha:g}"
+    return f"{alpha:g} ± {hw:g}"
+
+
+def pair_matrix(df: pd.DataFrame) -> pd.DataFrame:
+    """The pairs of ``df`` in the layout of the paper's Tables 1 and 2: one row per target with its
+    perplexity (``target``, ``target_ppl``), one column per draft; the first row ("Perplexity")
+    holds each draft's perplexity as text, the other cells ``"alpha ± half-width"`` (``alpha_hw95``;
+    ``alpha`` alone where it is missing, empty where the pair was not measured)."""
+    check_frame(df, ("target", "draft", "draft_ppl", "target_ppl", "alpha"))
+    targets = targets_in_order(df)
+    drafts = list(dict.fromkeys(df["draft"].tolist()))
+    hw = df["alpha_hw95"] if "alpha_hw95" in df.columns else pd.Series(np.nan, index=df.index)
+    header: dict[str, object] = {"target": "Perplexity", "target_ppl": np.nan}
+    for d in drafts:
+        ppl = df.loc[df["draft"] == d, "draft_ppl"].unique()
+        if ppl.size != 1:
+            raise ValueError(f"draft {d!r} has {ppl.size} different perplexities {list(ppl)}; expected one")
+        header[d] = f"{float(ppl[0]):.10g}"
+    rows = [header]
+    for t in targets:
+        sub = df[df["target"] == t]
+        tp = sub["target_ppl"].unique()
+        if tp.size != 1:
+            raise ValueError(f"target {t!r} has {tp.size} different perplexities {list(tp)}; expected one")
+        row: dict[str, object] = {"target": t, "target_ppl": float(tp[0])}
+        for d in drafts:
+            hit = sub[sub["draft"] == d]
+            row[d] = _fmt_alpha(float(hit["alpha"].iloc[0]), float(hw[hit.index[0]])) if len(hit) else ""
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["target", "target_ppl", *drafts])
 
 
 def targets_in_order(df: pd.DataFrame) -> list[str]:

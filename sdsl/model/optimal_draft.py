@@ -1,6 +1,8 @@
 """The throughput-optimal draft of the paper's Eq. 5 plane: one configuration
 (:func:`optimal_draft_size`, a one-row call of the kernel :func:`sdsl.model.optimum.solve`), many at
-once (:func:`optimal_draft_sizes`), and the throughput curve ``T(N)`` (:func:`throughput_curve`)."""
+once (:func:`optimal_draft_sizes`), and the throughput curve ``T(N)`` (:func:`throughput_curve`);
+brute-force references for tests and benchmarks (:func:`gamma_grid_search`,
+:func:`brute_force_optimum`: every grid point evaluated, no calculus, no optimiser)."""
 
 from __future__ import annotations
 
@@ -10,21 +12,27 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sdsl import _validate as V
-from sdsl._validate import as_float_array, as_positive
+from sdsl._validate import as_float_array, as_in_range, as_open_unit, as_positive
 from sdsl.model.laws import (
     BESIROGLU_2024,
     PAPER_EQ5,
     AcceptanceCoefficients,
     LossConstants,
+    acceptance_rate,
+    perplexity,
     resolve_constants,
 )
 from sdsl.model.optimum import INTERIOR, Optima, log_grid, plane_alpha, solve
 from sdsl.model.throughput import optimal_gamma, tokens_per_flop
 
-if TYPE_CHECKING:  # numpy.typing costs import time; the annotations are strings
+if TYPE_CHECKING:  # numpy.typing and pandas cost import time; the annotations are strings
+    from typing import Iterable
+
+    import pandas as pd
     from numpy.typing import ArrayLike
 
-__all__ = ["DraftOptimum", "optimal_draft_size", "optimal_draft_sizes", "throughput_curve"]
+__all__ = ["DraftOptimum", "optimal_draft_size", "optimal_draft_sizes", "throughput_curve", "gamma_grid_search",
+           "GAMMA_CASES", "gamma_check", "brute_force_optimum"]
 
 
 @dataclass(frozen=True)
@@ -222,3 +230,95 @@ def optimal_draft_size(
     n = float(o.n_at_max[0])
     return DraftOptimum(n_star=n, gamma_star=float(o.gamma_star[0]), alpha=float(o.alpha[0]),
                         tokens_per_flop=float(o.tokens_per_flop[0]), m=m, status=str(o.status[0]))
+
+
+def gamma_grid_search(alpha: float, n: float, m: float, gamma_grid: np.ndarray) -> float:
+    """The draft length on ``gamma_grid`` that maximises Eq. 9 (brute force, no calculus)."""
+    a = float(as_open_unit(alpha, "alpha (acceptance rate)"))
+    g = as_in_range(gamma_grid, "gamma_grid", 0.0, np.inf)
+    t = tokens_per_flop(a, float(as_positive(n, "n")), float(as_positive(m, "m")), g)
+    return float(g[int(np.argmax(t))])
+
+
+#: Cases of :func:`gamma_check`: (alpha, N, M) covering the method notes' example, Table 5's
+#: optima and the edges of the domain (alpha near 0 and 1, M/N from 1 to 1e8).
+GAMMA_CASES: tuple[tuple[float, float, float], ...] = (
+    (0.65, 2e8, 7e10),
+    (0.6383, 1.24e8, 14167290880.0),
+    (0.6549, 1.80e8, 32512218112.0),
+    (0.05, 1e7, 1e10),
+    (0.3, 1e9, 1e9),
+    (0.5, 1e3, 1e11),
+    (0.9, 1e8, 1e10),
+    (0.99, 1e6, 1e12),
+    (0.999, 1e9, 1e10),
+)
+
+
+def gamma_check(
+    cases: Iterable[tuple[float, float, float]] = GAMMA_CASES,
+    step: float = 1e-3,
+) -> pd.DataFrame:
+    """The Lambert-W closed form of ``gamma*`` (:func:`sdsl.optimal_gamma`) against a brute-force
+    grid over ``gamma`` of spacing ``step`` (method notes, section 3): the chapter
+    ``optimal_draft``'s table ``gamma_check``.
+
+    The grid runs from 0 to ``2 gamma_closed + 10``: wide enough that a wrong closed form would
+    show. Columns: ``alpha, n, m, m_over_n, gamma_closed, gamma_brute, abs_diff, t_closed,
+    t_brute, t_rel_diff`` (``T(closed) / T(brute) - 1``, >= 0 up to rounding when the closed form
+    is right).
+    """
+    import pandas as pd
+
+    step = float(as_positive(step, "step"))
+    rows = []
+    for alpha, n, m in cases:
+        g_closed = float(optimal_gamma(alpha, n, m))
+        grid = np.arange(0.0, 2.0 * g_closed + 10.0 + step, step)
+        g_brute = gamma_grid_search(alpha, n, m, grid)
+        t_c = float(tokens_per_flop(alpha, n, m, g_closed))
+        t_b = float(tokens_per_flop(alpha, n, m, g_brute))
+        rows.append({"alpha": alpha, "n": n, "m": m, "m_over_n": m / n, "gamma_closed": g_closed,
+                     "gamma_brute": g_brute, "abs_diff": abs(g_closed - g_brute), "t_closed": t_c,
+                     "t_brute": t_b, "t_rel_diff": t_c / t_b - 1.0})
+    return pd.DataFrame(rows)
+
+
+def brute_force_optimum(
+    m: float,
+    d_draft: float,
+    d_target: float,
+    n_grid: np.ndarray,
+    gamma_grid: np.ndarray,
+    constants: LossConstants | str = BESIROGLU_2024,
+    coefficients: AcceptanceCoefficients = PAPER_EQ5,
+    chunk: int = 256,
+) -> dict[str, float]:
+    """``argmax`` of Eq. 9 over a grid of draft sizes and a grid of draft lengths, by evaluating
+    every pair (no closed form, no optimiser): the reference the closed form is benchmarked
+    against. Works through ``n_grid`` in chunks of ``chunk`` sizes to bound memory.
+
+    Returns ``n_star, gamma_star, alpha, tokens_per_flop``.
+    """
+    c = resolve_constants(constants)
+    m = float(as_positive(m, "m (target parameters)"))
+    n_grid = as_positive(n_grid, "n_grid")
+    g = as_in_range(gamma_grid, "gamma_grid", 0.0, np.inf)
+    if np.any(n_grid > m):
+        raise ValueError(f"n_grid must not exceed the target size m = {m:.6g}, got {n_grid.max():.6g}")
+    y = perplexity(m, float(as_positive(d_target, "d_target")), c)
+    alpha = acceptance_rate(perplexity(n_grid, float(as_positive(d_draft, "d_draft")), c), y, coefficients)
+    if np.any((alpha <= 0) | (alpha >= 1)):
+        raise ValueError("the acceptance plane leaves (0, 1) on n_grid; narrow the grid")
+    log_a = np.log(alpha)
+    best_t, best_i, best_j = -np.inf, 0, 0
+    for s in range(0, n_grid.size, chunk):
+        la = log_a[s:s + chunk, None]
+        nn = n_grid[s:s + chunk, None]
+        t = -np.expm1((g[None, :] + 1.0) * la) / (-np.expm1(la)) / (2.0 * nn * g[None, :] + 2.0 * m)
+        k = int(np.argmax(t))
+        i, j = divmod(k, g.size)
+        if t[i, j] > best_t:
+            best_t, best_i, best_j = float(t[i, j]), s + i, j
+    return {"n_star": float(n_grid[best_i]), "gamma_star": float(g[best_j]),
+            "alpha": float(alpha[best_i]), "tokens_per_flop": best_t}

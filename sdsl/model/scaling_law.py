@@ -5,7 +5,9 @@ units, with HC3 standard errors and normal-quantile intervals (statsmodels' defa
 covariance; the margin of error is the half-width).
 
 * Table 8: ``N*/M = mu + M0/M + g ln D + g' ln D'`` (:func:`fit_table8`);
-* Table 9: ``N* = mu M + M0`` (:func:`fit_table9`).
+* Table 9: ``N* = mu M + M0`` (:func:`fit_table9`);
+* what a solved grid says in numbers: the range of ``M`` where ``M / N*`` stays in a band
+  (:func:`ratio_band`) and how far ``N*`` moves along each axis (:func:`data_effects`).
 
 The HC3 intervals of regressions on deterministic outputs (``N*`` from the kernel) measure how far
 the linear form misses the exact optimum, not noise.
@@ -19,7 +21,8 @@ import pandas as pd
 from sdsl._validate import as_positive
 from sdsl.model.fitting import LinearFit, ols
 
-__all__ = ["TABLE8_TERMS", "TABLE9_TERMS", "fit_table8", "fit_table9", "coefficient_table"]
+__all__ = ["TABLE8_TERMS", "TABLE9_TERMS", "fit_table8", "fit_table9", "coefficient_table", "ratio_band",
+           "data_effects"]
 
 #: Regressors of Table 8, in the paper's order: intercept, 1/M, ln D, ln D'.
 TABLE8_TERMS = ("mu", "M0", "g", "g_prime")
@@ -76,3 +79,50 @@ def coefficient_table(results, level: float = 0.95) -> pd.DataFrame:
     })
     out.insert(3, "moe", (out["ci_upper"] - out["ci_lower"]) / 2.0)
     return out
+
+
+def ratio_band(ratios: pd.DataFrame, low: float = 150.0, high: float = 300.0) -> dict[str, float]:
+    """The range of target sizes over which ``M/N*`` stays in [low, high].
+
+    ``ratios``: the output of :func:`sdsl.model.grid.size_ratio` over a range of ``M`` (and any data sizes).
+    Returns ``m_all_low, m_all_high``: the smallest and largest ``M`` at which every
+    configuration is inside the band; ``m_any_low, m_any_high``: the same for at least one; and
+    the overall min and max of ``M/N*``. NaN where no ``M`` qualifies.
+    """
+    if not 0 < low < high:
+        raise ValueError(f"the band must satisfy 0 < low < high, got ({low!r}, {high!r})")
+    inside = ratios.assign(inside=(ratios["m_over_n"] >= low) & (ratios["m_over_n"] <= high))
+    by_m = inside.groupby("m")["inside"].agg(["all", "any"])
+    m_all = by_m.index[by_m["all"]]
+    m_any = by_m.index[by_m["any"]]
+    nan = float("nan")
+    return {
+        "low": float(low), "high": float(high),
+        "m_all_low": float(m_all.min()) if len(m_all) else nan,
+        "m_all_high": float(m_all.max()) if len(m_all) else nan,
+        "m_any_low": float(m_any.min()) if len(m_any) else nan,
+        "m_any_high": float(m_any.max()) if len(m_any) else nan,
+        "ratio_min": float(ratios["m_over_n"].min()), "ratio_max": float(ratios["m_over_n"].max()),
+    }
+
+
+def data_effects(solution: pd.DataFrame) -> pd.DataFrame:
+    """How much N* moves across each axis of a full factorial grid, the other two held fixed:
+    for ``factor`` in M, D, D', the relative change ``N*(max) / N*(min) - 1`` from the lowest to
+    the highest value of that factor, its ``min``, ``median`` and ``max`` over the settings of
+    the other two, and the mean elasticity ``d ln N* / d ln factor`` (log-log slope between the
+    ends)."""
+    s = _check_solution(solution)
+    out = []
+    for factor, col in (("M", "m"), ("D", "d_draft"), ("D'", "d_target")):
+        others = [c for c in ("m", "d_draft", "d_target") if c != col]
+        lo_v, hi_v = s[col].min(), s[col].max()
+        lo = s[s[col] == lo_v].set_index(others)["n_star"]
+        hi = s[s[col] == hi_v].set_index(others)["n_star"]
+        change = (hi / lo - 1.0).to_numpy()
+        elasticity = (np.log(hi / lo) / np.log(hi_v / lo_v)).to_numpy()
+        out.append({"factor": factor, "low": lo_v, "high": hi_v,
+                    "change_min": change.min(), "change_median": float(np.median(change)),
+                    "change_max": change.max(), "elasticity_min": elasticity.min(),
+                    "elasticity_median": float(np.median(elasticity)), "elasticity_max": elasticity.max()})
+    return pd.DataFrame(out)

@@ -11,7 +11,8 @@ from glued import glued as read_glued
 
 from sdsl import data
 from sdsl.chapters import acceptance as fits
-from sdsl.build.pipeline import NotebookError, execute_notebook
+from sdsl.build.parameters import ParameterError
+from sdsl.build.pipeline import execute_notebook
 
 pytestmark = pytest.mark.slow
 
@@ -112,7 +113,8 @@ def test_invalid_measurements_fail_with_a_clear_message(tmp_path):
     bad = tmp_path / "bad.csv"
     acc = data.load("acceptance").head(6)
     acc.assign(alpha=[0.5, 0.6, 1.2, 0.6, 0.6, 0.6]).to_csv(bad, index=False)
-    with pytest.raises(NotebookError, match="alpha"):
+    # refused by the parameter check (issue 13) before the notebook starts: file, line and column named
+    with pytest.raises(ParameterError, match=r"bad\.csv, line 4, column 'alpha'"):
         execute_notebook("acceptance", {"measurements": str(bad)}, output_dir=tmp_path / "ex",
                          artifacts=tmp_path / "art")
     assert not (tmp_path / "art" / "acceptance").exists()

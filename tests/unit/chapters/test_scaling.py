@@ -299,19 +299,21 @@ def test_regressions_reject_bad_solutions(primary):
 
 
 def test_figure5_layout(primary):
-    import matplotlib.pyplot as plt
-
     fig = grid.figure5(primary)
-    try:
-        panels = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
-        assert len(panels) == 6
-        assert all(ax.get_title() == "" for ax in fig.axes)
-        ylabels = [ax.get_ylabel() for ax in panels]
-        assert ylabels[0::2] == ["$N^*$ (parameters)"] * 3 and ylabels[1::2] == ["$N^*/M$"] * 3
-        assert [panels[i].get_xlabel() for i in (0, 2, 4)] == [
-            "target size $M$ (parameters)", "draft tokens $D$", "target tokens $D'$"]
-    finally:
-        plt.close(fig)
+    panels = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
+    assert len(panels) == 6
+    assert all(ax.get_title() == "" for ax in fig.axes)
+    ylabels = [ax.get_ylabel() for ax in panels]
+    assert ylabels[0::2] == ["$N^*$ (millions of parameters)"] * 3 and ylabels[1::2] == ["$N^*/M$ (per mille)"] * 3
+    assert [panels[i].get_xlabel() for i in (0, 2, 4)] == [
+        "target size $M$ (parameters)", "draft pre-training tokens $D$", "target pre-training tokens $D'$"]
+    # units in the labels, not an offset text ("1e8") on the axes
+    fig.canvas.draw()
+    assert all(ax.yaxis.get_offset_text().get_text() == "" for ax in panels)
+    # the top-left panel plots N* in millions: its first line is the mean over D' at the smallest D
+    d0 = primary["d_draft"].min()
+    mean = primary[primary["d_draft"] == d0].groupby("m")["n_star"].mean().sort_index()
+    np.testing.assert_allclose(panels[0].lines[0].get_ydata(), mean.to_numpy() * 1e-6, rtol=1e-12)
 
 
 def test_data_effects_and_ratio_band(primary):
