@@ -74,7 +74,7 @@ REGISTRY: tuple[Item, ...] = (
     _p("Table 9", "the regression N* = mu M + M0", "scaling", "table9", ["table9", "fit_metrics"],
        ["paper_table7", "paper_table9", "paper_metrics"]),
     _p("Figure 1", "acceptance rate against draft and target perplexity, with the Eq. 5 plane", "acceptance",
-       "figure1", ["figure1"], ["acceptance", "paper_table3"], True),
+       "figure1", ["figure1", "figure1_sections"], ["acceptance", "paper_table3"], True),
     _p("Figure 2", "throughput against draft size for the Qwen1.5 targets", "optimal_draft", "figure2",
        ["figure2", "figure2_curves", "figure2_drafts"], ["paper_table5", "models"], True),
     _p("Figure 3", "acceptance rate against draft perplexity, with the fits of Table 4", "acceptance", "figure3",

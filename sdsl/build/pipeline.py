@@ -44,12 +44,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from sdsl.build.parameters import ParameterError, check_notebook_parameters, notebook_parameters
-from sdsl.build.manifest import (
-    machine_info,
-    tree_digest,
-    write_manifest,
-    write_provenance,
-)
+from sdsl.build.manifest import machine_info, tree_digest, write_manifest, write_provenance
 from sdsl.build.present import present_notebook
 from sdsl.build.runs import load_last, load_runs
 from sdsl.build.status import last_duration, write_status
