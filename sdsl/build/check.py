@@ -203,7 +203,25 @@ def main(argv: list[str] | None = None) -> int:
     result = check(args.chapters or None, args.baseline, args.accept, args.jobs, args.keep, args.diff_dir,
                    overrides or None)
     print(result.text(), file=sys.stdout if result.ok else sys.stderr)
+    _record(result, args.chapters)
     return result.exit_code
+
+
+def _record(result: CheckResult, chapters: list[str]) -> None:
+    """Record the result for the book's status page (:func:`sdsl.build.status.check_lines`)."""
+    import json
+
+    from sdsl.build.status import CHECK_RECORD, commit_info
+
+    rep = result.report
+    summary = ("a notebook failed" if result.error is not None else
+               f"{rep.compared} artifacts compared, " + ("all match the baseline" if rep.ok else
+                                                          f"{len(rep.affected())} changed: {', '.join(rep.affected())}"))
+    path = BUILD.joinpath(*CHECK_RECORD)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"chapters": chapters, "ok": bool(rep is not None and rep.ok), "accepted": result.accepted,
+                                "exit_code": result.exit_code, "summary": summary, "commit": commit_info().replace("`", "")},
+                               indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

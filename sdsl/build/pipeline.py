@@ -44,12 +44,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from sdsl.build.parameters import ParameterError, check_notebook_parameters, notebook_parameters
-from sdsl.build.manifest import (
-    machine_info,
-    tree_digest,
-    write_manifest,
-    write_provenance,
-)
+from sdsl.build.manifest import machine_info, tree_digest, write_manifest, write_provenance
+from sdsl.build.present import present_notebook
 from sdsl.build.runs import load_last, load_runs
 from sdsl.build.status import last_duration, write_status
 from sdsl.paths import BOOK, DATA, EXECUTED, NOTEBOOKS, ROOT, RUNS_FILE, artifacts_root
@@ -238,6 +234,7 @@ def execute_notebook(
                 else:
                     os.environ[k] = v
         _strip_staging_paths(staged_nb, staging, final_root / chapter)
+        present_notebook(staged_nb, final_root)  # parameter cells off the page, no absolute paths
         write_provenance(staging, source_md, parameters, digest)
         replaced = tmp / "replaced"
         if final.exists():

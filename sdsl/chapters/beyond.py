@@ -26,27 +26,20 @@ name                 form                                            fitted     
 ``target_mean``      ``a_target`` (baseline: no draft dependence)     per target  no
 ===================  ==============================================  ==========  ============
 
-``x``, ``y`` are the draft's and the target's perplexities, ``N`` and ``D`` the draft's parameters
-and pre-training tokens. A law with the target as a factor (or fitted per target) has no level for
-a target it has not seen, so leave-one-target-out is defined only for the laws that carry the
-target through a covariate (the plane and the ``_y`` log-linear laws, which replace the factor
-by the target's perplexity ``y``).
+``x``, ``y``: the draft's and the target's perplexities; ``N``, ``D``: the draft's parameters and
+tokens. Leave-one-target-out is defined only for laws that carry the target through ``y``.
 
-Propagation to ``N*``: the perplexities come from the loss law, ``x = exp(L(N, D))`` and
-``y = exp(L(M, D'))`` (method notes, section 4), as the paper does for Eq. 5; ``ln N`` and ``ln D``
-enter directly. ``T(N) = T(N, M, alpha(N), gamma*)`` (Eq. 9) is maximised over ``log N`` by a scan
-and the root of its derivative, for all variants of a law at once (one call of the kernel
-:func:`sdsl.model.optimum.solve`); a maximum at the end of the range or where ``alpha``
-leaves (0, 1) is reported as such (status), never as an optimum.
+Propagation to ``N*``: ``x = exp(L(N, D))``, ``y = exp(L(M, D'))`` (method notes, section 4);
+``T(N)`` (Eq. 9) is maximised over ``log N`` by the kernel :func:`sdsl.model.optimum.solve`; a
+maximum at the end of the range or where ``alpha`` leaves (0, 1) is reported as such (status).
 """
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from numpy.typing import ArrayLike
 
 from sdsl.book.style import fix_layout
 from sdsl.model.alpha_laws import (
@@ -69,246 +62,104 @@ from sdsl.model.law_optimum import (
     law_optimal_draft_size,
     law_optimal_draft_sizes,
 )
-from sdsl.model.laws import (
-    BESIROGLU_2024,
-    HOFFMANN_2022,
-    PAPER_EQ5,
-    AcceptanceCoefficients,
-    LossConstants,
-    resolve_constants,
+from sdsl.model.law_variants import (
+    configurations,
+    elasticity_table,
+    n_star_spread,
+    n_star_variants,
+    ratio_rule_range,
+    ratio_sweep,
+    table4_check,
+    table5_check,
 )
 from sdsl.model.sensitivity import (
     LOSS_PARAMETERS,
     PLANE_PARAMETERS,
-    _elasticity_frame,
     elasticities,
     log_elasticity,
 )
 
 __all__ = [
-    "Law",
-    "FittedLaw",
-    "LAWS",
-    "LOSS_PARAMETERS",
-    "PLANE_PARAMETERS",
-    "law_data",
-    "law_table",
-    "fit_laws",
-    "parameter_table",
-    "table4_check",
-    "cross_validate",
-    "bootstrap_rmse",
-    "compare_laws",
-    "cv_predictions",
-    "configurations",
-    "LawOptimum",
-    "law_optimal_draft_size",
-    "law_optimal_draft_sizes",
-    "n_star_variants",
-    "table5_check",
-    "n_star_spread",
-    "ratio_sweep",
-    "ratio_rule_range",
-    "log_elasticity",
-    "elasticities",
-    "elasticity_table",
-    "figure_predicted_observed",
-    "figure_n_star",
-    "figure_ratio",
-    "figure_tornado",
+    "Law", "FittedLaw", "LAWS", "LOSS_PARAMETERS", "PLANE_PARAMETERS", "LAW_NAMES", "CONSTANT_NAMES",
+    "law_data", "law_table", "fit_laws", "parameter_table", "table4_check", "table4_judged",
+    "cross_validate", "bootstrap_rmse", "compare_laws", "cv_predictions", "configurations",
+    "LawOptimum", "law_optimal_draft_size", "law_optimal_draft_sizes", "n_star_variants",
+    "table5_check", "n_star_spread", "ratio_sweep", "ratio_rule_range", "family_tokens",
+    "elasticity_configurations", "elasticity_matrix", "table4_counts", "log_elasticity", "elasticities", "elasticity_table",
+    "figure_predicted_observed", "figure_n_star", "figure_ratio", "figure_tornado", "summary",
 ]
 
+#: What the laws are called in the text and the figures.
+LAW_NAMES: dict[str, str] = {
+    "plane_paper": "Eq. 5 plane, Table 3 coefficients",
+    "plane": "Eq. 5 plane, refitted",
+    "linear_x": "linear in x, per target",
+    "log_x": "logarithmic in x, per target",
+    "power_x": "power law in x, per target",
+    "linear_x_pooled": "linear in x, target level",
+    "loglin_n": "Scylla ln N, per target",
+    "loglin_n_pooled": "Scylla ln N, target level",
+    "loglin_nd_pooled": "Scylla ln N + ln D, target level",
+    "loglin_n_y": "Scylla ln N + y",
+    "loglin_nd_y": "Scylla ln N + ln D + y",
+    "target_mean": "per-target mean (no draft)",
+}
 
-# ---------------------------------------------------------------------------------------------
-# laws
-
-
-def table4_check(fitted: Mapping[str, FittedLaw], data: pd.DataFrame, table4: pd.DataFrame) -> pd.DataFrame:
-    """Our per-target fits beside the paper's Table 4 (linear, logarithmic, power): one row per
-    printed quantity (``p1, moe1, p2, moe2, mse, r2``) with columns ``target, function, quantity,
-    ours, paper, deviation``. Comparing the deviation with the printed precision
-    (:func:`sdsl.data.printed_tolerance`) is left to the caller."""
-    names = {"linear": "linear_x", "logarithmic": "log_x", "power": "power_x"}
-    rows = []
-    pt = parameter_table({v: fitted[v] for v in names.values()}, data)
-    for _, r in table4.iterrows():
-        law = names[r["function"]]
-        sub = pt[(pt["law"] == law) & (pt["fit"] == r["target"])]
-        est = sub["estimate"].to_numpy()
-        # OLS order: Intercept, slope; Table 4: p1 = slope, p2 = intercept. Power: p1, p2.
-        p1, p2 = (est[1], est[0]) if law != "power_x" else (est[0], est[1])
-        ci = sub[["ci_lower", "ci_upper"]].to_numpy()
-        moe1, moe2 = ((ci[1, 1] - ci[1, 0]) / 2, (ci[0, 1] - ci[0, 0]) / 2) if law != "power_x" else (
-            (ci[0, 1] - ci[0, 0]) / 2, (ci[1, 1] - ci[1, 0]) / 2)
-        ours = {"p1": p1, "moe1": moe1, "p2": p2, "moe2": moe2, "mse": sub["mse"].iloc[0], "r2": sub["r2"].iloc[0]}
-        for k, v in ours.items():
-            rows.append({"target": r["target"], "function": r["function"], "quantity": k,
-                         "ours": float(v), "paper": float(r[k]), "deviation": float(v) - float(r[k])})
-    return pd.DataFrame(rows)
+#: What the loss-law constant sets are called in the text and the figures.
+CONSTANT_NAMES: dict[str, str] = {"besiroglu2024": "Besiroglu et al. 2024", "hoffmann2022": "Hoffmann et al. 2022"}
 
 
-# ---------------------------------------------------------------------------------------------
-# held-out validation
+def _name(law: str) -> str:
+    return LAW_NAMES.get(law, law)
 
 
-# ---------------------------------------------------------------------------------------------
-# propagation to N*
-
-
-def configurations(models: pd.DataFrame | None = None, targets: Sequence[str] | None = None,
-                   families: Sequence[str] = ("OPT", "Qwen1.5", "Qwen2.5")) -> pd.DataFrame:
-    """(target, draft family) configurations with ``m``, ``d_target`` and the family's ``d_draft``
-    (tokens of the family's drafts in the ``models`` table). Default targets: the five of
-    Tables 1 and 2."""
+def table4_judged(fitted: Mapping[str, FittedLaw], data: pd.DataFrame, paper4: pd.DataFrame) -> pd.DataFrame:
+    """:func:`table4_check` with each cell's ``tolerance`` (half a unit in the last printed digit,
+    :func:`sdsl.data.printed_tolerance`) and whether ours is ``within_printed_digits`` of the
+    paper's (:func:`sdsl.model.compare.equal_to_printed`)."""
     from sdsl import data as _data
+    from sdsl.model.compare import equal_to_printed
 
-    mod = _data.load("models") if models is None else models
-    targets = list(targets) if targets is not None else ["OPT-13B", "OPT-30B", "OPT-66B", "Qwen1.5-14B", "Qwen1.5-32B"]
-    idx = mod.set_index("model")
-    drafts = mod[mod["role"] == "draft"]
-    rows = []
-    for t in targets:
-        for fam in families:
-            toks = drafts.loc[drafts["family"] == fam, "tokens"].unique()
-            if len(toks) != 1:
-                raise ValueError(f"draft family {fam!r} has {len(toks)} token counts in the models table; need one")
-            rows.append({"target": t, "m": float(idx.loc[t, "params"]), "d_target": float(idx.loc[t, "tokens"]),
-                         "draft_family": fam, "d_draft": float(toks[0])})
-    return pd.DataFrame(rows)
+    t4 = table4_check(fitted, data, paper4)
+    tol = _data.printed_tolerance("paper_table4").set_index([paper4["target"], paper4["function"]])
+    t4["tolerance"] = [float(tol.loc[(r.target, r.function), r.quantity]) for r in t4.itertuples()]
+    t4["within_printed_digits"] = equal_to_printed(t4["ours"], t4["paper"], t4["tolerance"])
+    return t4
 
 
-def n_star_variants(
-    fitted: Mapping[str, FittedLaw], configs: pd.DataFrame,
-    constants: Sequence[LossConstants | str] = (BESIROGLU_2024, HOFFMANN_2022),
-    integer: Sequence[bool] = (False, True),
-) -> pd.DataFrame:
-    """``N*`` for every law x loss-constant set x integer/continuous ``gamma`` x configuration.
-    A per-target law is evaluated only at the targets it was fitted on. All variants of one law
-    are solved at once (:func:`law_optimal_draft_sizes`)."""
-    cs = [resolve_constants(const) for const in constants]
-    rows = []
-    for name, fl in fitted.items():
-        keys = []
-        for _, cfg in configs.iterrows():
-            if fl.law.per_target and cfg["target"] not in fl.pieces:
-                continue
-            for c in cs:
-                for integ in integer:
-                    keys.append((cfg, c, integ))
-        if not keys:
-            continue
-        opts = law_optimal_draft_sizes(
-            fl, [k[0]["target"] for k in keys], [k[0]["m"] for k in keys], [k[0]["d_draft"] for k in keys],
-            [k[0]["d_target"] for k in keys], [k[1] for k in keys], [k[2] for k in keys])
-        for (cfg, c, integ), opt in zip(keys, opts):
-            rows.append({
-                "law": name, "target": cfg["target"], "draft_family": cfg["draft_family"],
-                "m": cfg["m"], "d_target": cfg["d_target"], "d_draft": cfg["d_draft"],
-                "constants": c.name, "gamma": "integer" if integ else "continuous",
-                "n_star": opt.n_star, "gamma_star": opt.gamma_star, "alpha": opt.alpha,
-                "tokens_per_flop": opt.tokens_per_flop, "ratio": opt.ratio, "status": opt.status,
-                "n_at_max": opt.n_at_max,
-            })
-    return pd.DataFrame(rows)
+def family_tokens(models: pd.DataFrame) -> dict[str, float]:
+    """Pre-training tokens ``D`` of each draft family of ``data/models.csv`` (one value per family)."""
+    drafts = models[models["role"] == "draft"]
+    out = {}
+    for fam, g in drafts.groupby("family"):
+        if g["tokens"].nunique() != 1:
+            raise ValueError(f"draft family {fam!r} has {g['tokens'].nunique()} token counts in the models table; need one")
+        out[str(fam)] = float(g["tokens"].iloc[0])
+    return out
 
 
-def table5_check(fitted: FittedLaw, paper5: pd.DataFrame,
-                 constants: LossConstants | str = BESIROGLU_2024) -> pd.DataFrame:
-    """The paper's Table 5 regenerated through :func:`law_optimal_draft_size` with a fitted law
-    (the paper's plane by default in the notebook): ours, the paper's and the relative
-    deviations of ``N*`` and ``T(N*)``."""
-    rows = []
-    for _, r in paper5.iterrows():
-        o = law_optimal_draft_size(fitted, r["target"], r["m"], r["d_draft"], r["d_target"], constants)
-        rows.append({"target": r["target"], "draft_family": r["draft_family"], "n_star": o.n_star,
-                     "paper_n_star": float(r["n_star"]), "n_star_rel_dev": o.n_star / float(r["n_star"]) - 1,
-                     "tokens_per_flop": o.tokens_per_flop, "paper_tokens_per_flop": float(r["tokens_per_flop"]),
-                     "tokens_per_flop_rel_dev": o.tokens_per_flop / float(r["tokens_per_flop"]) - 1})
-    return pd.DataFrame(rows)
+def elasticity_configurations(configs: pd.DataFrame) -> pd.DataFrame:
+    """The configurations of the sensitivity analysis: the six of Table 5 (Qwen1.5-14B and -32B
+    targets) and OPT-13B with OPT and Qwen1.5 drafts (Table 6), from :func:`configurations`."""
+    return pd.concat([
+        configs[configs["target"].isin(["Qwen1.5-14B", "Qwen1.5-32B"])],
+        configs[(configs["target"] == "OPT-13B") & configs["draft_family"].isin(["OPT", "Qwen1.5"])],
+    ], ignore_index=True)
 
 
-def n_star_spread(variants: pd.DataFrame, by: Sequence[str] = ("target",)) -> pd.DataFrame:
-    """Spread of ``N*`` across variants (laws, constants, gamma, families) per group ``by``:
-    count of variants with an interior optimum, min, median, max, max/min, and the law and
-    variant at each end."""
-    rows = []
-    for key, g in variants.groupby(list(by), sort=True):
-        ok = g[g["status"] == "interior"]
-        key = key if isinstance(key, tuple) else (key,)
-        row = dict(zip(by, key))
-        row.update({"variants": int(len(g)), "interior": int(len(ok))})
-        if len(ok):
-            lo, hi = ok.loc[ok["n_star"].idxmin()], ok.loc[ok["n_star"].idxmax()]
-            row.update({
-                "n_star_min": float(lo["n_star"]), "n_star_median": float(ok["n_star"].median()),
-                "n_star_max": float(hi["n_star"]), "max_over_min": float(hi["n_star"] / lo["n_star"]),
-                "min_variant": f"{lo['law']} / {lo['draft_family']} / {lo['constants']} / {lo['gamma']}",
-                "max_variant": f"{hi['law']} / {hi['draft_family']} / {hi['constants']} / {hi['gamma']}",
-            })
-        rows.append(row)
-    return pd.DataFrame(rows)
+def table4_counts(t4: pd.DataFrame) -> pd.DataFrame:
+    """Per target and function of :func:`table4_judged`: printed cells and those reproduced to
+    every printed digit."""
+    return t4.groupby(["target", "function"], sort=False).agg(
+        printed_cells=("quantity", "size"), within_printed_digits=("within_printed_digits", "sum")).reset_index()
 
 
-def ratio_sweep(
-    fitted: Mapping[str, FittedLaw], m_grid: ArrayLike, d_target: float, d_drafts: Mapping[str, float],
-    constants: Sequence[LossConstants | str] = (BESIROGLU_2024, HOFFMANN_2022),
-    integer: Sequence[bool] = (False, True),
-) -> pd.DataFrame:
-    """``M / N*`` against the target size ``M`` for the laws with cross-target structure (the
-    others have no way to move to another ``M``). ``d_drafts`` maps a draft family to its ``D``."""
-    rows = []
-    ms = np.asarray(m_grid, float)
-    cs = [resolve_constants(const) for const in constants]
-    for name, fl in fitted.items():
-        if not fl.law.cross_target:
-            continue
-        keys = [(fam, d, c, integ, m) for fam, d in d_drafts.items() for c in cs for integ in integer for m in ms]
-        opts = law_optimal_draft_sizes(fl, "new target", [k[4] for k in keys], [float(k[1]) for k in keys],
-                                       float(d_target), [k[2] for k in keys], [k[3] for k in keys])
-        for (fam, _, c, integ, m), opt in zip(keys, opts):
-            rows.append({"law": name, "draft_family": fam, "constants": c.name,
-                         "gamma": "integer" if integ else "continuous", "m": float(m),
-                         "n_star": opt.n_star, "ratio": opt.ratio, "alpha": opt.alpha,
-                         "status": opt.status})
-    return pd.DataFrame(rows)
-
-
-def ratio_rule_range(sweep: pd.DataFrame, low: float = 150.0, high: float = 300.0) -> pd.DataFrame:
-    """Where ``low <= M/N* <= high`` holds in a :func:`ratio_sweep`: per (law, family, constants,
-    gamma) the smallest and largest ``M`` of the sweep inside the band, the ratio at both ends
-    of the sweep, and whether the band is left above the largest ``M`` (``breaks_above``)."""
-    rows = []
-    for key, g in sweep.groupby(["law", "draft_family", "constants", "gamma"], sort=True):
-        g = g.sort_values("m")
-        inside = g[(g["ratio"] >= low) & (g["ratio"] <= high)]
-        rows.append({
-            **dict(zip(["law", "draft_family", "constants", "gamma"], key)),
-            "ratio_at_m_min": float(g["ratio"].iloc[0]), "ratio_at_m_max": float(g["ratio"].iloc[-1]),
-            "m_min": float(g["m"].iloc[0]), "m_max": float(g["m"].iloc[-1]),
-            "band_m_low": float(inside["m"].min()) if len(inside) else np.nan,
-            "band_m_high": float(inside["m"].max()) if len(inside) else np.nan,
-            "ratio_min": float(g["ratio"].min()), "ratio_max": float(g["ratio"].max()),
-            "no_interior": int((g["status"] != "interior").sum()),
-        })
-    return pd.DataFrame(rows)
-
-
-# ---------------------------------------------------------------------------------------------
-# sensitivity
-
-#: Coefficients of Eq. 5 and the five loss-law constants, by the names used in the tables.
-def elasticity_table(configs: pd.DataFrame, coefficients: AcceptanceCoefficients = PAPER_EQ5,
-                     constants: LossConstants | str = BESIROGLU_2024, integer: bool = False,
-                     h: float = 1e-3) -> pd.DataFrame:
-    """:func:`elasticities` at every configuration of ``configs`` (columns ``target, m, d_target,
-    draft_family, d_draft``), all configurations solved at once."""
-    cfgs = [(float(r["m"]), float(r["d_draft"]), float(r["d_target"])) for _, r in configs.iterrows()]
-    frames = []
-    for (_, cfg), e in zip(configs.iterrows(), _elasticity_frame(cfgs, coefficients, constants, integer, h)):
-        e.insert(0, "draft_family", cfg["draft_family"])
-        e.insert(0, "target", cfg["target"])
-        frames.append(e)
-    return pd.concat(frames, ignore_index=True)
+def elasticity_matrix(elast: pd.DataFrame, value: str = "elasticity_n_star") -> pd.DataFrame:
+    """:func:`elasticity_table`'s ``value`` as a flat matrix: one row per constant, one column per
+    configuration (``target / draft family``)."""
+    wide = elast.pivot_table(index="parameter", columns=["target", "draft_family"], values=value, sort=False)
+    wide.columns = [f"{t} / {f} drafts" for t, f in wide.columns]
+    return wide.reset_index()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -336,9 +187,9 @@ def figure_predicted_observed(predictions: pd.DataFrame, laws: Sequence[str], la
                 col = family_color(fam)
                 ax.scatter(g["alpha"], g["predicted"], s=14, marker="o" if filled else "D",
                            facecolors=col if filled else "none", edgecolors=col, linewidths=0.8,
-                           label=f"{fam}, {'draft' if filled else 'target'} held out")
+                           label=f"{fam} drafts, {'draft' if filled else 'target'} held out")
         ax.plot([lo, hi], [lo, hi], color="0.4", lw=0.8, ls="--")
-        ax.text(0.04, 0.96, (labels or {}).get(name, name), transform=ax.transAxes, va="top", fontsize=7.5)
+        ax.text(0.04, 0.96, (labels or LAW_NAMES).get(name, name), transform=ax.transAxes, va="top", fontsize=7.5)
         ax.set_xlim(lo, hi)
         ax.set_ylim(lo, hi)
     for ax in axes.flat[len(laws):]:
@@ -394,20 +245,20 @@ def figure_n_star(variants: pd.DataFrame, targets: Sequence[str], law_order: Seq
         ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1e6:.0f}M"))
         ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_xlabel(f"N* for {target}")
+        ax.set_xlabel(f"{target}\nN* (parameters)")
         ax.axvline(xmin / 1.35, color="0.7", lw=0.6)
     for ax in axes.flat[len(targets):]:
         ax.set_visible(False)
     for ax in axes[:, 0]:
-        ax.set_yticks(range(len(law_order)), law_order)
+        ax.set_yticks(range(len(law_order)), [_name(n) for n in law_order])
     axes[0, 0].invert_yaxis()
     from matplotlib.lines import Line2D
 
     handles = [Line2D([], [], ls="", marker="o", color=family_color(f), label=f"{f} drafts") for f in fams]
     handles += [
-        Line2D([], [], ls="", marker="o", color="0.3", label="Besiroglu 2024, continuous gamma"),
-        Line2D([], [], ls="", marker="o", mfc="none", color="0.3", label="Hoffmann 2022"),
-        Line2D([], [], ls="", marker="s", color="0.3", label="integer gamma"),
+        Line2D([], [], ls="", marker="o", color="0.3", label="Besiroglu et al. 2024, continuous γ"),
+        Line2D([], [], ls="", marker="o", mfc="none", color="0.3", label="Hoffmann et al. 2022"),
+        Line2D([], [], ls="", marker="s", color="0.3", label="integer γ"),
         Line2D([], [], ls="", marker="x", color="0.3", label="no interior optimum"),
     ]
     fig.legend(handles=handles, loc="outside lower center", ncol=4, fontsize=7.5)
@@ -428,7 +279,7 @@ def figure_ratio(sweep: pd.DataFrame, low: float = 150.0, high: float = 300.0, d
     for (law, const), g in sub.groupby(["law", "constants"], sort=True):
         g = g.sort_values("m")
         ax.plot(g["m"], g["ratio"], color=colors[law], ls="-" if const == "besiroglu2024" else "--", lw=1.4,
-                label=f"{law}, {const}")
+                label=f"{_name(law)}, {CONSTANT_NAMES.get(const, const)}")
     ax.axhspan(low, high, color="0.85", zorder=0, label=f"M/N* in [{low:g}, {high:g}]")
     ax.axhline(200, color="0.5", lw=0.7, ls=":")
     from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
@@ -439,7 +290,7 @@ def figure_ratio(sweep: pd.DataFrame, low: float = 150.0, high: float = 300.0, d
     ax.yaxis.set_major_formatter(ScalarFormatter())
     ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("target size M (parameters)")
-    ax.set_ylabel(r"$M/N^*$")
+    ax.set_ylabel(r"target size over optimal draft size $M/N^*$")
     fig.legend(loc="outside right center", fontsize=7.5)
     return fix_layout(fig)
 
@@ -458,7 +309,7 @@ def figure_tornado(elast: pd.DataFrame, reference: tuple[str, str]):
     ).loc[order]
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.6), sharey=True)
     for ax, col, lo, hi, xlabel in (
-        (axes[0], "elasticity_n_star", "n_lo", "n_hi", r"elasticity of $N^*$"),
+        (axes[0], "elasticity_n_star", "n_lo", "n_hi", r"elasticity of $N^*$, $\partial\ln N^*/\partial\ln\theta$"),
         (axes[1], "elasticity_t", "t_lo", "t_hi", r"elasticity of $\mathcal{T}(N^*)$"),
     ):
         v = ref.loc[order, col].to_numpy()
@@ -467,11 +318,166 @@ def figure_tornado(elast: pd.DataFrame, reference: tuple[str, str]):
         ax.hlines(y, rng_[lo].to_numpy(), rng_[hi].to_numpy(), color="0.2", lw=1.2)
         ax.axvline(0, color="0.3", lw=0.8)
         ax.set_xscale("symlog", linthresh=0.1)
+        # room beyond the longest bar or whisker (a symlog axis pads in log space): nothing touches the frame
+        reach = max(float(np.nanmax(np.abs(v))), float(np.nanmax(np.abs(rng_[[lo, hi]].to_numpy()))))
+        ax.set_xlim(-2.0 * reach, 2.0 * reach)
         ax.set_xlabel(xlabel)
-    axes[0].set_yticks(np.arange(len(order)), [p.replace("_loss", " (loss)") if p.endswith("_loss") else (f"{p} (plane)" if p in ("A", "B", "C") else p) for p in order])
+    names = {"E": "E (loss floor)", "A_loss": "A (loss, N term)", "B_loss": "B (loss, D term)",
+             "a": "a (loss, exponent of N)", "b": "b (loss, exponent of D)", "A": "A (plane, draft perplexity)",
+             "B": "B (plane, target perplexity)", "C": "C (plane, intercept)"}
+    axes[0].set_yticks(np.arange(len(order)), [names.get(p, p) for p in order])
     return fix_layout(fig)
 
 
+# ---------------------------------------------------------------------------------------------
+# the numbers of the text
+
+
+def _data_summary(d: pd.DataFrame) -> dict[str, Any]:
+    from sdsl.model.laws import BESIROGLU_2024, perplexity
+
+    per_target, per_draft = d.groupby("target").size(), d.groupby("draft").size()
+    by_target = d.groupby("target").agg(y=("y", "first"), alpha=("alpha", "mean"))
+    x_law = perplexity(d["n"].to_numpy(), d["d"].to_numpy(), BESIROGLU_2024)
+    return {
+        "n_pairs": len(d), "rows_per_target": int(per_target.iloc[0]), "rows_per_draft": int(per_draft.iloc[0]),
+        "lodo_train": int(len(d) - per_draft.iloc[0]), "lodo_train_per_target": int(per_target.iloc[0] - 1),
+        "d_min": float(d["d"].min()), "d_max": float(d["d"].max()),
+        "x_meas_min": float(d["x"].min()), "x_meas_max": float(d["x"].max()),
+        "x_law_min": float(np.min(x_law)), "x_law_max": float(np.max(x_law)),
+        "rho_y_alpha": float(by_target["y"].corr(by_target["alpha"], method="spearman")),
+        "top_y_target": str(by_target["y"].idxmax()), "low_alpha_target": str(by_target["alpha"].idxmin()),
+        "n_targets": int(d["target"].nunique()), "n_drafts": int(d["draft"].nunique()),
+    }
+
+
+def _ranking_summary(ranking: pd.DataFrame) -> dict[str, Any]:
+    lodo = ranking[ranking["scheme"] == "leave one draft out"].set_index("law")
+    loto = ranking[ranking["scheme"] == "leave one target out"].set_index("law")
+    lodo_ranked = lodo[lodo["rank"].notna()].sort_values("rank")
+    loto_ranked = loto[loto["rank"].notna()].sort_values("rank")
+    cols = {"rmse": "rmse", "lo": "rmse_ci_lower", "hi": "rmse_ci_upper", "ratio": "ratio_to_best",
+            "diff_lo": "diff_ci_lower", "diff_hi": "diff_ci_upper"}
+    best, second = lodo_ranked.index[0], lodo_ranked.index[1]
+    best_loglin = min(("loglin_n", "loglin_n_pooled", "loglin_nd_pooled"), key=lambda n: lodo.loc[n, "rmse"])
+    best_sdsl = min(("plane", "linear_x", "log_x", "power_x"), key=lambda n: lodo.loc[n, "rmse"])
+    out: dict[str, Any] = {f"lodo_{n}_rmse": float(lodo.loc[n, "rmse"]) for n in LAW_NAMES}
+    for prefix, table, law, keys in (("lodo_best", lodo, best, ("rmse", "lo", "hi")), ("lodo_second", lodo, second, ("ratio", "diff_lo", "diff_hi")),
+                                     ("lodo_plane", lodo, "plane", ("lo", "hi")),
+                                     ("lodo_best_loglin", lodo, best_loglin, ("rmse", "lo", "hi", "diff_lo", "diff_hi")),
+                                     ("loto_plane", loto, "plane", ("rmse", "lo", "hi"))):
+        out.update({f"{prefix}_{k}": float(table.loc[law, cols[k]]) for k in keys})
+    out.update({f"loto_{n}_rmse": float(loto.loc[n, "rmse"]) for n in ("plane_paper", "loglin_n_y", "loglin_nd_y")})
+    rank = lodo.loc["plane", "rank"]
+    out.update(best_lodo_law=_name(best), second_lodo_law=_name(second), best_lodo_rmse=float(lodo.loc[best, "rmse"]),
+               lodo_plane_rank="not ranked" if np.isnan(rank) else int(rank), best_loglin=_name(best_loglin),
+               loglin_over_sdsl=float(lodo.loc[best_loglin, "rmse"] / lodo.loc[best_sdsl, "rmse"]),
+               plane_over_baseline=float(lodo.loc["plane", "rmse"] / lodo.loc["target_mean", "rmse"]),
+               best_loto_law=_name(loto_ranked.index[0]), n_loto_others=len(loto_ranked) - 1,
+               loto_over_lodo_plane=float(loto.loc["plane", "rmse"] / lodo.loc["plane", "rmse"]),
+               loto_spread=float(loto_ranked["rmse"].max() / loto_ranked["rmse"].min() - 1))
+
+    def text(tab: pd.DataFrame) -> str:
+        return "; ".join(f"{int(r['rank'])}. {_name(law)} {r['rmse']:.4f} [{r['rmse_ci_lower']:.4f}, "
+                         f"{r['rmse_ci_upper']:.4f}]" for law, r in tab.iterrows())
+
+    out.update(lodo_ranking_text=text(lodo_ranked), loto_ranking_text=text(loto_ranked), _best=best)
+    return out
+
+
+def _variant_text(row: pd.Series) -> str:
+    return (f"{_name(row['law'])}, {row['draft_family']} drafts, {CONSTANT_NAMES.get(row['constants'], row['constants'])}, "
+            f"{row['gamma']} γ")
+
+
+def _n_star_summary(variants: pd.DataFrame, spread: pd.DataFrame, best: str) -> dict[str, Any]:
+    laws_only = variants[variants["law"] != "target_mean"]
+    out: dict[str, Any] = {
+        "no_interior_baseline": int((variants.loc[variants["law"] == "target_mean", "status"] != "interior").sum()),
+        "no_interior_laws": int((laws_only["status"] != "interior").sum()),
+    }
+    sp = spread.set_index("target")
+    ok = laws_only[laws_only["status"] == "interior"]
+    fixed = ok[(ok["constants"] == "besiroglu2024") & (ok["gamma"] == "continuous") & (ok["draft_family"] == "OPT")]
+    for key, target in (("q14", "Qwen1.5-14B"), ("o13", "OPT-13B")):
+        for col in ("n_star_min", "n_star_median", "n_star_max", "max_over_min"):
+            out[f"{key}_{col}"] = float(sp.loc[target, col])
+        if key == "q14":
+            out[f"{key}_variants"] = int(sp.loc[target, "interior"])
+        t = ok[ok["target"] == target]
+        out[f"{key}_min_variant"] = _variant_text(t.loc[t["n_star"].idxmin()])
+        out[f"{key}_max_variant"] = _variant_text(t.loc[t["n_star"].idxmax()])
+        f = fixed[fixed["target"] == target].set_index("law")["n_star"]
+        out.update({f"{key}_laws_min": float(f.min()), f"{key}_laws_max": float(f.max()),
+                    f"{key}_laws_min_law": _name(f.idxmin()), f"{key}_laws_max_law": _name(f.idxmax()),
+                    f"{key}_best_law_nstar": float(f[best])})
+    pp = laws_only[(laws_only["law"] == "plane_paper") & (laws_only["target"] == "Qwen1.5-14B")
+                   & (laws_only["draft_family"] == "OPT")].set_index(["constants", "gamma"])["n_star"]
+    base = pp[("besiroglu2024", "continuous")]
+    out.update(q14_hoffmann_shift=float(pp[("hoffmann2022", "continuous")] / base - 1),
+               q14_integer_shift=float(pp[("besiroglu2024", "integer")] / base - 1))
+    return out
+
+
+def _rule_summary(sweep: pd.DataFrame, rule: pd.DataFrame, family: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"sweep_no_interior": int((sweep["status"] != "interior").sum()), "sweep_n": len(sweep)}
+    r = rule.set_index(["law", "draft_family", "constants", "gamma"])
+    cited = {"plane_paper": ("band_m_low", "band_m_high", "ratio_at_m_min", "ratio_at_m_max"),
+             "plane": ("band_m_low", "band_m_high", "ratio_at_m_min", "ratio_at_m_max"),
+             "loglin_n_y": ("ratio_min", "ratio_max"), "loglin_nd_y": ("ratio_min", "ratio_max")}
+    for law, cols in cited.items():
+        row = r.loc[(law, family, "besiroglu2024", "continuous")]
+        out.update({f"rule_{law}_{c}": float(row[c]) if np.isfinite(row[c]) else "none" for c in cols})
+    for law, key, col, fn in (("plane_paper", "all_low", "band_m_low", "min"), ("plane_paper", "all_high", "band_m_high", "max"),
+                              ("loglin_n_y", "all_rmin", "ratio_min", "min"), ("loglin_nd_y", "all_rmax", "ratio_max", "max")):
+        v = getattr(rule.loc[rule["law"] == law, col], fn)()
+        out[f"rule_{law}_{key}"] = float(v) if np.isfinite(v) else "none"
+    return out
+
+
+def _elasticity_summary(elast: pd.DataFrame, paper3: pd.DataFrame) -> dict[str, Any]:
+    ref = elast[(elast["target"] == "Qwen1.5-14B") & (elast["draft_family"] == "OPT")].set_index("parameter")
+    top = ref["elasticity_n_star"].abs().sort_values(ascending=False).index
+    ttop = ref["elasticity_t"].abs().sort_values(ascending=False).index[0]
+    p3 = paper3.set_index("parameter")
+    a = elast.loc[elast["parameter"] == "a", "elasticity_n_star"]
+    out: dict[str, Any] = {"el_ttop": str(ttop), "el_ttop_value": float(ref.loc[ttop, "elasticity_t"]),
+                           "el_range_a_lo": float(a.min()), "el_range_a_hi": float(a.max())}
+    for i in range(3):
+        out[f"el_top{i + 1}"] = str(top[i])
+        out[f"el_top{i + 1}_value"] = float(ref.loc[top[i], "elasticity_n_star"])
+    for p in ("A", "B", "C"):
+        out[f"el_n_{p}"] = float(ref.loc[p, "elasticity_n_star"])
+    # what Table 3's margin of error of A (of C) means for N*: its relative half-width times the elasticity
+    for p in ("A", "C"):
+        out[f"el_{p}_ci_effect"] = float(abs(ref.loc[p, "elasticity_n_star"]) * p3.loc[p, "moe"] / abs(p3.loc[p, "estimate"]))
+    return out
+
+
+def summary(d: pd.DataFrame, t4: pd.DataFrame, ranking: pd.DataFrame, t5: pd.DataFrame, variants: pd.DataFrame,
+            spread: pd.DataFrame, sweep: pd.DataFrame, rule: pd.DataFrame, elast: pd.DataFrame,
+            paper3: pd.DataFrame, paper9: pd.DataFrame, *, n_resamples: int, sweep_range: Sequence[float],
+            sweep_points: int, sweep_d_target: float, sweep_family: str, band: Sequence[float],
+            elasticity_step: float) -> dict[str, Any]:
+    """The numbers the chapter's text cites, by glue name (without the chapter prefix), from the
+    chapter's tables: the data (``d``, :func:`law_data`), the Table 4 check (``t4``,
+    :func:`table4_judged`), the held-out ranking, the Table 5 check, the ``N*`` variants and their
+    spread, the 200x sweep and its rule ranges, the elasticities, and the run's parameters. Laws
+    are named as in :data:`LAW_NAMES`."""
+    out = _data_summary(d)
+    out.update(t4_equal=int(t4["within_printed_digits"].sum()), t4_cells=len(t4),
+               t5_maxdev=float(t5["n_star_rel_dev"].abs().max()), n_resamples=int(n_resamples))
+    ranks = _ranking_summary(ranking)
+    best = ranks.pop("_best")
+    out.update(ranks)
+    out.update(_n_star_summary(variants, spread, best))
+    out.update(_rule_summary(sweep, rule, sweep_family))
+    out.update(_elasticity_summary(elast, paper3))
+    out.update(sweep_points=int(sweep_points), sweep_lo=float(sweep_range[0]), sweep_hi=float(sweep_range[1]),
+               sweep_dt=float(sweep_d_target), sweep_family=str(sweep_family), band_lo=float(band[0]),
+               band_hi=float(band[1]), h=float(elasticity_step),
+               t9_m0=float(paper9.set_index("parameter").loc["M0", "estimate"]))
+    return out
 
 
 def check_parameters(**params: object) -> None:

@@ -1,18 +1,184 @@
-"""The measure chapter's tables and figures: per-position acceptance rates and the distribution
-of accepted tokens per iteration, from the harness's per-iteration table
-(:func:`sdsl.measure.harness.measure_acceptance`)."""
+"""The measure chapter: load a (draft, target) pair, measure alpha with the harness
+(:func:`sdsl.measure.harness.measure_acceptance`), and the chapter's tables, figures and the
+numbers its text cites (:func:`summary`): per-position acceptance rates, the distribution of
+accepted tokens per iteration, the summary row in the format of ``data/acceptance.csv``, and the
+paper's cross-family pairs with the vocabularies of their families (``data/presets.csv``)."""
 
 from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
 
 from sdsl.measure.estimators import alpha_from_accepted
 
-__all__ = ["CHAPTER", "position_rates", "accepted_distribution", "figure_position_rates", "figure_accepted"]
+__all__ = [
+    "CHAPTER",
+    "LOCAL_NAMES",
+    "Pair",
+    "quiet_transformers",
+    "load_pair",
+    "summary_table",
+    "summary_row",
+    "paper_pair_families",
+    "vocabularies",
+    "cross_family_latency",
+    "position_rates",
+    "accepted_distribution",
+    "figure_position_rates",
+    "figure_accepted",
+    "summary",
+]
 
 #: Chapter name: notebook stem and artifacts folder.
 CHAPTER = "measure_acceptance"
+
+#: Names of the committed local pair's models in the tables.
+LOCAL_NAMES = ("local-gpt2-draft", "local-gpt2-target")
+
+#: The two tokenizers of the paper's models: OPT's, and Qwen's (Qwen1.5 and Qwen2.5 share one up
+#: to added special tokens, so a Qwen-with-Qwen pair counts as same-family).
+VENDOR = {"OPT": "OPT", "Qwen1.5": "Qwen", "Qwen2.5": "Qwen"}
+
+
+@contextlib.contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """Within the block, transformers writes no progress bars and only errors (its
+    ``Loading weights`` bars and config notices would land on the page as stderr), and the
+    ``TqdmWarning`` of ``tqdm.auto`` in a kernel without ipywidgets is not shown; the previous
+    settings are restored after."""
+    from tqdm import TqdmWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TqdmWarning)  # transformers imports tqdm.auto
+        from transformers.utils import logging as hf_logging
+
+        verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+        try:
+            yield
+        finally:
+            hf_logging.set_verbosity(verbosity)
+            if bars:
+                hf_logging.enable_progress_bar()
+
+
+@dataclass
+class Pair:
+    """A loaded (draft, target) pair: the models, the target's tokenizer (and the draft's, for a
+    pair of one's own), their names in the tables and the folder of a freshly trained pair (kept
+    alive with the object)."""
+
+    draft_model: Any
+    target_model: Any
+    tokenizer: Any
+    draft_tokenizer: Any
+    draft_name: str
+    target_name: str
+    workdir: Any = field(default=None, repr=False)
+
+
+def load_pair(draft: str | os.PathLike | None, target: str | os.PathLike | None, *, rebuild: bool = False,
+              texts: Sequence[str] = (), seed: int = 0) -> Pair:
+    """The pair the chapter decodes: ``draft`` and ``target`` (local folders or hub names), or,
+    both ``None``, the committed local pair of ``data/local_pair`` (sha256-checked,
+    :func:`sdsl.measure.local.committed_pair`), trained afresh on ``texts`` with ``seed`` into a
+    temporary folder when ``rebuild``. Raises ``ValueError`` when only one of the two is given."""
+    from sdsl.measure import local
+
+    if (draft is None) != (target is None):
+        raise ValueError("draft and target: give both (paths or hub names), or neither (None uses the local pair)")
+    workdir = None
+    with quiet_transformers():
+        if draft is None and rebuild:
+            workdir = tempfile.TemporaryDirectory(prefix="sdsl-measure-")
+            draft_path, target_path = local.build_local_pair(workdir.name, texts=list(texts), seed=seed)
+        elif draft is None:
+            draft_path, target_path = local.committed_pair()
+        else:
+            draft_path, target_path = draft, target
+        names = LOCAL_NAMES if draft is None else (str(draft), str(target))
+        return Pair(local.load_model(draft_path), local.load_model(target_path), local.load_tokenizer(target_path),
+                    None if draft is None else local.load_tokenizer(draft_path), names[0], names[1], workdir)
+
+
+def summary_table(measurement: Any, pair: Pair, rng: np.random.Generator, *, n_resamples: int = 2000,
+                  temperature: float = 1.0) -> pd.DataFrame:
+    """:func:`sdsl.measure.harness.summarize_measurement` with the pair's names and the
+    temperature: one row per draft length."""
+    from sdsl.measure import harness
+
+    out = harness.summarize_measurement(measurement, rng, n_resamples=n_resamples)
+    out.insert(0, "draft", pair.draft_name)
+    out.insert(0, "target", pair.target_name)
+    out["temperature"] = float(temperature)
+    return out
+
+
+def summary_row(pair: Pair, prompts: Sequence[str], iterations: pd.DataFrame, summary: pd.DataFrame,
+                draft_family: str) -> pd.DataFrame:
+    """The measurement as one row of ``data/acceptance.csv`` (validated against its schema): the
+    perplexities of both models on ``prompts``, the MLE of alpha at the largest draft length and
+    as half-width of its 95 % interval the larger of the profile interval's and the cluster
+    bootstrap's (the honest one when prompts differ)."""
+    from sdsl import data
+    from sdsl.measure import harness
+
+    main = summary.iloc[-1]
+    it = iterations[(iterations["gamma"] == main["gamma"]) & (iterations["drafted"] > 0)]
+    estimate = alpha_from_accepted(it["accepted"], it["drafted"])
+    row = harness.acceptance_row(
+        target=pair.target_name, draft=pair.draft_name, draft_family=draft_family,
+        draft_ppl=harness.model_perplexity(pair.draft_model, pair.tokenizer, prompts),
+        target_ppl=harness.model_perplexity(pair.target_model, pair.tokenizer, prompts), estimate=estimate)
+    row["alpha_hw95"] = max(row["alpha_hw95"], 0.5 * float(main["boot_ci_high"] - main["boot_ci_low"]))
+    return data.validate(pd.DataFrame([row]), "acceptance")
+
+
+def _families(paper: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
+    fam = models.set_index("model")["family"]
+    out = paper.assign(target_family=paper["target"].map(fam))
+    same = out["target_family"].map(VENDOR) == out["draft_family"].map(VENDOR)
+    return out.assign(kind=np.where(same, "same family", "cross family"))
+
+
+def paper_pair_families(paper: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
+    """The paper's measured pairs (``data/acceptance.csv``) by target family, draft family and kind
+    (``same family`` when both models use the same tokenizer, :data:`VENDOR`, else ``cross
+    family``): number of pairs and mean alpha."""
+    out = _families(paper, models)
+    return out.groupby(["target_family", "draft_family", "kind"]).agg(
+        pairs=("alpha", "size"), alpha_mean=("alpha", "mean")).reset_index()
+
+
+def vocabularies(presets: pd.DataFrame, families: Sequence[str] = ("OPT", "Qwen1.5", "Qwen2.5")) -> pd.DataFrame:
+    """Per model family of the paper: its tokenizer group and the smallest and largest vocabulary
+    (``vocab_size`` of the models' ``config.json``, the rows of the embedding) over the family's
+    models in ``data/presets.csv``."""
+    sub = presets[presets["family"].isin(families) & presets["vocab"].notna()]
+    out = sub.groupby("family", sort=False).agg(tokenizer=("tokenizer", "first"), models=("model", "size"),
+                                                vocab_min=("vocab", "min"), vocab_max=("vocab", "max"))
+    missing = [f for f in families if f not in out.index]
+    if missing:
+        raise ValueError(f"data/presets.csv has no vocabulary for the family(ies) {missing}")
+    return out.loc[list(families)].reset_index().astype({"vocab_min": int, "vocab_max": int})
+
+
+def cross_family_latency(latency: pd.DataFrame) -> pd.DataFrame:
+    """The paper's Table 6 latencies (``data/latency.csv``, OPT-13B target) per draft family: mean
+    TTFT, TPOT and TTOT, and each as a multiple of the same-family (OPT) drafts' mean."""
+    means = latency.groupby("draft_family", sort=False)[["ttft_s", "tpot_s", "ttot_s"]].mean()
+    if "OPT" not in means.index:
+        raise ValueError("the latency table has no OPT draft to compare the other families with")
+    ratios = (means / means.loc["OPT"]).add_suffix("_over_opt")
+    return means.join(ratios).reset_index()
 
 
 def _finish_layout(fig):
@@ -102,6 +268,45 @@ def figure_accepted(iterations: pd.DataFrame):
     axes[0][0].set_ylabel("fraction of iterations")
     axes[0][0].legend(frameon=False, fontsize="small")
     return _finish_layout(fig)
+
+
+def summary(pair: Pair, prompts_all: Sequence[str], prompts: Sequence[str], iterations: pd.DataFrame,
+            summary_tab: pd.DataFrame, row: pd.DataFrame, paper: pd.DataFrame, models: pd.DataFrame,
+            vocab: pd.DataFrame, latency: pd.DataFrame, *, temperature: float, max_new_tokens: int) -> dict[str, Any]:
+    """The numbers the chapter's text cites, by glue name (without the chapter prefix): the pair and
+    the run, the estimates at the largest draft length (``summary_tab``'s last row, with whether
+    the direct estimate lies inside the MLE's interval and whether the chi-square test rejects a
+    constant alpha at 5 %), the summary ``row``, the range of the paper's measurements, its
+    cross-family pairs, the vocabularies and the Table 6 latency ratios of the Qwen1.5 drafts."""
+    main = summary_tab.iloc[-1]
+    fam = _families(paper, models)
+    voc = vocab.set_index("family")
+    qwen = voc.loc[[f for f in voc.index if f != "OPT"]]
+    lat = cross_family_latency(latency).set_index("draft_family")
+    out: dict[str, Any] = {
+        "n_prompts_file": len(prompts_all), "n_prompts": len(prompts),
+        "target_layers": int(getattr(pair.target_model.config, "num_hidden_layers", 0)),
+        "draft_layers": int(getattr(pair.draft_model.config, "num_hidden_layers", 0)),
+        "target_params": int(sum(p.numel() for p in pair.target_model.parameters())),
+        "draft_params": int(sum(p.numel() for p in pair.draft_model.parameters())),
+        "temperature": float(temperature), "max_new_tokens": int(max_new_tokens),
+        "n_iterations": int(len(iterations)), "gamma_main": int(main["gamma"]), "evaluated": int(main["evaluated"]),
+        "agree": "inside" if main["ci_low"] <= main["alpha_min_pq"] <= main["ci_high"] else "outside",
+        "gof_verdict": "rejects" if main["gof_p"] < 0.05 else "does not reject",
+        "draft_ppl": float(row["draft_ppl"].iloc[0]), "target_ppl": float(row["target_ppl"].iloc[0]),
+        "alpha_hw95": float(row["alpha_hw95"].iloc[0]),
+        "paper_alpha_min": float(paper["alpha"].min()), "paper_alpha_max": float(paper["alpha"].max()),
+        "paper_hw_min": float(paper["alpha_hw95"].min()), "paper_hw_max": float(paper["alpha_hw95"].max()),
+        "n_cross": int((fam["kind"] == "cross family").sum()), "n_pairs": int(len(fam)),
+        "vocab_opt": int(voc.loc["OPT", "vocab_max"]), "vocab_qwen_min": int(qwen["vocab_min"].min()),
+        "vocab_qwen_max": int(qwen["vocab_max"].max()),
+        "tpot_qwen_over_opt": float(lat.loc["Qwen1.5", "tpot_s_over_opt"]),
+        "ttft_qwen_over_opt": float(lat.loc["Qwen1.5", "ttft_s_over_opt"]),
+    }
+    for col in ("alpha", "ci_low", "ci_high", "boot_ci_low", "boot_ci_high", "alpha_mean_tokens",
+                "alpha_min_pq", "alpha_min_pq_se", "gof_p"):
+        out[col] = float(main[col])
+    return out
 
 
 def check_parameters(**params: object) -> None:

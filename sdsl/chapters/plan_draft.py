@@ -1,9 +1,9 @@
-"""The plan chapter's figure: the throughput curve of a target with the optimum, its interval and
-the candidate drafts marked (the planning itself is :mod:`sdsl.plan`)."""
+"""The plan chapter: a draft for a target of the reader's choice (the planning itself is
+:mod:`sdsl.plan`), its tables, its figure and the numbers its text cites (:func:`summary`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -13,10 +13,100 @@ if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: `sdsl plan` r
 from sdsl.model.optimal_draft import throughput_curve
 from sdsl.plan import PlanInputs
 
-__all__ = ["CHAPTER", "throughput_curves", "figure_throughput"]
+__all__ = [
+    "CHAPTER",
+    "D_TARGET_14B",
+    "inputs_table",
+    "candidates_table",
+    "interval_edge_share",
+    "table5_check",
+    "throughput_curves",
+    "figure_throughput",
+    "view_inputs",
+    "view_plan",
+    "view_candidates",
+    "view_interval",
+    "view_sensitivity",
+    "view_table5_check",
+    "lookup",
+    "view_lookup",
+    "lookup_summary",
+    "summary",
+]
 
 #: Name of the notebook chapter (and of its artifacts folder).
 CHAPTER = "plan_draft"
+
+#: The target tokens D' that the optimal-draft chapter finds behind Table 5's Qwen1.5-14B rows
+#: (the D' each row implies is 4.000e12 to four digits; the paper prints 3e12).
+D_TARGET_14B = 4e12
+
+
+def inputs_table(inputs: PlanInputs) -> pd.DataFrame:
+    """The checked inputs of a plan as a two-column table (``input``, ``value``) for the reader."""
+    import pandas as pd
+
+    t = inputs.target
+    return pd.DataFrame({
+        "input": ["target", "M (parameters)", "D' (tokens)", "D (tokens)", "loss-law constants",
+                  "acceptance plane", "draft length", "N range (parameters)"],
+        "value": [t.name, f"{t.params:.6g}", f"{t.tokens:.3g}",
+                  ", ".join(f"{d:.3g}" for d in inputs.draft_tokens), inputs.constants.name,
+                  inputs.alpha.label, "integer" if inputs.integer else "continuous",
+                  f"{inputs.n_range[0]:.3g} to {inputs.n_range[1]:.3g}"],
+    })
+
+
+def candidates_table(inputs: PlanInputs, table: pd.DataFrame) -> pd.DataFrame:
+    """Every candidate draft of ``inputs`` at every ``D`` of the plan ``table``, with its throughput
+    as a share of that ``D``'s optimum (:func:`sdsl.plan.candidate_shares`)."""
+    import pandas as pd
+
+    from sdsl import plan as P
+
+    frames = [P.candidate_shares(inputs, float(d), P.plan(inputs, float(d))) for d in table["d_draft"]]
+    return pd.concat(frames, ignore_index=True)
+
+
+def interval_edge_share(inputs: PlanInputs, table: pd.DataFrame) -> float:
+    """The lower of ``T(N)/T(N*)`` at the two ends of the bootstrap interval of ``N*`` (first row of
+    the plan ``table``): how much throughput a draft at the edge of the interval gives up.
+    NaN when the plan has no interval (``n_boot = 0``)."""
+    first = table.iloc[0]
+    if "n_star_ci_low" not in table.columns or not np.isfinite(first.get("n_star_ci_low", np.nan)):
+        return float("nan")
+    edges = throughput_curve(np.array([first["n_star_ci_low"], first["n_star_ci_high"]], dtype=float),
+                             inputs.target.params, inputs.draft_tokens[0], inputs.target.tokens,
+                             inputs.constants, inputs.alpha.coefficients, inputs.integer)
+    return float(np.min(edges["tokens_per_flop"]) / first["tokens_per_flop"])
+
+
+def table5_check(paper5: pd.DataFrame | None = None, d_target_14b: float = D_TARGET_14B) -> pd.DataFrame:
+    """The planning code on the paper's Table 5 inputs (``data/paper_table5.csv``; Table 3's plane,
+    Besiroglu et al. constants, continuous gamma): ``N*`` and ``T(N*)`` beside the printed values
+    and their relative deviations, one row per printed row (``reading`` = ``as printed``), and the
+    Qwen1.5-14B rows again with the target's tokens ``D'`` = ``d_target_14b`` (``reading`` =
+    ``D' = 4e+12``), the reading the optimal-draft chapter finds behind them."""
+    import pandas as pd
+
+    from sdsl import data
+    from sdsl import plan as P
+
+    t5 = data.load("paper_table5") if paper5 is None else paper5
+    rows = []
+    readings = [("as printed", None), (f"D' = {d_target_14b:.0e}", d_target_14b)]
+    for reading, d_alt in readings:
+        for _, r in t5.iterrows():
+            if d_alt is not None and r["target"] != "Qwen1.5-14B":
+                continue
+            d_target = float(r["d_target"]) if d_alt is None else float(d_alt)
+            o = P.plan(P.check_inputs(target_params=r["m"], target_tokens=d_target, draft_tokens=r["d_draft"]))
+            rows.append({"target": r["target"], "draft_family": r["draft_family"], "reading": reading,
+                         "d_target": d_target, "n_star_paper": float(r["n_star"]), "n_star_ours": o.n_star,
+                         "n_star_rel_dev": o.n_star / float(r["n_star"]) - 1,
+                         "tpf_paper": float(r["tokens_per_flop"]), "tpf_ours": o.tokens_per_flop,
+                         "tpf_rel_dev": o.tokens_per_flop / float(r["tokens_per_flop"]) - 1})
+    return pd.DataFrame(rows)
 
 
 def throughput_curves(inputs: PlanInputs, table: pd.DataFrame, points: int = 400) -> pd.DataFrame:
@@ -40,9 +130,10 @@ def figure_throughput(inputs: PlanInputs, table: pd.DataFrame, candidates: pd.Da
                       points: int = 400):
     """Throughput ``T(N)`` (Eq. 9 with ``gamma*``) against draft size for each ``D``, the optimum
     ``N*`` (star) with its bootstrap interval (shaded), and the candidate drafts (dots) annotated
-    with their share of the optimum."""
+    with their share of the optimum. Units on both axes, no offset label."""
     import matplotlib.pyplot as plt
 
+    from sdsl.book.axes import scaled, tokens
     from sdsl.book.style import family_color
 
     fig, ax = plt.subplots()
@@ -53,7 +144,7 @@ def figure_throughput(inputs: PlanInputs, table: pd.DataFrame, candidates: pd.Da
         colour = (family_color(inputs.target.draft_family)
                   if inputs.target.draft_family and len(table) == 1 else palette[i % len(palette)])
         cur = curves[curves["d_draft"] == d]
-        ax.plot(cur["n"], cur["tokens_per_flop"], color=colour, label=f"D = {d:.3g} tokens")
+        ax.plot(cur["n"], cur["tokens_per_flop"], color=colour, label=f"drafts trained on D = {tokens(d)} tokens")
         ax.plot([row["n_star"]], [row["tokens_per_flop"]], marker="*", markersize=14, color=colour,
                 markeredgecolor="black", linestyle="none")
         if "n_star_ci_low" in row and np.isfinite(row.get("n_star_ci_low", np.nan)):
@@ -66,10 +157,177 @@ def figure_throughput(inputs: PlanInputs, table: pd.DataFrame, candidates: pd.Da
                             (c["params"], c["tokens_per_flop"]), textcoords="offset points",
                             xytext=(6, 6), fontsize=8)
     ax.set_xscale("log")
-    ax.set_xlabel("draft parameters N")
-    ax.set_ylabel(r"tokens per FLOP $\mathcal{T}(N)$")
+    ax.set_xlabel("draft size N (parameters)")
+    scaled(ax, "y", r"throughput $\mathcal{T}(N)$", "tokens per FLOP", curves["tokens_per_flop"])
     ax.legend(loc="lower left")
     return fig
+
+
+def _view(df: pd.DataFrame, columns: dict[str, str], **kw):
+    """:func:`sdsl.book.tables.show` of the ``columns`` that ``df`` has (a rerun without bootstrap
+    has no interval columns)."""
+    from sdsl.book.tables import show
+
+    return show(df, columns={k: v for k, v in columns.items() if k in df.columns}, **kw)
+
+
+def view_inputs(inputs: PlanInputs):
+    """The checked inputs (:func:`inputs_table`) as the reader sees them."""
+    return _view(inputs_table(inputs), {"input": "input", "value": "value"}, wrap=["value"])
+
+
+def view_plan(table: pd.DataFrame):
+    """The plan (:func:`sdsl.plan.plan_table`) as the reader sees it."""
+    return _view(table, {"target": "target", "d_draft": "D (tokens)", "n_star": "N* (parameters)",
+                         "gamma_star": "γ* (tokens)", "alpha": "α at N*",
+                         "tokens_per_flop": "T(N*) (tokens per FLOP)", "speedup": "speedup (×)"})
+
+
+def view_candidates(candidates: pd.DataFrame):
+    """The candidate drafts (:func:`candidates_table`) as the reader sees them."""
+    return _view(candidates, {"candidate": "candidate", "params": "N (parameters)", "d_draft": "D (tokens)",
+                              "alpha": "α", "gamma": "γ* (tokens)", "tokens_per_flop": "T(N) (tokens per FLOP)",
+                              "speedup": "speedup (×)", "share_of_optimum": "T(N) / T(N*)"})
+
+
+def view_interval(table: pd.DataFrame):
+    """``N*`` and its bootstrap interval, per ``D``, as the reader sees them."""
+    return _view(table, {"d_draft": "D (tokens)", "n_star": "N* (parameters)",
+                         "n_star_ci_low": "2.5 % (parameters)", "n_star_ci_high": "97.5 % (parameters)",
+                         "bootstrap_draws": "draws", "bootstrap_dropped": "dropped"})
+
+
+def view_sensitivity(sensitivity: pd.DataFrame):
+    """:func:`sdsl.plan.covariance_sensitivity` as the reader sees it."""
+    return _view(sensitivity, {"covariance": "covariance", "n_star": "N* (parameters)",
+                               "n_star_ci_low": "2.5 % (parameters)", "n_star_ci_high": "97.5 % (parameters)",
+                               "relative_width": "interval width / N*"})
+
+
+def view_table5_check(check: pd.DataFrame):
+    """:func:`table5_check` as the reader sees it: ``N*`` to every printed digit, deviations in
+    scientific notation."""
+    dev = lambda v: f"{v:+.2e}"  # noqa: E731
+    return _view(check, {"target": "target", "draft_family": "drafts", "reading": "reading",
+                         "d_target": "D' (tokens)", "n_star_paper": "N* paper (parameters)",
+                         "n_star_ours": "N* ours (parameters)", "n_star_rel_dev": "N* deviation",
+                         "tpf_paper": "T(N*) paper (tokens per FLOP)", "tpf_ours": "T(N*) ours (tokens per FLOP)",
+                         "tpf_rel_dev": "T(N*) deviation"},
+                 formats={"n_star_paper": lambda v: f"{v:,.1f}", "n_star_ours": lambda v: f"{v:,.1f}",
+                          "n_star_rel_dev": dev, "tpf_rel_dev": dev})
+
+
+
+def lookup(hardware: str = "h100-sxm") -> pd.DataFrame:
+    """The lookup table of :mod:`sdsl.plan.lookup` (``sdsl presets --plan``): one row per target
+    preset of ``data/presets.csv``, with ``m_over_n_star`` (``M / N*``) added.
+
+    Parameters
+    ----------
+    hardware : str
+        Accelerator preset of ``data/accelerators.csv`` for the wall-clock speedup.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`sdsl.plan.lookup.LOOKUP_COLUMNS` and ``m_over_n_star`` (NaN where not planned).
+    """
+    from sdsl.plan.lookup import lookup_table
+
+    t = lookup_table(hardware)
+    t["m_over_n_star"] = t["params"] / t["n_star"]
+    return t
+
+
+def view_lookup(table: pd.DataFrame):
+    """:func:`lookup` as the reader sees it: refused and unknown rows keep their reason."""
+    import pandas as pd
+
+    t = table.copy()
+    t["status"] = [s if s != "planned" else "" for s in t["status"]]
+    t["note"] = [" ".join(x for x in (s, n) if isinstance(x, str) and x) for s, n in zip(t["status"], t["note"])]
+    t["gamma_star_integer"] = t["gamma_star_integer"].astype("Int64")
+    def scaled(unit: float, digits: int = 3):
+        return lambda v: "–" if pd.isna(v) else f"{v / unit:.{digits}g}"
+
+    return _view(t, {"model": "target", "params": "M (billion parameters)", "tokens": "D' (trillion tokens)",
+                     "draft_tokens": "D (trillion tokens)", "n_star": "N* (million parameters)",
+                     "m_over_n_star": "M / N*", "gamma_star_continuous": "γ* continuous (tokens)",
+                     "gamma_star_integer": "γ* integer (tokens)", "alpha": "α at N*",
+                     "tokens_per_flop_ratio": "T(N*)·2M (over plain decoding)", "gpus": "devices",
+                     "wall_clock_speedup": "wall-clock speedup (×)", "note": "note"},
+                 digits={"m_over_n_star": 3, "gamma_star_continuous": 3, "alpha": 3, "tokens_per_flop_ratio": 3,
+                         "wall_clock_speedup": 3},
+                 formats={"params": scaled(1e9), "tokens": scaled(1e12, 2), "draft_tokens": scaled(1e12, 2),
+                          "n_star": scaled(1e6), "gamma_star_integer": lambda v: "–" if pd.isna(v) else str(int(v)),
+                          "gpus": lambda v: "–" if pd.isna(v) else str(int(v))},
+                 wrap=["note"])
+
+
+def lookup_summary(table: pd.DataFrame) -> dict[str, Any]:
+    """The numbers the text cites about the lookup table (glue names without the chapter prefix)."""
+    ok = table[table["status"] == "planned"]
+    return {"lookup_n": int(len(table)), "lookup_n_planned": int(len(ok)),
+            "lookup_n_moe": int(table["status"].str.startswith("refused").sum()),
+            "lookup_n_unknown": int((table["status"] == "tokens unknown").sum()),
+            "lookup_hardware": str(ok["hardware"].iloc[0]),
+            "lookup_ratio_min": float(ok["m_over_n_star"].min()), "lookup_ratio_max": float(ok["m_over_n_star"].max()),
+            "lookup_gamma_min": int(ok["gamma_star_integer"].min()), "lookup_gamma_max": int(ok["gamma_star_integer"].max()),
+            "lookup_speedup_min": float(ok["wall_clock_speedup"].min()),
+            "lookup_speedup_max": float(ok["wall_clock_speedup"].max())}
+
+
+def _number(value: float) -> float | str:
+    """A finite float, or ``"n/a"`` (a rerun without bootstrap or candidates has no such number)."""
+    return float(value) if np.isfinite(value) else "n/a"
+
+
+def summary(inputs: PlanInputs, table: pd.DataFrame, candidates: pd.DataFrame,
+            sensitivity: pd.DataFrame, check: pd.DataFrame, lookup_: pd.DataFrame | None = None) -> dict[str, Any]:
+    """The numbers the chapter's text cites, by glue name (without the chapter prefix): the plan's
+    inputs, the optimum of the first ``D``, its bootstrap interval and how flat the curve is at its
+    ends, the best candidate, the covariance sensitivity and the Table 5 check (``check`` from
+    :func:`table5_check`)."""
+    t = inputs.target
+    first = table.iloc[0]
+    out: dict[str, Any] = {
+        "target": t.name, "m": float(t.params), "d_target": float(t.tokens),
+        "d_draft": float(inputs.draft_tokens[0]), "constants": inputs.constants.name,
+        "alpha_label": inputs.alpha.label, "alpha_note": inputs.alpha.note,
+        "n_boot": int(inputs.n_boot), "seed": int(inputs.seed) if inputs.seed is not None else 0,
+        "n_star": float(first["n_star"]), "gamma_star": float(first["gamma_star"]),
+        "alpha": float(first["alpha"]), "tpf": float(first["tokens_per_flop"]),
+        "speedup": float(first["speedup"]), "n_star_over_m": float(first["n_star"] / t.params),
+    }
+    if len(candidates):
+        best = candidates.loc[candidates["share_of_optimum"].idxmax()]
+        out.update(best_candidate=str(best["candidate"]), best_share=float(100 * best["share_of_optimum"]))
+    else:
+        out.update(best_candidate="(none given)", best_share="n/a")
+    lo = float(first["n_star_ci_low"]) if "n_star_ci_low" in table.columns else float("nan")
+    hi = float(first["n_star_ci_high"]) if "n_star_ci_high" in table.columns else float("nan")
+    out.update(ci_low=_number(lo), ci_high=_number(hi),
+               ci_rel_low=_number(100 * (lo / first["n_star"] - 1)),
+               ci_rel_high=_number(100 * (hi / first["n_star"] - 1)),
+               dropped=int(table["bootstrap_dropped"].sum()) if "bootstrap_dropped" in table.columns else 0,
+               ci_edge_share=_number(100 * interval_edge_share(inputs, table)),
+               width_full=float(100 * sensitivity["relative_width"].iloc[0]),
+               width_diag=float(100 * sensitivity["relative_width"].iloc[1]))
+    printed = check[check["reading"] == "as printed"]
+    alt = check[check["reading"] != "as printed"]
+    is14 = printed["target"] == "Qwen1.5-14B"
+    out.update(
+        t5_max_dev_n=float(100 * printed["n_star_rel_dev"].abs().max()),
+        t5_max_dev_t=float(100 * printed["tpf_rel_dev"].abs().max()),
+        t5_max_dev_t_32=float(100 * printed.loc[~is14, "tpf_rel_dev"].abs().max()),
+        t5_d_printed=float(printed.loc[is14, "d_target"].iloc[0]),
+        t5_d_alt=float(alt["d_target"].iloc[0]),
+        t5_alt_dev_n=float(100 * alt["n_star_rel_dev"].abs().max()),
+        t5_alt_dev_t=float(100 * alt["tpf_rel_dev"].abs().max()),
+    )
+    if lookup_ is not None:
+        out.update(lookup_summary(lookup_))
+    return out
 
 
 def check_parameters(**params: object) -> None:
@@ -81,7 +339,17 @@ def check_parameters(**params: object) -> None:
 
     names = ("preset", "target_params", "target_tokens", "draft_tokens", "constants", "alpha_source", "integer_gamma",
              "n_range", "candidates", "n_boot", "seed")
-    V.unknown_names(params, (*names, "artifacts_dir"), "parameter", "of notebook 'plan_draft'")
+    V.unknown_names(params, (*names, "artifacts_dir", "lookup_hardware"), "parameter", "of notebook 'plan_draft'")
     if params.get("artifacts_dir") is not None:
         V.folder(params["artifacts_dir"], "artifacts_dir")
-    P.check_inputs(**{k: v for k, v in params.items() if k in names})
+    if "lookup_hardware" in params:
+        from sdsl.model.hardware import get_accelerator
+
+        try:
+            get_accelerator(V.text(params["lookup_hardware"], "lookup_hardware", "an accelerator preset"))
+        except ValueError as exc:
+            raise ValueError(f"lookup_hardware: {V.one_line(exc)}") from None
+    given = {k: v for k, v in params.items() if k in names}
+    if given.get("preset") == "":  # papermill's `-p preset ""`: no preset, the target by its size and tokens
+        given["preset"] = None
+    P.check_inputs(**given)

@@ -1,10 +1,20 @@
 """The rendered book as a reader sees it, in headless Chromium.
 
 Builds the book (or reuses ``book/_build/html`` when it is newer than every executed notebook and
-book source), serves it over HTTP on localhost and opens every page: no SEVERE console entry,
-every ``<img>`` loaded (``naturalWidth > 0``), every equation typeset by MathJax (an
-``mjx-container`` inside each ``.math`` element), and the sidebar navigation reaches every
-chapter of ``book/_toc.yml``.
+book source), serves it over HTTP on localhost and opens every page as a reader would:
+
+- every page loads without a SEVERE console entry, every ``<img>`` loads, every equation is typeset
+  by MathJax, and the sidebar navigation reaches every chapter of ``book/_toc.yml``;
+- every item of the registry (``sdsl.book.registry``: the paper's Tables 1 to 9 and Figures 1 to 5,
+  and the companion's tables and figures that a chapter shows) is on its chapter's page: right
+  before the line of download links of its artifact stands an image with a non-zero natural size
+  (a figure) or an HTML table;
+- no page shows ``<Figure size``, a traceback, a Python warning, stderr output or an absolute path
+  of a machine, and no table is wider than its column without a scroll box around it;
+- the code a reader sees without opening a toggle stays under :data:`MAX_CODE_SHARE` of the page's
+  visible text;
+- a full-page screenshot of every page is written under ``build/screenshots/`` for a person to look
+  at.
 
 Needs Debian's ``chromium`` and ``chromium-driver`` (``make browser-deps`` installs them as root);
 skipped, saying why, when they are not installed.
@@ -12,9 +22,11 @@ skipped, saying why, when they are not installed.
 
 from __future__ import annotations
 
+import base64
 import functools
 import http.server
 import os
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -23,16 +35,24 @@ from urllib.parse import urljoin, urlparse
 import pytest
 import yaml
 
-from sdsl.paths import BOOK, EXECUTED
+from sdsl.book.registry import REGISTRY
+from sdsl.paths import BOOK, BUILD, EXECUTED, ROOT
 
 CHROMIUM = Path(os.environ.get("SDSL_CHROMIUM", "/usr/bin/chromium"))
 CHROMEDRIVER = Path(os.environ.get("SDSL_CHROMEDRIVER", "/usr/bin/chromedriver"))
+WIDTH = 1280
 FLAGS = (
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--window-size=1280,1024",
+    f"--window-size={WIDTH},1024", "--hide-scrollbars",
 )
 HTML = BOOK / "_build" / "html"
+SCREENSHOTS = BUILD / "screenshots"
+#: The most of a page's visible text that may be code a reader sees without opening a toggle
+#: (hidden inputs, the bash lines of "how to rerun" sections and inline literals excepted).
+MAX_CODE_SHARE = 0.12
+#: What an absolute path of a machine looks like in a page's text.
+ABSOLUTE_PATH = re.compile(r"(?<![\w.:/~-])/(?:home|work|tmp|root|usr|opt|var|srv|mnt|Users|private)/[\w.-]")
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("book")]
 
@@ -131,6 +151,11 @@ def _pages(html: Path) -> list[str]:
     )
 
 
+def _content_pages(html: Path) -> list[str]:
+    """The pages of the table of contents (not Sphinx's search and index pages)."""
+    return [f"{f}.html" for f in _toc_files() if (html / f"{f}.html").is_file()]
+
+
 def _load(driver, url: str) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -206,3 +231,131 @@ def test_navigation_reaches_every_chapter(book_html, server, browser):
     assert links_found, "no navigation links found (nav.bd-docs-nav, .prev-next-area): theme changed?"
     missing = sorted(expected - seen)
     assert not missing, f"the navigation does not reach: {missing} (reached {sorted(seen)})"
+
+
+# In document order: the images, tables and artifact links of the article; for the item's first
+# artifact link, the nearest image or table before its line of links (no other item's links between).
+_ITEM = r"""
+const [chapter, name] = arguments;
+const article = document.querySelector('article') || document.body;
+const els = Array.from(article.querySelectorAll('img, table, a[href*="_static/artifacts/"]'));
+const isLink = e => e.tagName === 'A';
+const re = new RegExp('/_static/artifacts/' + chapter + '/' + name.replace(/[.]/g, '\\.') + '\\.(csv|svg|png|data\\.csv)$');
+const i = els.findIndex(e => isLink(e) && re.test(new URL(e.href).pathname));
+if (i < 0) return {found: false, reason: 'no download link to ' + chapter + '/' + name};
+const line = els[i].closest('p') || els[i].parentElement;
+for (let j = i - 1; j >= 0; j--) {
+  const e = els[j];
+  if (isLink(e)) {
+    if ((e.closest('p') || e.parentElement) === line) continue;
+    return {found: false, reason: 'the element before its download line is another item\'s download line'};
+  }
+  if (e.tagName === 'IMG') return {found: true, kind: 'image', width: e.naturalWidth, height: e.naturalHeight};
+  return {found: true, kind: 'table', rows: e.rows.length};
+}
+return {found: false, reason: 'nothing before its download line'};
+"""
+
+
+def test_every_registry_item_is_on_its_page(book_html, server, browser):
+    """The paper's tables and figures, and the companion's that a chapter shows, each stand on their
+    chapter's page as an image with a non-zero natural size or an HTML table."""
+    problems = []
+    items = [i for i in REGISTRY if i.shown]
+    assert sum(i.paper for i in items) == 14, "the registry must list Tables 1-9 and Figures 1-5"
+    for item in items:
+        _load(browser, urljoin(server, f"executed/{item.chapter}.html"))
+        got = browser.execute_script(_ITEM, item.chapter, item.artifacts[0])
+        want = "image" if item.figure else "table"
+        if not got["found"]:
+            problems.append(f"{item.key} ({item.chapter}): {got['reason']}")
+        elif got["kind"] != want:
+            problems.append(f"{item.key} ({item.chapter}): a {got['kind']} stands before its download links, not a {want}")
+        elif want == "image" and not (got["width"] > 0 and got["height"] > 0):
+            problems.append(f"{item.key} ({item.chapter}): its image has natural size {got['width']}x{got['height']}")
+        elif want == "table" and got["rows"] < 2:
+            problems.append(f"{item.key} ({item.chapter}): its table has {got['rows']} row(s)")
+    assert not problems, "\n".join(problems)
+
+
+_PAGE = r"""
+const article = document.querySelector('article') || document.body;
+const vis = e => e.checkVisibility ? e.checkVisibility() : !!e.offsetParent;
+const code = Array.from(article.querySelectorAll('div.cell_input pre, div.highlight pre'))
+  .filter(e => vis(e) && !e.closest('.cell_output'));
+const width = article.getBoundingClientRect().width;
+const wide = Array.from(article.querySelectorAll('table')).filter(vis).filter(t => {
+  if (t.getBoundingClientRect().width <= width + 1) return false;
+  for (let p = t.parentElement; p && p !== article; p = p.parentElement) {
+    const o = getComputedStyle(p).overflowX;
+    if ((o === 'auto' || o === 'scroll') && p.getBoundingClientRect().width <= width + 1) return false;
+  }
+  return true;
+}).map(t => (t.id || t.className || 'table') + ' ' + Math.round(t.getBoundingClientRect().width) + 'px');
+return {
+  text: article.innerText, all: article.textContent,
+  code: code.reduce((s, e) => s + e.innerText.length, 0),
+  stderr: article.querySelectorAll('.stderr, .output.error, .output.traceback').length,
+  wide: wide,
+};
+"""
+
+
+def _page_report(browser, server: str, page: str) -> dict:
+    _load(browser, urljoin(server, page))
+    return browser.execute_script(_PAGE)
+
+
+def test_no_page_shows_build_artifacts_paths_or_overflowing_tables(book_html, server, browser):
+    problems = []
+    root = str(ROOT)
+    for page in _content_pages(book_html):
+        r = _page_report(browser, server, page)
+        everything = r["all"]  # the whole article, hidden code and folded outputs included
+        for needle, what in (("<Figure size", "a figure's repr instead of the figure"),
+                             ("Traceback (most recent call last)", "a traceback")):
+            if needle in everything:
+                problems.append(f"{page}: {what} ({needle!r})")
+        warning = re.search(r"\b[A-Z]\w*Warning\b: ", everything)
+        if warning:
+            problems.append(f"{page}: a Python warning: {everything[warning.start():warning.start() + 80]!r}")
+        if r["stderr"]:
+            problems.append(f"{page}: {r['stderr']} stderr or error output(s)")
+        for found in {m.group(0) for m in ABSOLUTE_PATH.finditer(everything)} | ({root} if root in everything else set()):
+            problems.append(f"{page}: an absolute path ({found!r}...)")
+        for t in r["wide"]:
+            problems.append(f"{page}: a table wider than its column without a scroll box: {t}")
+    assert not problems, "\n".join(problems)
+
+
+def test_visible_code_stays_a_small_share_of_each_page(book_html, server, browser):
+    shares = {}
+    for page in _content_pages(book_html):
+        r = _page_report(browser, server, page)
+        shares[page] = r["code"] / max(len(r["text"]), 1)
+    over = {p: f"{s:.1%}" for p, s in shares.items() if s > MAX_CODE_SHARE}
+    print("visible code share per page:", {p: f"{s:.1%}" for p, s in shares.items()})
+    assert not over, f"pages whose visible code is over {MAX_CODE_SHARE:.0%} of their text: {over}"
+
+
+def test_full_page_screenshots(book_html, server, browser):
+    """A full-page PNG of every page under build/screenshots/ (for a person to look at)."""
+    if SCREENSHOTS.exists():
+        shutil.rmtree(SCREENSHOTS)
+    SCREENSHOTS.mkdir(parents=True)
+    written = []
+    for page in _pages(book_html):
+        _load(browser, urljoin(server, page))
+        height = int(browser.execute_script("return Math.max(document.documentElement.scrollHeight, "
+                                            "document.body.scrollHeight)"))
+        # the whole page in one viewport (not a clip of a scrolled one: fixed sidebars stay in place)
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                {"width": WIDTH, "height": height, "deviceScaleFactor": 1, "mobile": False})
+        try:
+            shot = browser.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": False})
+        finally:
+            browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        out = SCREENSHOTS / (page.replace("/", "__").removesuffix(".html") + ".png")
+        out.write_bytes(base64.b64decode(shot["data"]))
+        written.append(out)
+    assert written and all(p.stat().st_size > 1000 for p in written)

@@ -1,33 +1,33 @@
-"""The reproduction scorecard, on artifacts built from the paper's own values (fast, no notebook)."""
+"""The reproduction scorecard, on the committed baseline artifacts (fast, no notebook run).
+
+The baseline tree (``baseline/``) is what the chapters wrote at the last accepted run; the scorecard
+read from it must account for every number the paper prints, give both counts and apply the
+interval rule. Changing one artifact must change exactly the row it feeds."""
 
 from __future__ import annotations
+
+import shutil
 
 import pandas as pd
 import pytest
 
 from sdsl import data
+from sdsl import reproduction as R
 from sdsl.chapters import scorecard as sc
-from sdsl.book.outputs import save_table
+from sdsl.paths import ROOT
 
 
-def _paper_artifacts(root):
-    """An artifacts tree whose 'ours' are the paper's printed values: everything must be equal."""
-    p3 = data.load("paper_table3")
-    met = data.load("paper_metrics")
-    rows = [{"parameter": r.parameter, "quantity": q, "paper": getattr(r, q), "refit": getattr(r, q)}
-            for r in p3.itertuples() for q in ("estimate", "std_error", "moe", "ci_lower", "ci_upper")]
-    rows += [{"parameter": "model", "quantity": m, "paper": v, "refit": v}
-             for m, v in met.loc[met["table"] == 3, ["metric", "value"]].itertuples(index=False)]
-    save_table(pd.DataFrame(rows), "acceptance", "table3", root / "acceptance")
-    save_table(data.load("paper_table4"), "acceptance", "table4", root / "acceptance")
-    save_table(data.load("paper_table5"), "optimal_draft", "table5", root / "optimal_draft")
-    t6 = data.load("paper_table6").merge(data.load("latency").drop(columns=["draft_family"]), on="draft")
-    t6["n_star"] = [sc.parse_millions(t)[0] for t in t6["n_star_printed"]]
-    save_table(t6, "latency", "table6", root / "latency")
-    save_table(data.load("paper_table8"), "scaling", "table8", root / "scaling")
-    save_table(data.load("paper_table9"), "scaling", "table9", root / "scaling")
-    save_table(met[met["table"] != 3].rename(columns={"value": "ours"}), "scaling", "fit_metrics", root / "scaling")
-    return root
+@pytest.fixture()
+def root(tmp_path):
+    """A copy of the baseline artifacts tree that a test may change."""
+    dst = tmp_path / "artifacts"
+    shutil.copytree(ROOT / "baseline", dst)
+    return dst
+
+
+@pytest.fixture(scope="module")
+def card():
+    return sc.scorecard(ROOT / "baseline")
 
 
 def test_classify_boundaries():
@@ -44,50 +44,79 @@ def test_parse_millions():
         sc.parse_millions("117")
 
 
-def test_paper_values_score_equal_and_claims_are_computed(tmp_path):
-    card = sc.scorecard(_paper_artifacts(tmp_path))
-    numeric = card[card["table"] != "Claims"]
-    assert set(numeric["table"]) == {"Table 3", "Table 4", "Table 5", "Table 6", "Table 8", "Table 9"}
-    # every printed number of the data files is scored: 15 + 2, 6 x 10, 6 x 2, 6 x 2, 4 x 4 + 2, 2 x 4 + 2
-    assert numeric.groupby("table").size().to_dict() == {
-        "Table 3": 17, "Table 4": 60, "Table 5": 12, "Table 6": 12, "Table 8": 18, "Table 9": 10}
-    assert (numeric["status"] == sc.EQUAL).all(), numeric[numeric["status"] != sc.EQUAL]
-    assert (numeric["reason"] == "").all()
-    # the claims are tested on the paper's own latencies: OPT drafts do not rise at every step
-    claims = card[card["table"] == "Claims"].set_index(card.loc[card["table"] == "Claims", "item"].str.split(":").str[0])
-    assert claims.loc["latency_rises_with_distance", "ours"] == pytest.approx(0.5)
-    assert claims.loc["latency_rises_with_distance", "status"] == sc.DIFFERS
-    assert "OPT TTFT" in claims.loc["latency_rises_with_distance", "reason"]
-    assert claims.loc["latency_rises_with_distance", "reason_chapter"] == "latency"
-    counts = sc.summary(card).set_index("table")
-    assert counts.loc["All", "total"] == len(card)
-    assert counts.loc["All", sc.EQUAL] == len(numeric)
+def test_every_printed_number_of_tables_1_to_9_has_a_row(card):
+    cov = R.coverage(card)
+    assert list(cov["table"]) == [f"Table {i}" for i in range(1, 10)]
+    assert (cov["missing"] == "").all(), cov[cov["missing"] != ""]
+    assert (cov["printed"] == cov["accounted"]).all()
+    # the paper's text (data/paper_tables.txt) prints 310 numbers in Tables 1-9
+    assert cov["printed"].sum() == 310
+    # inputs (Tables 1, 2, 7) are checked against their transcription, never "compared"
+    inputs = R.view(card)
+    assert set(inputs.loc[inputs["table"].isin(["Table 1", "Table 2", "Table 7"]), "kind"]) == {"input"}
+    assert (inputs.loc[inputs["kind"] == "input", "status"] == R.INPUT_OK).all()
 
 
-def test_a_changed_number_differs_with_its_reason_and_chapter(tmp_path):
-    root = _paper_artifacts(tmp_path)
-    t8 = pd.read_csv(root / "scaling" / "table8.csv")
-    t8.loc[t8["parameter"] == "g", "estimate"] *= 1.5
-    t8.to_csv(root / "scaling" / "table8.csv", index=False)
-    card = sc.scorecard(root)
-    row = card[(card["table"] == "Table 8") & (card["item"] == "g estimate")].iloc[0]
-    assert row["status"] == sc.DIFFERS
-    assert row["rel_deviation"] == pytest.approx(0.5)
-    assert row["reason_chapter"] == "scaling" and "[1e12, 1e14]" in row["reason"]
-    md = sc.to_markdown(card)
-    assert "{doc}`scaling`" in md and "+50.00%" in md
+def test_every_figure_has_a_scored_claim(card):
+    claims = card[card["kind"] == "claim"]
+    assert set(claims["table"]) == {f"Figure {i}" for i in range(1, 6)}
+    assert set(claims["status"]) <= {sc.EQUAL, sc.DIFFERS}  # a claim holds or it does not
 
 
-def test_missing_chapter_artifacts_fail_loudly(tmp_path):
-    root = _paper_artifacts(tmp_path)
+def test_both_counts_and_the_readings(card):
+    printed = R.counts(card).set_index("table")
+    reread = R.counts(card, reinterpreted=True).set_index("table")
+    assert printed.loc["All", "total"] == reread.loc["All", "total"]  # a reading replaces a row, never adds one
+    # on the printed grid Table 8's estimates differ; read with data axes to 1e14 they reproduce
+    assert printed.loc["Table 8", sc.DIFFERS] > 0 and reread.loc["Table 8", sc.DIFFERS] == 0
+    assert reread.loc["All", "reproduced"] > printed.loc["All", "reproduced"]
+    readings = set(card.loc[card["reading"] != R.AS_PRINTED, "reading"])
+    assert readings == {"D' = 4e12", "D, D' to 1e14"}
+    # each reinterpreted number also appears as printed
+    other = card[card["reading"] != R.AS_PRINTED].set_index(["table", "item"]).index
+    assert other.isin(card[card["reading"] == R.AS_PRINTED].set_index(["table", "item"]).index).all()
+
+
+def test_interval_end_does_not_reproduce_when_its_estimate_differs(card):
+    t3 = card[(card["table"] == "Table 3") & (card["reading"] == R.AS_PRINTED)].set_index("item")
+    for p in ("A", "C"):
+        assert t3.loc[f"{p} estimate", "status"] == sc.DIFFERS
+        assert t3.loc[f"{p} ci_lower", "status"] == sc.DIFFERS
+    assert "coincidence" in t3.loc["A ci_lower", "reason"]
+    assert not R.interval_rule(card).any()  # the rule is applied: nothing left for it to change
+
+
+def test_every_difference_has_a_reason_and_a_chapter(card):
+    d = card[card["status"] == sc.DIFFERS]
+    assert len(d) > 0
+    assert (d["reason"].str.len() > 20).all(), d[d["reason"].str.len() <= 20][["table", "item"]]
+    assert d["reason_chapter"].isin(["acceptance", "optimal_draft", "latency", "scaling"]).all()
+
+
+def test_a_changed_number_differs_with_its_reason_and_chapter(root):
+    t4 = pd.read_csv(root / "acceptance" / "table4.csv")
+    before = sc.scorecard(root)
+    first = data.load("paper_table4").iloc[0]
+    t4.loc[(t4["target"] == first["target"]) & (t4["function"] == first["function"]), "p1"] *= 1.5
+    t4.to_csv(root / "acceptance" / "table4.csv", index=False)
+    after = sc.scorecard(root)
+    changed = after["status"] != before["status"]
+    assert changed.sum() >= 1
+    # the estimate, its interval ends (interval rule) and Figure 3's claim, built on Table 4's estimates
+    assert set(after.loc[changed, "table"]) == {"Table 4", "Figure 3"}
+    assert (after.loc[changed, "status"] == sc.DIFFERS).all()
+    assert (after.loc[changed, "reason"] != "").all()
+    assert after.loc[changed, "item"].str.endswith(" p1").any()
+
+
+def test_missing_chapter_artifacts_fail_loudly(root):
     (root / "latency" / "table6.csv").unlink()
     with pytest.raises(sc.MissingArtifactsError, match=r"latency/table6\.csv.*sdsl\.build\.pipeline run latency"):
         sc.scorecard(root)
 
 
-def test_missing_column_is_named(tmp_path):
-    root = _paper_artifacts(tmp_path)
+def test_missing_column_is_named(root):
     pd.read_csv(root / "optimal_draft" / "table5.csv").drop(columns=["n_star"]).to_csv(
         root / "optimal_draft" / "table5.csv", index=False)
-    with pytest.raises(ValueError, match=r"table5\.csv: the scorecard needs column\(s\) \['n_star'\]"):
+    with pytest.raises(ValueError, match=r"table5\.csv: the scorecard needs column\(s\) \['n_star'"):
         sc.scorecard(root)

@@ -1,0 +1,263 @@
+"""Where everything in the book comes from: one entry per table and figure.
+
+For each of the paper's Tables 1 to 9 and Figures 1 to 5, and for every artifact of the
+companion's own, :data:`REGISTRY` records the chapter that shows it, the function that makes it, its
+artifact files (under ``build/artifacts/<chapter>/``) and the datasets of ``data/`` it reads. The
+book's artifact index page is generated from it (:func:`index_markdown`, by the local Sphinx
+extension ``book/_ext/sdsl_pages.py``), and so are the landing page's thumbnails of the paper's
+figures (:func:`gallery_markdown`); the browser test reads the book against it (each item present
+on its page). A test keeps it complete: every artifact of ``baseline/`` is in it, and every
+function, file and dataset it names exists.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["REPOSITORY", "ARXIV", "Item", "REGISTRY", "paper_items", "by_key", "artifact_files", "resolve",
+           "source_link", "index_markdown", "gallery_markdown"]
+
+#: The companion's repository and the paper's arXiv page.
+REPOSITORY = "https://github.com/sdsl-companion/sdsl-companion"
+ARXIV = "https://arxiv.org/abs/2603.11053"
+
+
+@dataclass(frozen=True)
+class Item:
+    """One table or figure: ``key`` (``Table 5``, ``Figure 2`` for the paper's; ``chapter/name`` for
+    the companion's), what it shows, the chapter, the function (dotted path), the artifact names
+    (without suffix; the first is the one shown), the datasets it reads, whether it is a figure and
+    whether the chapter's page shows it (followed by its download links)."""
+
+    key: str
+    title: str
+    chapter: str
+    function: str
+    artifacts: tuple[str, ...]
+    data: tuple[str, ...] = ()
+    figure: bool = False
+    shown: bool = True
+
+    @property
+    def paper(self) -> bool:
+        """Whether this is one of the paper's tables or figures."""
+        return self.key.startswith(("Table ", "Figure "))
+
+
+def _p(key, title, chapter, function, artifacts, data=(), figure=False):
+    return Item(key, title, chapter, f"sdsl.chapters.{chapter}.{function}", tuple(artifacts), tuple(data), figure, True)
+
+
+def _c(chapter, name, title, function, data=(), figure=False, shown=False, artifacts=None):
+    mod = function if function.startswith("sdsl.") else f"sdsl.chapters.{chapter}.{function}"
+    return Item(f"{chapter}/{name}", title, chapter, mod, tuple(artifacts or (name,)), tuple(data), figure, shown)
+
+
+REGISTRY: tuple[Item, ...] = (
+    # the paper's tables and figures
+    _p("Table 1", "acceptance rates of the OPT drafts", "acceptance", "table1", ["table1"], ["acceptance"]),
+    _p("Table 2", "acceptance rates of the Qwen drafts", "acceptance", "table2", ["table2"], ["acceptance"]),
+    _p("Table 3", "the Eq. 5 plane refitted beside the paper's coefficients", "acceptance", "table3", ["table3"],
+       ["acceptance", "paper_table3", "paper_metrics"]),
+    _p("Table 4", "per-target linear, logarithmic and power-law fits", "acceptance", "table4",
+       ["table4", "table4_vs_paper"], ["acceptance", "paper_table4"]),
+    _p("Table 5", "the throughput-optimal draft size N* of the Qwen1.5 targets", "optimal_draft", "table5", ["table5"],
+       ["paper_table5", "models"]),
+    _p("Table 6", "latencies of the OPT-13B target's drafts and their distance from N*", "latency", "table6",
+       ["table6"], ["paper_table6", "latency", "models"]),
+    _p("Table 7", "the grid of the scaling analysis", "scaling", "table7", ["table7"], ["paper_table7"]),
+    _p("Table 8", "the regression N*/M = mu + M0/M + g ln D + g' ln D'", "scaling", "table8", ["table8", "fit_metrics"],
+       ["paper_table7", "paper_table8", "paper_metrics"]),
+    _p("Table 9", "the regression N* = mu M + M0", "scaling", "table9", ["table9", "fit_metrics"],
+       ["paper_table7", "paper_table9", "paper_metrics"]),
+    _p("Figure 1", "acceptance rate against draft and target perplexity, with the Eq. 5 plane", "acceptance",
+       "figure1", ["figure1", "figure1_sections"], ["acceptance", "paper_table3"], True),
+    _p("Figure 2", "throughput against draft size for the Qwen1.5 targets", "optimal_draft", "figure2",
+       ["figure2", "figure2_curves", "figure2_drafts"], ["paper_table5", "models"], True),
+    _p("Figure 3", "acceptance rate against draft perplexity, with the fits of Table 4", "acceptance", "figure3",
+       ["figure3"], ["acceptance"], True),
+    _p("Figure 4", "latency against the distance of the draft from N*", "latency", "figure4", ["figure4"],
+       ["latency", "paper_table6", "models"], True),
+    _p("Figure 5", "N* and N*/M against M, D and D'", "scaling", "figure5", ["figure5", "grid_solution"],
+       ["paper_table7"], True),
+    # acceptance
+    _c("acceptance", "table3_implied_df", "residual degrees of freedom implied by Table 3", "implied_residual_df",
+       ["paper_table3"]),
+    _c("acceptance", "eq5_coefficients", "the Eq. 5 coefficients used downstream, paper's and refitted", "fit_plane",
+       ["acceptance", "paper_table3"]),
+    # optimal_draft
+    _c("optimal_draft", "gamma_check", "closed-form gamma* against a brute-force search", "gamma_check"),
+    _c("optimal_draft", "hypotheses_14b", "candidate explanations of Table 5's Qwen1.5-14B rows",
+       "deviation_hypotheses", ["paper_table5", "models"]),
+    _c("optimal_draft", "implied_d_target", "the target tokens D' each Table 5 row implies", "implied_d_target",
+       ["paper_table5"]),
+    _c("optimal_draft", "variants", "N* under both loss laws and integer or continuous gamma", "variants",
+       ["paper_table5", "models"]),
+    _c("optimal_draft", "speedup", "speedup over plain decoding at N*", "speedup_table", ["paper_table5"]),
+    # latency
+    _c("latency", "rank_correlations", "rank correlations of latency with the distance from N*", "rank_correlations",
+       ["latency", "paper_table6"]),
+    _c("latency", "stratified_trend_test", "a trend test within each draft family", "stratified_trend_test",
+       ["latency", "paper_table6"]),
+    # scaling
+    _c("scaling", "variants", "Tables 8 and 9 under every grid reading (spacing, data range)", "variants",
+       ["paper_table7", "paper_table8", "paper_table9"]),
+    _c("scaling", "variants_n_grid", "Tables 8 and 9 under the spacings of the N grid", "variants",
+       ["paper_table7", "paper_table8", "paper_table9"]),
+    _c("scaling", "size_ratio", "M/N* over target sizes", "size_ratio"),
+    _c("scaling", "data_effects", "how far N* moves across M, D and D'", "data_effects", ["paper_table7"]),
+    # plan_draft
+    _c("plan_draft", "plan", "N*, gamma*, alpha and the speedup for the planned target", "sdsl.plan.plan_table",
+       ["presets", "paper_table3"], shown=True),
+    _c("plan_draft", "candidates", "the candidate drafts as a share of the optimum", "candidates_table",
+       ["presets"], shown=True),
+    _c("plan_draft", "covariance_sensitivity", "the bootstrap interval with and without the covariance",
+       "sdsl.plan.covariance_sensitivity", ["acceptance"], shown=True),
+    _c("plan_draft", "figure_throughput", "throughput against draft size for the planned target", "figure_throughput",
+       ["presets", "paper_table3"], figure=True, shown=True),
+    _c("plan_draft", "table5_check", "the planning code on Table 5's inputs, as printed and with D' = 4e12",
+       "table5_check", ["paper_table5"], shown=True),
+    _c("plan_draft", "lookup", "N*, gamma*, alpha and the speedups for every dense target preset", "lookup",
+       ["presets", "paper_table3", "accelerators"], shown=True),
+    # measure_acceptance
+    _c("measure_acceptance", "iterations", "drafted and accepted tokens of every iteration",
+       "sdsl.measure.harness.measure_acceptance", ["prompts", "local_pair"], shown=True),
+    _c("measure_acceptance", "requests", "TTFT, TPOT and TTOT of every request", "sdsl.measure.harness.measure_acceptance",
+       ["prompts", "local_pair"]),
+    _c("measure_acceptance", "summary", "alpha four ways and the latencies, per draft length", "summary_table",
+       ["prompts", "local_pair"], shown=True),
+    _c("measure_acceptance", "fig_position_rates", "acceptance rate by draft position", "figure_position_rates",
+       ["prompts", "local_pair"], figure=True, shown=True),
+    _c("measure_acceptance", "fig_accepted", "accepted tokens per iteration against the truncated geometric law",
+       "figure_accepted", ["prompts", "local_pair"], figure=True, shown=True),
+    _c("measure_acceptance", "acceptance_row", "the measurement as a row of data/acceptance.csv", "summary_row",
+       ["prompts", "local_pair", "acceptance"], shown=True),
+    _c("measure_acceptance", "paper_pair_families", "the paper's pairs by family and kind", "paper_pair_families",
+       ["acceptance", "models"], shown=True),
+    # beyond
+    _c("beyond", "law_data", "the measured pairs with sizes and token counts", "law_data", ["acceptance", "models"],
+       shown=True),
+    _c("beyond", "laws", "the acceptance laws compared", "law_table", shown=True),
+    _c("beyond", "law_parameters", "every law fitted on all pairs", "parameter_table", ["acceptance", "models"],
+       shown=True),
+    _c("beyond", "table4_check", "Table 4 regenerated through the law definitions", "table4_judged",
+       ["acceptance", "models", "paper_table4"], shown=True),
+    _c("beyond", "cv_predictions", "held-out predictions of every law", "cv_predictions", ["acceptance", "models"]),
+    _c("beyond", "law_ranking", "the laws ranked by held-out error", "compare_laws", ["acceptance", "models"],
+       shown=True),
+    _c("beyond", "fig_predicted_observed", "held-out predicted against observed alpha", "figure_predicted_observed",
+       ["acceptance", "models"], figure=True, shown=True),
+    _c("beyond", "table5_check", "Table 5 through the generic law search", "table5_check", ["paper_table5"], shown=True),
+    _c("beyond", "n_star_variants", "N* of every law, loss law and gamma at the targets of Tables 1 and 2",
+       "n_star_variants", ["acceptance", "models"]),
+    _c("beyond", "n_star_spread", "the spread of N* across the variants", "n_star_spread", ["acceptance", "models"],
+       shown=True),
+    _c("beyond", "fig_n_star", "N* of every variant", "figure_n_star", ["acceptance", "models"], figure=True,
+       shown=True),
+    _c("beyond", "ratio_sweep", "M/N* over target sizes for the cross-target laws", "ratio_sweep",
+       ["acceptance", "models"]),
+    _c("beyond", "ratio_rule", "where M/N* stays near 200", "ratio_rule_range", ["acceptance", "models"], shown=True),
+    _c("beyond", "fig_ratio", "M/N* against M", "figure_ratio", ["acceptance", "models"], figure=True, shown=True),
+    _c("beyond", "elasticities", "elasticities of N* and T(N*)", "elasticity_table", ["models", "paper_table3"],
+       shown=True),
+    _c("beyond", "fig_tornado", "the elasticities as a tornado chart", "figure_tornado", ["models", "paper_table3"],
+       figure=True, shown=True),
+    # scorecard
+    _c("scorecard", "scorecard", "every printed number and claim with its status", "scorecard",
+       ["paper_tables", "paper_claims", "paper_table3", "paper_table4", "paper_table5", "paper_table6",
+        "paper_table7", "paper_table8", "paper_table9", "paper_metrics", "acceptance", "latency"], shown=True),
+    _c("scorecard", "counts", "the counts per table, as printed and as reinterpreted", "counts_table",
+       ["paper_tables", "paper_claims"], shown=True),
+    _c("scorecard", "coverage", "every printed number matched to its row", "sdsl.reproduction.coverage",
+       ["paper_tables"], shown=True),
+    _c("scorecard", "tolerances", "the stated tolerance of each table", "tolerance_table", shown=True),
+    _c("scorecard", "fig_counts", "the counts as bars", "figure_counts", ["paper_tables", "paper_claims"],
+       figure=True, shown=True),
+)
+
+
+def paper_items() -> list[Item]:
+    """The paper's Tables 1 to 9 and Figures 1 to 5, in that order."""
+    return [i for i in REGISTRY if i.paper]
+
+
+def by_key(key: str) -> Item:
+    """The item of ``key`` (``"Figure 2"``, ``"beyond/law_ranking"``); ``KeyError`` naming the known keys."""
+    for item in REGISTRY:
+        if item.key == key:
+            return item
+    raise KeyError(f"no item {key!r} in the registry; it has {[i.key for i in REGISTRY]}")
+
+
+_SUFFIXES = (".csv", ".svg", ".png", ".data.csv")
+
+
+def artifact_files(item: Item, root: Path | str) -> list[str]:
+    """The files of ``item`` that exist under the artifacts tree ``root`` (``chapter/name.suffix``)."""
+    root = Path(root)
+    return [f"{item.chapter}/{a}{s}" for a in item.artifacts for s in _SUFFIXES
+            if (root / item.chapter / f"{a}{s}").is_file() and not (s == ".csv" and a.endswith(".data"))]
+
+
+def resolve(function: str):
+    """The object a dotted path names (``sdsl.chapters.acceptance.table1``); ``ValueError`` if none."""
+    module, _, name = function.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"registry: {function!r} does not name an importable object ({exc})") from None
+
+
+def source_link(function: str, ref: str = "main") -> str:
+    """A link to the source lines of ``function`` in the repository (:data:`REPOSITORY`)."""
+    from sdsl.paths import ROOT
+
+    obj = inspect.unwrap(resolve(function))
+    path = Path(inspect.getsourcefile(obj)).resolve().relative_to(ROOT).as_posix()
+    line = inspect.getsourcelines(obj)[1]
+    return f"{REPOSITORY}/blob/{ref}/{path}#L{line}"
+
+
+def _data_link(name: str) -> str:
+    from sdsl.paths import DATA
+
+    files = sorted(p.name for p in DATA.iterdir() if p.stem == name and p.suffix in (".csv", ".txt"))
+    target = f"data/{files[0]}" if files else f"data/{name}"
+    return f"[`{target}`]({REPOSITORY}/blob/main/{target})"
+
+
+def index_markdown(root: Path | str, static_prefix: str = "_static/artifacts") -> str:
+    """The artifact index page's body (MyST): one table for the paper's items and one per chapter
+    for the companion's, with the chapter, the function (linked to its source), the artifact files
+    (linked to the copies the book serves under ``static_prefix``) and the datasets."""
+    def row(item: Item) -> str:
+        files = " ".join(f"[{f.split('/', 1)[1]}]({static_prefix}/{f})" for f in artifact_files(item, root)) or "\u2013"
+        data = ", ".join(_data_link(d) for d in item.data) or "\u2013"
+        fn = f"[`{item.function.removeprefix('sdsl.')}`]({source_link(item.function)})"
+        name = item.key if item.paper else item.key.split("/", 1)[1]
+        return f"| {name} | {item.title} | {{doc}}`executed/{item.chapter}` | {fn} | {files} | {data} |"
+
+    head = ["| item | what it shows | chapter | made by | files | reads |", "|:--|:--|:--|:--|:--|:--|"]
+    out = ["## The paper's tables and figures", "", *head, *[row(i) for i in paper_items()], ""]
+    chapters = list(dict.fromkeys(i.chapter for i in REGISTRY if not i.paper))
+    for ch in chapters:
+        out += [f"## The companion's artifacts: {{doc}}`executed/{ch}`", "", *head,
+                *[row(i) for i in REGISTRY if not i.paper and i.chapter == ch], ""]
+    return "\n".join(out)
+
+
+def gallery_markdown(root: Path | str, static_prefix: str = "_static/artifacts") -> str:
+    """A grid of the paper's five figures (sphinx-design cards, MyST), each a thumbnail of our
+    regeneration linked to its chapter. Raises ``ValueError`` naming a figure whose PNG is missing."""
+    cards = []
+    for item in (i for i in paper_items() if i.figure):
+        png = Path(root) / item.chapter / f"{item.artifacts[0]}.png"
+        if not png.is_file():
+            raise ValueError(f"{png}: the landing page's thumbnail of {item.key} is missing; run the pipeline first")
+        cards += [f":::{{grid-item-card}} {item.key}", f":link: executed/{item.chapter}", ":link-type: doc",
+                  f":img-top: {static_prefix}/{item.chapter}/{item.artifacts[0]}.png", f":img-alt: {item.key}: {item.title}",
+                  "", item.title[0].upper() + item.title[1:] + ".", ":::", ""]
+    return "\n".join(["::::{grid} 1 2 3 3", ":gutter: 2", "", *cards, "::::"])

@@ -1,0 +1,224 @@
+"""Comparing acceptance laws at the paper's configurations (the "beyond" chapter's computations).
+
+Each fitted law (:mod:`sdsl.model.alpha_laws`) is followed to the throughput-optimal draft size
+``N*`` (method notes, section 6) with :func:`sdsl.model.law_optimum.law_optimal_draft_sizes`, for
+every loss-constant set and integer or continuous ``gamma``: :func:`n_star_variants`,
+:func:`n_star_spread`; across target sizes: :func:`ratio_sweep`, :func:`ratio_rule_range`; the
+checks against the paper's Tables 4 and 5: :func:`table4_check`, :func:`table5_check`; and the
+elasticities of ``N*`` and ``T(N*)`` at several configurations: :func:`elasticity_table`.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+from sdsl.model.alpha_laws import FittedLaw, parameter_table
+from sdsl.model.law_optimum import law_optimal_draft_size, law_optimal_draft_sizes
+from sdsl.model.laws import (
+    BESIROGLU_2024,
+    HOFFMANN_2022,
+    PAPER_EQ5,
+    AcceptanceCoefficients,
+    LossConstants,
+    resolve_constants,
+)
+from sdsl.model.sensitivity import _elasticity_frame
+
+__all__ = [
+    "TABLE4_QUANTITIES",
+    "table4_check",
+    "configurations",
+    "n_star_variants",
+    "table5_check",
+    "n_star_spread",
+    "ratio_sweep",
+    "ratio_rule_range",
+    "elasticity_table",
+]
+
+#: Every quantity Table 4 prints for a fit, in its order.
+TABLE4_QUANTITIES = ("p1", "moe1", "ci1_lower", "ci1_upper", "p2", "moe2", "ci2_lower", "ci2_upper", "mse", "r2")
+
+
+def table4_check(fitted: Mapping[str, FittedLaw], data: pd.DataFrame, table4: pd.DataFrame) -> pd.DataFrame:
+    """Our per-target fits beside the paper's Table 4 (linear, logarithmic, power): one row per
+    printed quantity (:data:`TABLE4_QUANTITIES`: both parameters with their margins of error and
+    95 % intervals, MSE and R^2) with columns ``target, function, quantity, ours, paper,
+    deviation``. Comparing the deviation with the printed precision
+    (:func:`sdsl.data.printed_tolerance`) is left to the caller."""
+    names = {"linear": "linear_x", "logarithmic": "log_x", "power": "power_x"}
+    rows = []
+    pt = parameter_table({v: fitted[v] for v in names.values()}, data)
+    for _, r in table4.iterrows():
+        law = names[r["function"]]
+        sub = pt[(pt["law"] == law) & (pt["fit"] == r["target"])]
+        est = sub["estimate"].to_numpy()
+        ci = sub[["ci_lower", "ci_upper"]].to_numpy()
+        # OLS order: Intercept, slope; Table 4: p1 = slope, p2 = intercept. Power: p1, p2.
+        first, second = (1, 0) if law != "power_x" else (0, 1)
+        ours = {}
+        for k, i in (("1", first), ("2", second)):
+            ours[f"p{k}"] = est[i]
+            ours[f"moe{k}"] = (ci[i, 1] - ci[i, 0]) / 2
+            ours[f"ci{k}_lower"], ours[f"ci{k}_upper"] = ci[i, 0], ci[i, 1]
+        ours.update(mse=sub["mse"].iloc[0], r2=sub["r2"].iloc[0])
+        for k in TABLE4_QUANTITIES:
+            rows.append({"target": r["target"], "function": r["function"], "quantity": k,
+                         "ours": float(ours[k]), "paper": float(r[k]), "deviation": float(ours[k]) - float(r[k])})
+    return pd.DataFrame(rows)
+
+
+def configurations(models: pd.DataFrame | None = None, targets: Sequence[str] | None = None,
+                   families: Sequence[str] = ("OPT", "Qwen1.5", "Qwen2.5")) -> pd.DataFrame:
+    """(target, draft family) configurations with ``m``, ``d_target`` and the family's ``d_draft``
+    (tokens of the family's drafts in the ``models`` table). Default targets: the five of
+    Tables 1 and 2."""
+    from sdsl import data as _data
+
+    mod = _data.load("models") if models is None else models
+    targets = list(targets) if targets is not None else ["OPT-13B", "OPT-30B", "OPT-66B", "Qwen1.5-14B", "Qwen1.5-32B"]
+    idx = mod.set_index("model")
+    drafts = mod[mod["role"] == "draft"]
+    rows = []
+    for t in targets:
+        for fam in families:
+            toks = drafts.loc[drafts["family"] == fam, "tokens"].unique()
+            if len(toks) != 1:
+                raise ValueError(f"draft family {fam!r} has {len(toks)} token counts in the models table; need one")
+            rows.append({"target": t, "m": float(idx.loc[t, "params"]), "d_target": float(idx.loc[t, "tokens"]),
+                         "draft_family": fam, "d_draft": float(toks[0])})
+    return pd.DataFrame(rows)
+
+
+def n_star_variants(
+    fitted: Mapping[str, FittedLaw], configs: pd.DataFrame,
+    constants: Sequence[LossConstants | str] = (BESIROGLU_2024, HOFFMANN_2022),
+    integer: Sequence[bool] = (False, True),
+) -> pd.DataFrame:
+    """``N*`` for every law x loss-constant set x integer/continuous ``gamma`` x configuration.
+    A per-target law is evaluated only at the targets it was fitted on. All variants of one law
+    are solved at once (:func:`law_optimal_draft_sizes`)."""
+    cs = [resolve_constants(const) for const in constants]
+    rows = []
+    for name, fl in fitted.items():
+        keys = []
+        for _, cfg in configs.iterrows():
+            if fl.law.per_target and cfg["target"] not in fl.pieces:
+                continue
+            for c in cs:
+                for integ in integer:
+                    keys.append((cfg, c, integ))
+        if not keys:
+            continue
+        opts = law_optimal_draft_sizes(
+            fl, [k[0]["target"] for k in keys], [k[0]["m"] for k in keys], [k[0]["d_draft"] for k in keys],
+            [k[0]["d_target"] for k in keys], [k[1] for k in keys], [k[2] for k in keys])
+        for (cfg, c, integ), opt in zip(keys, opts):
+            rows.append({
+                "law": name, "target": cfg["target"], "draft_family": cfg["draft_family"],
+                "m": cfg["m"], "d_target": cfg["d_target"], "d_draft": cfg["d_draft"],
+                "constants": c.name, "gamma": "integer" if integ else "continuous",
+                "n_star": opt.n_star, "gamma_star": opt.gamma_star, "alpha": opt.alpha,
+                "tokens_per_flop": opt.tokens_per_flop, "ratio": opt.ratio, "status": opt.status,
+                "n_at_max": opt.n_at_max,
+            })
+    return pd.DataFrame(rows)
+
+
+def table5_check(fitted: FittedLaw, paper5: pd.DataFrame,
+                 constants: LossConstants | str = BESIROGLU_2024) -> pd.DataFrame:
+    """The paper's Table 5 regenerated through :func:`law_optimal_draft_size` with a fitted law
+    (the paper's plane by default in the notebook): ours, the paper's and the relative
+    deviations of ``N*`` and ``T(N*)``."""
+    rows = []
+    for _, r in paper5.iterrows():
+        o = law_optimal_draft_size(fitted, r["target"], r["m"], r["d_draft"], r["d_target"], constants)
+        rows.append({"target": r["target"], "draft_family": r["draft_family"], "n_star": o.n_star,
+                     "paper_n_star": float(r["n_star"]), "n_star_rel_dev": o.n_star / float(r["n_star"]) - 1,
+                     "tokens_per_flop": o.tokens_per_flop, "paper_tokens_per_flop": float(r["tokens_per_flop"]),
+                     "tokens_per_flop_rel_dev": o.tokens_per_flop / float(r["tokens_per_flop"]) - 1})
+    return pd.DataFrame(rows)
+
+
+def n_star_spread(variants: pd.DataFrame, by: Sequence[str] = ("target",)) -> pd.DataFrame:
+    """Spread of ``N*`` across variants (laws, constants, gamma, families) per group ``by``:
+    count of variants with an interior optimum, min, median, max, max/min, and the law and
+    variant at each end."""
+    rows = []
+    for key, g in variants.groupby(list(by), sort=True):
+        ok = g[g["status"] == "interior"]
+        key = key if isinstance(key, tuple) else (key,)
+        row = dict(zip(by, key))
+        row.update({"variants": int(len(g)), "interior": int(len(ok))})
+        if len(ok):
+            lo, hi = ok.loc[ok["n_star"].idxmin()], ok.loc[ok["n_star"].idxmax()]
+            row.update({
+                "n_star_min": float(lo["n_star"]), "n_star_median": float(ok["n_star"].median()),
+                "n_star_max": float(hi["n_star"]), "max_over_min": float(hi["n_star"] / lo["n_star"]),
+                "min_variant": f"{lo['law']} / {lo['draft_family']} / {lo['constants']} / {lo['gamma']}",
+                "max_variant": f"{hi['law']} / {hi['draft_family']} / {hi['constants']} / {hi['gamma']}",
+            })
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def ratio_sweep(
+    fitted: Mapping[str, FittedLaw], m_grid: ArrayLike, d_target: float, d_drafts: Mapping[str, float],
+    constants: Sequence[LossConstants | str] = (BESIROGLU_2024, HOFFMANN_2022),
+    integer: Sequence[bool] = (False, True),
+) -> pd.DataFrame:
+    """``M / N*`` against the target size ``M`` for the laws with cross-target structure (the
+    others have no way to move to another ``M``). ``d_drafts`` maps a draft family to its ``D``."""
+    rows = []
+    ms = np.asarray(m_grid, float)
+    cs = [resolve_constants(const) for const in constants]
+    for name, fl in fitted.items():
+        if not fl.law.cross_target:
+            continue
+        keys = [(fam, d, c, integ, m) for fam, d in d_drafts.items() for c in cs for integ in integer for m in ms]
+        opts = law_optimal_draft_sizes(fl, "new target", [k[4] for k in keys], [float(k[1]) for k in keys],
+                                       float(d_target), [k[2] for k in keys], [k[3] for k in keys])
+        for (fam, _, c, integ, m), opt in zip(keys, opts):
+            rows.append({"law": name, "draft_family": fam, "constants": c.name,
+                         "gamma": "integer" if integ else "continuous", "m": float(m),
+                         "n_star": opt.n_star, "ratio": opt.ratio, "alpha": opt.alpha,
+                         "status": opt.status})
+    return pd.DataFrame(rows)
+
+
+def ratio_rule_range(sweep: pd.DataFrame, low: float = 150.0, high: float = 300.0) -> pd.DataFrame:
+    """Where ``low <= M/N* <= high`` holds in a :func:`ratio_sweep`: per (law, family, constants,
+    gamma) the smallest and largest ``M`` of the sweep inside the band, the ratio at both ends
+    of the sweep, and whether the band is left above the largest ``M`` (``breaks_above``)."""
+    rows = []
+    for key, g in sweep.groupby(["law", "draft_family", "constants", "gamma"], sort=True):
+        g = g.sort_values("m")
+        inside = g[(g["ratio"] >= low) & (g["ratio"] <= high)]
+        rows.append({
+            **dict(zip(["law", "draft_family", "constants", "gamma"], key)),
+            "ratio_at_m_min": float(g["ratio"].iloc[0]), "ratio_at_m_max": float(g["ratio"].iloc[-1]),
+            "m_min": float(g["m"].iloc[0]), "m_max": float(g["m"].iloc[-1]),
+            "band_m_low": float(inside["m"].min()) if len(inside) else np.nan,
+            "band_m_high": float(inside["m"].max()) if len(inside) else np.nan,
+            "ratio_min": float(g["ratio"].min()), "ratio_max": float(g["ratio"].max()),
+            "no_interior": int((g["status"] != "interior").sum()),
+        })
+    return pd.DataFrame(rows)
+
+
+def elasticity_table(configs: pd.DataFrame, coefficients: AcceptanceCoefficients = PAPER_EQ5,
+                     constants: LossConstants | str = BESIROGLU_2024, integer: bool = False,
+                     h: float = 1e-3) -> pd.DataFrame:
+    """:func:`elasticities` at every configuration of ``configs`` (columns ``target, m, d_target,
+    draft_family, d_draft``), all configurations solved at once."""
+    cfgs = [(float(r["m"]), float(r["d_draft"]), float(r["d_target"])) for _, r in configs.iterrows()]
+    frames = []
+    for (_, cfg), e in zip(configs.iterrows(), _elasticity_frame(cfgs, coefficients, constants, integer, h)):
+        e.insert(0, "draft_family", cfg["draft_family"])
+        e.insert(0, "target", cfg["target"])
+        frames.append(e)
+    return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,47 @@
+"""The plan chapter's lookup table (sdsl.chapters.plan_draft.lookup, shown in the book): the rows of
+``sdsl presets --plan``, formatted for reading, and its parameter check."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from sdsl.chapters import plan_draft as ch
+from sdsl.plan.lookup import lookup_rows
+
+
+@pytest.fixture(scope="module")
+def table():
+    return ch.lookup()
+
+
+def test_lookup_is_the_cli_table_with_m_over_n_star(table):
+    rows = lookup_rows()
+    assert list(table["preset"]) == [r["preset"] for r in rows]
+    for r, (_, t) in zip(rows, table.iterrows()):
+        if r["status"] == "planned":
+            assert t["n_star"] == r["n_star"] and t["m_over_n_star"] == pytest.approx(r["params"] / r["n_star"], rel=1e-12)
+        else:
+            assert math.isnan(t["n_star"])
+
+
+def test_lookup_summary_counts_every_row_once(table):
+    s = ch.lookup_summary(table)
+    assert s["lookup_n"] == len(table) == s["lookup_n_planned"] + s["lookup_n_moe"] + s["lookup_n_unknown"]
+    assert s["lookup_n_moe"] >= 1 and s["lookup_n_unknown"] >= 1
+    assert 1 <= s["lookup_gamma_min"] <= s["lookup_gamma_max"]
+    assert 1 < s["lookup_ratio_min"] < s["lookup_ratio_max"]
+
+
+def test_view_shows_units_dashes_and_no_index(table):
+    html = ch.view_lookup(table).to_html()
+    for header in ("M (billion parameters)", "N* (million parameters)", "D' (trillion tokens)", "wall-clock speedup"):
+        assert header in html
+    assert "nan" not in html.lower().replace("nano", "") and "–" in html
+    assert "refused: mixture of experts" in html
+
+
+def test_lookup_hardware_is_checked():
+    with pytest.raises(ValueError, match=r"^lookup_hardware: unknown hardware 'tpu'"):
+        ch.check_parameters(lookup_hardware="tpu")
