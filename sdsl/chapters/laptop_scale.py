@@ -23,13 +23,13 @@ from sdsl.model.throughput import optimal_tokens_per_flop
 __all__ = [
     "CHAPTER",
     "check_parameters",
-    "figure1",
-    "figure2",
-    "figure3",
-    "figure4",
-    "figure5",
-    "figure6",
-    "figure7",
+    "fig_loss_curves",
+    "fig_loss_law",
+    "fig_alpha_overlap",
+    "fig_alpha_laws",
+    "fig_alpha_predicted",
+    "fig_throughput",
+    "fig_wallclock",
     "predicted_alpha",
     "prediction_curve",
     "table_alpha",
@@ -103,7 +103,7 @@ def _finish(fig: Figure) -> Figure:
     return fix_layout(fig)
 
 
-def figure2(runs: pd.DataFrame, fit: LossFit) -> tuple[Figure, pd.DataFrame]:
+def fig_loss_law(runs: pd.DataFrame, fit: LossFit) -> tuple[Figure, pd.DataFrame]:
     """Validation loss against ``N`` for each token budget, with the fitted law (lines)."""
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     budgets = sorted(runs["tokens"].unique())
@@ -124,7 +124,7 @@ def figure2(runs: pd.DataFrame, fit: LossFit) -> tuple[Figure, pd.DataFrame]:
     return _finish(fig), pd.DataFrame(rows)
 
 
-def figure4(frame: pd.DataFrame, fits) -> Figure:
+def fig_alpha_laws(frame: pd.DataFrame, fits) -> Figure:
     """Alpha against draft perplexity per target with the three Table 4 forms
     (:func:`sdsl.chapters.acceptance.figure3`)."""
     from sdsl.chapters.acceptance import figure3 as per_target_figure
@@ -158,7 +158,7 @@ def predicted_alpha(frame: pd.DataFrame, runs: pd.DataFrame, law: str, loss: Los
     return out
 
 
-def figure5(pred: pd.DataFrame) -> Figure:
+def fig_alpha_predicted(pred: pd.DataFrame) -> Figure:
     """Predicted against measured alpha; open markers: drafts the fits never saw."""
     fig, ax = plt.subplots(figsize=(4.8, 4.4))
     for i, (t, g) in enumerate(pred.groupby("target", sort=False)):
@@ -200,7 +200,7 @@ def prediction_curve(frame: pd.DataFrame, runs: pd.DataFrame, target: str, law: 
                          "speedup_smooth": t_smooth})
 
 
-def figure6(frame: pd.DataFrame, curves: pd.DataFrame, preds: pd.DataFrame, d: float) -> Figure:
+def fig_throughput(frame: pd.DataFrame, curves: pd.DataFrame, preds: pd.DataFrame, d: float) -> Figure:
     """``2 M T(N)`` (throughput over plain decoding at equal FLOPs, Eq. 9 at gamma*) per target:
     trained drafts at measured alpha (points), the smooth curve through them, the recipe's curve
     fitted on the smaller drafts, with the predicted and empirical ``N*``."""
@@ -225,7 +225,7 @@ def figure6(frame: pd.DataFrame, curves: pd.DataFrame, preds: pd.DataFrame, d: f
     return _finish(fig)
 
 
-def figure7(wall: pd.DataFrame) -> Figure:
+def fig_wallclock(wall: pd.DataFrame) -> Figure:
     """Measured wall-clock speedup against Theorem 3.8's prediction from measured alpha and cost
     ratio, one colour per target."""
     fig, ax = plt.subplots(figsize=(4.8, 4.4))
@@ -242,7 +242,7 @@ def figure7(wall: pd.DataFrame) -> Figure:
     return _finish(fig)
 
 
-def figure1(curves: pd.DataFrame, runs: pd.DataFrame) -> Figure:
+def fig_loss_curves(curves: pd.DataFrame, runs: pd.DataFrame) -> Figure:
     """Training loss against tokens seen for every run (colour: ``N``), validation points marked."""
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     lo, hi = np.log(runs["params"].min()), np.log(runs["params"].max())
@@ -260,7 +260,7 @@ def figure1(curves: pd.DataFrame, runs: pd.DataFrame) -> Figure:
     return _finish(fig)
 
 
-def figure3(summary: pd.DataFrame) -> Figure:
+def fig_alpha_overlap(summary: pd.DataFrame) -> Figure:
     """Alpha by speculative sampling against ``E[sum min(p, q)]`` on the evaluated positions
     (filled) and teacher-forced on held-out text (open), temperature 1 and greedy."""
     temps = sorted(summary["temperature"].unique(), reverse=True)

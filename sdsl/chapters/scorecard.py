@@ -2,7 +2,7 @@
 figures' captions, with its status.
 
 Generated from the artifacts of the other chapters and from ``data/`` (never typed). Every one of
-the numbers printed in the paper's Tables 1 to 9 (:func:`sdsl.paper.printed_numbers`, read from the
+the numbers printed in the paper's Tables 1 to 9 (:func:`sdsl.audit.paper.printed_numbers`, read from the
 paper's text) gets a row of one of two kinds:
 
 - ``number``: a result the companion recomputes (Tables 3, 4, 5's ``N*`` and ``T(N*)``, 6's
@@ -33,8 +33,8 @@ import pandas as pd
 
 from sdsl import data as _data
 from sdsl.model.compare import DIFFERS, EQUAL, STATUSES, WITHIN, classify
-from sdsl.claims import claim_values, latency_claims
-from sdsl.reproduction import AS_PRINTED, INPUT_BAD, INPUT_OK, INPUT_READ, counts, coverage, interval_rule, view
+from sdsl.audit.claims import claim_values, latency_claims
+from sdsl.audit.reproduction import AS_PRINTED, INPUT_BAD, INPUT_OK, INPUT_READ, counts, coverage, interval_rule, view
 
 __all__ = [
     "EQUAL", "WITHIN", "DIFFERS", "STATUSES", "INPUT_OK", "INPUT_BAD", "INPUT_READ", "AS_PRINTED",
@@ -290,9 +290,9 @@ def _table89(root: Path, number: int) -> list[dict]:
 
 
 def _inputs() -> list[dict]:
-    """Every transcribed input beside the paper's text (:func:`sdsl.paper.transcription`), and the
+    """Every transcribed input beside the paper's text (:func:`sdsl.audit.paper.transcription`), and the
     inputs a reading takes otherwise."""
-    from sdsl.paper import transcription
+    from sdsl.audit.paper import transcription
 
     rows = []
     for r in transcription().itertuples(index=False):

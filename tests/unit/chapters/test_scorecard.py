@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from sdsl import data
-from sdsl import reproduction as R
+from sdsl.audit import reproduction as R
 from sdsl.chapters import scorecard as sc
 from sdsl.paths import ROOT
 

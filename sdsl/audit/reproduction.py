@@ -76,11 +76,11 @@ def counts(card: pd.DataFrame, reinterpreted: bool = False, order: Sequence[str]
 
 
 def coverage(card: pd.DataFrame, numbers: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per table, the numbers its text prints (:func:`sdsl.paper.printed_numbers`) and how many of
+    """Per table, the numbers its text prints (:func:`sdsl.audit.paper.printed_numbers`) and how many of
     them a row of the scorecard (as printed) accounts for: each printed number is matched to one row
     of its table whose paper value equals it within half a printed unit. ``missing`` lists the
     printed texts no row accounts for (empty when every number has its row)."""
-    from sdsl.paper import printed_numbers
+    from sdsl.audit.paper import printed_numbers
 
     nums = printed_numbers() if numbers is None else numbers
     printed = view(card)
