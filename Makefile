@@ -7,11 +7,12 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | sha256sum | cut -c1-16)
 
-.PHONY: help install book notebooks test check accept matrix bench browser-deps lock clean wheel-check
+.PHONY: help install book notebooks test lint check accept matrix bench browser-deps lock clean wheel-check
 
 help:
 	@echo "make book     install, execute every notebook with papermill, build book/_build/html/index.html"
 	@echo "make test     install, then run the whole test suite (what CI runs)"
+	@echo "make lint     ruff check (the lint rules of pyproject.toml; also the first step of make test)"
 	@echo "make check    regenerate every table and figure and compare with baseline/"
 	@echo "make accept   make the regenerated outputs the new baseline (on purpose)"
 	@echo "make matrix   the regeneration check under every CPU kernel this machine can run"
@@ -46,9 +47,13 @@ browser-deps:
 	else echo "chromium not installed and not root: the browser test will be skipped"; fi
 
 test: install browser-deps
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
 	$(BIN)/python -m sdsl.build.matrix
 	tools/wheel_check.sh $(PYTHON)
+
+lint: install
+	$(BIN)/ruff check .
 
 check: install
 	$(BIN)/python -m sdsl.build.check

@@ -25,8 +25,8 @@ import sys
 import time
 from contextlib import redirect_stdout
 
-from sdsl.paths import BOOK
 from sdsl.build.pipeline import build_book, run
+from sdsl.paths import BOOK
 
 TARGET_FULL = 60.0
 TARGET_NOCHANGE = 10.0

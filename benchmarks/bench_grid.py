@@ -19,11 +19,10 @@ import os
 import time
 
 import numpy as np
+from _timing import best_of  # benchmarks/_timing.py, beside this script
 
 import sdsl
 from sdsl.chapters import scaling as grid
-
-from _timing import best_of  # benchmarks/_timing.py, beside this script
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -44,13 +44,12 @@ import torch
 from transformers import DynamicCache
 
 from sdsl.measure import harness as H
-
-from sdsl.measure import sampling as S
 from sdsl.measure import local as L
+from sdsl.measure import sampling as S
 from sdsl.measure.estimators import alpha_from_accepted
 from sdsl.measure.universal import configure_assistant, record_assisted_iterations
-from sdsl.paths import DATA
 from sdsl.model.throughput import expected_tokens
+from sdsl.paths import DATA
 
 
 def _time_forward(model, n_tokens: int, context: int, reps: int) -> float:

@@ -23,11 +23,10 @@ import os
 import time
 
 import numpy as np
+from _timing import best_of  # benchmarks/_timing.py, beside this script
 
 import sdsl
 from sdsl.chapters import optimal_draft as optimum
-
-from _timing import best_of  # benchmarks/_timing.py, beside this script
 
 
 def main(argv: list[str] | None = None) -> int:

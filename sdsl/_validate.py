@@ -24,8 +24,9 @@ import math
 import numbers
 import os
 import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -59,7 +60,7 @@ TARGET_PARAMS = (1e8, 1e14)
 TOKENS = (1e9, 1e16)
 
 _EXACT_FLOAT_INT = 2**53
-_NAMES: contextvars.ContextVar[Mapping[str, str]] = contextvars.ContextVar("sdsl_argument_names", default={})
+_NAMES: contextvars.ContextVar[Mapping[str, str]] = contextvars.ContextVar("sdsl_argument_names", default={})  # noqa: B039 (read, never mutated)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -26,7 +26,8 @@ import json
 import os
 import re
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["main", "build_parser"]
 
@@ -80,9 +81,8 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``sdsl`` (sub-commands ``plan``, ``speedup``, ``presets`` and ``alpha``)."""
-    from sdsl import cli_deploy
-
     import sdsl
+    from sdsl import cli_deploy
 
     parser = _Parser(
         prog="sdsl",
@@ -171,7 +171,6 @@ def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:
 
 def _plan(args: argparse.Namespace) -> int:
     from sdsl import plan as P
-
     from sdsl._validate import draws, seed
 
     if args.seed is not None and (args.bootstrap is None or draws(args.bootstrap, "bootstrap") == 0):

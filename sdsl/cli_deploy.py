@@ -159,10 +159,9 @@ def add_speedup_parser(sub) -> None:
 
 
 def run_speedup(args: argparse.Namespace) -> int:
+    from sdsl import _validate as V
     from sdsl.deployment import check_wall_clock
     from sdsl.model.speedup import speedup_report
-
-    from sdsl import _validate as V
 
     alpha = V.number(args.alpha, "alpha", low=0, high=1, low_open=True, high_open=True, what="acceptance rate")
     if args.cost_ratio is None and args.draft_latency is None and args.target_latency is None:

@@ -26,9 +26,10 @@ from __future__ import annotations
 import copy
 import hashlib
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 

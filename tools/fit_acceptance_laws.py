@@ -16,7 +16,6 @@ import argparse
 import csv
 import io
 import sys
-from pathlib import Path
 
 import yaml
 

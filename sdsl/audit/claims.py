@@ -8,15 +8,15 @@ reads their statuses); :func:`latency_claims` is Figure 4's test on the paper's 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
 
 from sdsl import data as _data
-from sdsl.model.compare import EQUAL, WITHIN
 from sdsl.audit.reproduction import AS_PRINTED
+from sdsl.model.compare import EQUAL, WITHIN
 
 __all__ = ["LATENCY_METRICS", "latency_claims", "claim_values"]
 

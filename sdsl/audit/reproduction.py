@@ -12,7 +12,7 @@ interval end cannot reproduce when its estimate does not (:func:`interval_rule`)
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd

@@ -9,7 +9,7 @@ data instead, divides the tick labels by it and writes it into the axis label:
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from collections.abc import Iterable
 
 __all__ = ["power_of_ten", "scaled", "tokens"]
 

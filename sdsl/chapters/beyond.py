@@ -28,7 +28,6 @@ name                 form                                            fitted     
 
 ``x``, ``y``: the draft's and the target's perplexities; ``N``, ``D``: the draft's parameters and
 tokens. Leave-one-target-out is defined only for laws that carry the target through ``y``.
-
 Propagation to ``N*``: ``x = exp(L(N, D))``, ``y = exp(L(M, D'))`` (method notes, section 4);
 ``T(N)`` (Eq. 9) is maximised over ``log N`` by the kernel :func:`sdsl.model.optimum.solve`; a
 maximum at the end of the range or where ``alpha`` leaves (0, 1) is reported as such (status).
@@ -36,7 +35,8 @@ maximum at the end of the range or where ``alpha`` leaves (0, 1) is reported as 
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd

@@ -26,7 +26,7 @@ optimum over the grid (misfit), not noise.
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -246,7 +246,7 @@ def figure5(solution: pd.DataFrame) -> Figure:
         ("d_target", "m", "target pre-training tokens $D'$", "target size $M$ (parameters)", "d_draft"),
     )
     cmap = colormaps["viridis"]
-    for r, (x, hue, xlabel, hue_label, other) in enumerate(rows):
+    for r, (x, hue, xlabel, hue_label, _other) in enumerate(rows):
         levels = np.sort(s[hue].unique())
         norm = LogNorm(vmin=levels.min(), vmax=levels.max()) if levels.size > 1 else None
         for ax, col, ylabel, scale in ((axes[r, 0], "n_star", "$N^*$ (millions of parameters)", 1e-6),

@@ -32,9 +32,9 @@ import numpy as np
 import pandas as pd
 
 from sdsl import data as _data
-from sdsl.model.compare import DIFFERS, EQUAL, STATUSES, WITHIN, classify
 from sdsl.audit.claims import claim_values, latency_claims
 from sdsl.audit.reproduction import AS_PRINTED, INPUT_BAD, INPUT_OK, INPUT_READ, counts, coverage, interval_rule, view
+from sdsl.model.compare import DIFFERS, EQUAL, STATUSES, WITHIN, classify
 
 __all__ = [
     "EQUAL", "WITHIN", "DIFFERS", "STATUSES", "INPUT_OK", "INPUT_BAD", "INPUT_READ", "AS_PRINTED",

@@ -41,7 +41,7 @@ def check_filters(top_k: Any = 0, top_p: Any = 1.0) -> tuple[int, float]:
     return int(top_k), p
 
 
-def warped_probs(logits: "torch.Tensor", temperature: float, top_k: int = 0, top_p: float = 1.0) -> "torch.Tensor":
+def warped_probs(logits: torch.Tensor, temperature: float, top_k: int = 0, top_p: float = 1.0) -> torch.Tensor:
     """Next-token probabilities (float64) after temperature, top-k and top-p.
 
     Parameters

@@ -11,8 +11,9 @@ through :mod:`sdsl.measure.universal`; the small local pair is :mod:`sdsl.measur
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd

@@ -18,8 +18,9 @@ import hashlib
 import os
 import platform
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -76,8 +77,8 @@ def build_char_tokenizer(texts: Iterable[str], path: str | os.PathLike | None = 
     return fast
 
 
-def _train_lm(model, ids: "torch.Tensor", *, steps: int, seq_len: int, batch: int, lr: float,
-              generator: "torch.Generator") -> float:
+def _train_lm(model, ids: torch.Tensor, *, steps: int, seq_len: int, batch: int, lr: float,
+              generator: torch.Generator) -> float:
     """A few AdamW steps of next-token training on random windows of ``ids``; returns last loss."""
     import torch
 

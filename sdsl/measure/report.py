@@ -29,8 +29,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 __all__ = ["PlanContext", "Implication", "Report", "add_arguments", "resolve_context", "implications",
            "build_report", "report_text", "report_dict", "run"]
@@ -119,7 +120,6 @@ def resolve_context(preset: Any = None, target_params: Any = None, target_tokens
     """Validate the plan options (:func:`sdsl.plan.resolve_target` and friends); a target needs the
     draft's size and the other way round."""
     from sdsl import plan as P
-
     from sdsl._validate import TARGET_PARAMS, shown
 
     any_target = preset is not None or target_params is not None

@@ -38,8 +38,9 @@ cannot be cropped after a rejection (recurrent or linear-attention layers) are r
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -86,7 +87,7 @@ def check_same_vocabulary(draft, target, draft_tokenizer=None, target_tokenizer=
 
 
 # --------------------------------------------------------------------------- decoding
-def _probs(logits: "torch.Tensor", temperature: float, top_k: int = 0, top_p: float = 1.0) -> "torch.Tensor":
+def _probs(logits: torch.Tensor, temperature: float, top_k: int = 0, top_p: float = 1.0) -> torch.Tensor:
     """Next-token distributions (float64); one-hot argmax when ``temperature == 0``; top-k / top-p
     warping (:func:`sdsl.measure.filters.warped_probs`) when either is on."""
     import torch
@@ -103,7 +104,7 @@ def _probs(logits: "torch.Tensor", temperature: float, top_k: int = 0, top_p: fl
     return torch.softmax(logits / temperature, dim=-1)
 
 
-def _sample(probs: "torch.Tensor", temperature: float, generator: "torch.Generator") -> int:
+def _sample(probs: torch.Tensor, temperature: float, generator: torch.Generator) -> int:
     import torch
 
     if temperature == 0.0:
@@ -131,7 +132,7 @@ def _cache_kwarg(model) -> str:
     return _CACHE_KWARG[cls]
 
 
-def _forward(model, tokens: list[int], cache) -> "torch.Tensor":
+def _forward(model, tokens: list[int], cache) -> torch.Tensor:
     import torch
 
     out = model(input_ids=torch.tensor([tokens]), use_cache=True, **{_cache_kwarg(model): cache})

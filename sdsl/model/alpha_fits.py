@@ -16,8 +16,8 @@ MSE column of the paper's Table 4. All least squares go through :mod:`sdsl.model
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd

@@ -10,8 +10,9 @@ OLS laws are solved by :func:`sdsl.model.fitting.ols`, the power law by
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -198,7 +199,7 @@ class Law:
     refitted: bool = True
     coefficients: AcceptanceCoefficients | None = None
 
-    def fit(self, data: pd.DataFrame) -> "FittedLaw":
+    def fit(self, data: pd.DataFrame) -> FittedLaw:
         """Fit on ``data`` (a frame like :func:`law_data`) and return a :class:`FittedLaw`."""
         if len(data) == 0:
             raise ValueError(f"law {self.name!r}: cannot fit on an empty frame")
@@ -313,7 +314,7 @@ def parameter_table(fitted: Mapping[str, FittedLaw], data: pd.DataFrame) -> pd.D
     each fit (per target for per-target laws). In-sample numbers are for orientation only; the
     laws are ranked by held-out error (:func:`compare_laws`)."""
     frames = []
-    for name, fl in fitted.items():
+    for _name, fl in fitted.items():
         p = fl.parameters()
         pred = fl.predict(data)
         resid = data["alpha"].to_numpy() - pred

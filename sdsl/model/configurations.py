@@ -4,7 +4,8 @@ parameter names (method notes, section 6)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from sdsl import data as _data
 from sdsl._validate import as_positive

@@ -3,7 +3,8 @@ bootstrap interval, and the ranking of the laws (the beyond chapter)."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -102,7 +103,7 @@ def compare_laws(
     coefficients were fitted on the paper's 13 targets, which include these pairs.
     """
     lawmap = _law_map(laws)
-    fitted = {n: l.fit(data) for n, l in lawmap.items()}
+    fitted = {n: law.fit(data) for n, law in lawmap.items()}
     obs = data["alpha"].to_numpy()
     sst = float(np.sum((obs - obs.mean()) ** 2))
     rows = []

@@ -23,8 +23,8 @@ the gradient, which is located to about ``eps`` times the condition number of th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import pandas as pd

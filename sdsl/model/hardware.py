@@ -41,8 +41,8 @@ ratio (:func:`draft_shape`: layers and widths scale as ``(N/M)**(1/3)``, so KV b
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
 import numpy as np
 

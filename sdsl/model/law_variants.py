@@ -10,7 +10,7 @@ elasticities of ``N*`` and ``T(N*)`` at several configurations: :func:`elasticit
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd

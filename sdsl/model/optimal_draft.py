@@ -26,7 +26,7 @@ from sdsl.model.optimum import INTERIOR, Optima, log_grid, plane_alpha, solve
 from sdsl.model.throughput import optimal_gamma, tokens_per_flop
 
 if TYPE_CHECKING:  # numpy.typing and pandas cost import time; the annotations are strings
-    from typing import Iterable
+    from collections.abc import Iterable
 
     import pandas as pd
     from numpy.typing import ArrayLike

@@ -31,8 +31,8 @@ tests perturb ``F`` by 1e-15 relative noise and find ``N*`` within 1e-10), at a 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike

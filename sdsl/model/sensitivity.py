@@ -4,8 +4,8 @@ the kernel :func:`sdsl.model.optimum.solve`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd

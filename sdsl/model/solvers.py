@@ -17,7 +17,7 @@ needs only two things from them:
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

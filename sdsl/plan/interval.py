@@ -43,8 +43,9 @@ has 0.3 s and, installed from the wheel, has neither package. Only numpy is impo
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

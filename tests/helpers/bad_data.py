@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from sdsl.paths import DATA
 
@@ -317,12 +318,12 @@ def _d_measurements_target_with_two_drafts(d):
 
 
 def _d_tab_separated(d):
-    return _load(rewrite(d, "acceptance", b"\n".join(l.replace(b",", b"\t") for l in _lines(d)))), (
+    return _load(rewrite(d, "acceptance", b"\n".join(ln.replace(b",", b"\t") for ln in _lines(d)))), (
         "acceptance.csv", "line 1", "separated by commas", "'\\t'")
 
 
 def _d_semicolon_separated(d):
-    return _load(rewrite(d, "acceptance", b"\n".join(l.replace(b",", b";") for l in _lines(d)))), (
+    return _load(rewrite(d, "acceptance", b"\n".join(ln.replace(b",", b";") for ln in _lines(d)))), (
         "acceptance.csv", "line 1", "separated by commas", "';'")
 
 
@@ -379,7 +380,7 @@ def _d_crlf_bad_value(d):
 
 def _d_unexpected_column(d):
     lines = _lines(d)
-    lines = [lines[0] + b",extra"] + [l + b",1" if l else l for l in lines[1:]]
+    lines = [lines[0] + b",extra"] + [ln + b",1" if ln else ln for ln in lines[1:]]
     return _load(rewrite(d, "acceptance", b"\n".join(lines))), ("acceptance.csv", "unexpected column", "'extra'")
 
 

@@ -10,7 +10,8 @@ line (the name as the user typed it, and what is allowed or what is wrong). The 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from bad_data import DATA_DAMAGE, DATA_VALID, copy_data, rewrite, set_sha  # noqa: F401 (the data part)
 

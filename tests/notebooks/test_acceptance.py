@@ -3,16 +3,15 @@ defaults (the paper) and with a user's own measurements, and writes the right ar
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import pytest
 from glued import glued as read_glued
 
 from sdsl import data
-from sdsl.chapters import acceptance as fits
 from sdsl.build.parameters import ParameterError
 from sdsl.build.pipeline import execute_notebook
+from sdsl.chapters import acceptance as fits
 
 pytestmark = pytest.mark.slow
 

@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-
 import pandas as pd
 import pytest
 
 from sdsl.chapters import beyond as lc
-
 
 pytestmark = [pytest.mark.slow]
 

@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import pytest
 
-from sdsl.chapters import latency
 from sdsl.build.pipeline import execute_notebook
+from sdsl.chapters import latency
 
 pytestmark = [pytest.mark.slow]
 

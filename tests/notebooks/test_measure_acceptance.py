@@ -15,7 +15,6 @@ pytest.importorskip("transformers")
 
 
 from sdsl.measure import harness as H  # noqa: E402
-
 from sdsl.measure import local as L  # noqa: E402
 from sdsl.paths import DATA  # noqa: E402
 

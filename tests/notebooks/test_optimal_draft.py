@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdsl.chapters import optimal_draft as optimum
 from sdsl.build.pipeline import execute_notebook
+from sdsl.chapters import optimal_draft as optimum
 
 pytestmark = [pytest.mark.slow]
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-
 WIDE = 1e14  # the upper end of D and D' that reproduces Tables 8 and 9 (see the chapter)
 
 pytestmark = [pytest.mark.slow]

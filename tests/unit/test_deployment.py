@@ -7,8 +7,8 @@ import pytest
 from sdsl import deployment as DP
 from sdsl import plan as P
 from sdsl.model import laws
-from sdsl.model import throughput as theory
 from sdsl.model import speedup as S
+from sdsl.model import throughput as theory
 
 
 def _report(preset="llama-3-70b", **wall):

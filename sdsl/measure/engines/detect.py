@@ -10,8 +10,8 @@ not the file name, and says why.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from sdsl.measure.engines.prometheus import looks_like_prometheus, parse_scrape
 from sdsl.measure.engines.types import EngineRead

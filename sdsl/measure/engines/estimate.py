@@ -19,7 +19,7 @@ Three kinds of input, three functions:
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

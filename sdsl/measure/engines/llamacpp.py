@@ -19,7 +19,7 @@ tokens left to generate), so drafts shorter than ``k`` are the rule: see
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from sdsl.measure.engines.prometheus import Scrape
 from sdsl.measure.engines.types import EngineRead

@@ -110,7 +110,7 @@ class AlphaReading:
             return 1.0 + float(self.num_accepted_tokens) / float(self.num_drafts)
         return None
 
-    def with_notes(self, *notes: str) -> "AlphaReading":
+    def with_notes(self, *notes: str) -> AlphaReading:
         return replace(self, notes=self.notes + tuple(n for n in notes if n))
 
 

@@ -31,8 +31,8 @@ llama.cpp exports the same schema with the ``llamacpp:`` prefix (:mod:`.llamacpp
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Sequence
 
 from sdsl.measure.engines import estimate as E
 from sdsl.measure.engines.prometheus import Scrape, count

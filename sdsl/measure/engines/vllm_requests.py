@@ -24,8 +24,9 @@ skipped. Requests are grouped by the response's ``model``.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 

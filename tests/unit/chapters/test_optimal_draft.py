@@ -3,7 +3,6 @@ plotted data against the tables, and the notebook through papermill."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 

@@ -59,7 +59,7 @@ def test_reduction_bound_is_the_brute_force_maximum():
             m = int(np.sum(k - g))
             lost = int(np.sum((g == acc) & (acc < k)))
             best[m] = max(best.get(m, 0), lost)
-        for m, lost in best.items():
+        for m in best:
             assert reduction_bound(stopped, k, m) == max(v for mm, v in best.items() if mm <= m)
 
 

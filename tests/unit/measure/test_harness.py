@@ -23,9 +23,8 @@ pytest.importorskip("transformers")
 from chisq import chisquare  # noqa: E402
 
 from sdsl.measure import harness as H  # noqa: E402
-
-from sdsl.measure import sampling as S  # noqa: E402
 from sdsl.measure import local as L  # noqa: E402
+from sdsl.measure import sampling as S  # noqa: E402
 from sdsl.paths import DATA  # noqa: E402
 
 torch.set_num_threads(1)  # tiny models: one thread is fastest and immune to oversubscription

@@ -133,7 +133,7 @@ def test_other_token_boundaries_greedy_is_exact_and_counts_add_up(target, bigram
     assert it["drafted"].max() > 3
     est = alpha_from_accepted(it["accepted"], it["drafted"])
     assert 0.0 < est.alpha < 1.0
-    for j, text in enumerate(TEXTS[:4]):
+    for _j, text in enumerate(TEXTS[:4]):
         ids = tok(text)["input_ids"]
         r = universal_generate(tm, dm, tok, dtok, ids, gamma=3, max_new_tokens=30)
         assert r.tokens == S.autoregressive_generate(tm, ids, max_new_tokens=30).tokens

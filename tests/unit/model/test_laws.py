@@ -22,7 +22,6 @@ from sdsl.model.laws import (
     resolve_constants,
 )
 
-
 # --- constant sets --------------------------------------------------------------------------------
 
 def test_named_constant_sets_have_the_published_values():
