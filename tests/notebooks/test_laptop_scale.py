@@ -27,8 +27,9 @@ def test_every_table_and_figure_is_written(executed):
     for name in ("runs", "loss_law", "alpha", "table3", "table4", "laws_loo", "prediction", "paper_coefficients",
                  "wallclock", "alpha_predicted"):
         assert (art / f"{name}.csv").is_file(), name
-    for i in range(1, 8):
-        assert (art / f"figure{i}.svg").stat().st_size > 1000, i
+    for name in ("fig_loss_curves", "fig_loss_law", "fig_alpha_overlap", "fig_alpha_laws", "fig_alpha_predicted",
+                 "fig_throughput", "fig_wallclock"):
+        assert (art / f"{name}.svg").stat().st_size > 1000, name
     runs = pd.read_csv(art / "runs.csv")
     assert len(runs) == len(load_results(RESULTS)["runs"])
     pred = pd.read_csv(art / "prediction.csv")
