@@ -8,7 +8,7 @@ One function per table and per figure; every one reads the committed raw results
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
+from matplotlib import cm, colors
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
@@ -99,19 +99,25 @@ def _target_label(run: str, m: float) -> str:
     return f"target {str(run).split('-d')[0]} ({m / 1e6:.2f} M parameters)"
 
 
+def _subplots(*args, figsize: tuple[float, float], **kwargs):
+    """A figure outside pyplot (never shown twice by the notebook's inline backend) and its axes."""
+    fig = Figure(figsize=figsize)
+    return fig, fig.subplots(*args, **kwargs)
+
+
 def _finish(fig: Figure) -> Figure:
     return fix_layout(fig)
 
 
 def fig_loss_law(runs: pd.DataFrame, fit: LossFit) -> tuple[Figure, pd.DataFrame]:
     """Validation loss against ``N`` for each token budget, with the fitted law (lines)."""
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    fig, ax = _subplots(figsize=(6.4, 4.0))
     budgets = sorted(runs["tokens"].unique())
     grid = np.exp(np.linspace(np.log(runs["params"].min() * 0.8), np.log(runs["params"].max() * 1.25), 100))
     rows = []
     for i, d in enumerate(budgets):
         sub = runs[runs["tokens"] == d]
-        c = plt.cm.viridis(i / max(len(budgets) - 1, 1))
+        c = cm.viridis(i / max(len(budgets) - 1, 1))
         ax.errorbar(sub["params"], sub["val_loss"], yerr=1.96 * sub["val_loss_se"], fmt="o", color=c,
                     label=f"D = {d / 1e6:.2f}M tokens")
         ax.plot(grid, fit.predict(grid, d), color=c, lw=1)
@@ -160,7 +166,7 @@ def predicted_alpha(frame: pd.DataFrame, runs: pd.DataFrame, law: str, loss: Los
 
 def fig_alpha_predicted(pred: pd.DataFrame) -> Figure:
     """Predicted against measured alpha; open markers: drafts the fits never saw."""
-    fig, ax = plt.subplots(figsize=(4.8, 4.4))
+    fig, ax = _subplots(figsize=(4.8, 4.4))
     for i, (t, g) in enumerate(pred.groupby("target", sort=False)):
         c = _TARGET_COLORS[i % len(_TARGET_COLORS)]
         seen, held = g[~g["held_out"]], g[g["held_out"]]
@@ -205,7 +211,7 @@ def fig_throughput(frame: pd.DataFrame, curves: pd.DataFrame, preds: pd.DataFram
     trained drafts at measured alpha (points), the smooth curve through them, the recipe's curve
     fitted on the smaller drafts, with the predicted and empirical ``N*``."""
     targets = list(dict.fromkeys(curves["target"]))
-    fig, axes = plt.subplots(1, len(targets), figsize=(4.0 * len(targets), 3.6), squeeze=False)
+    fig, axes = _subplots(1, len(targets), figsize=(4.0 * len(targets), 3.6), squeeze=False)
     for ax, t in zip(axes[0], targets):
         sub = frame[(frame["target"] == t) & np.isclose(frame["d"], d)].sort_values("n")
         m = float(sub["m"].iloc[0])
@@ -228,7 +234,7 @@ def fig_throughput(frame: pd.DataFrame, curves: pd.DataFrame, preds: pd.DataFram
 def fig_wallclock(wall: pd.DataFrame) -> Figure:
     """Measured wall-clock speedup against Theorem 3.8's prediction from measured alpha and cost
     ratio, one colour per target."""
-    fig, ax = plt.subplots(figsize=(4.8, 4.4))
+    fig, ax = _subplots(figsize=(4.8, 4.4))
     for i, (t, g) in enumerate(wall.groupby("target", sort=False)):
         ax.plot(g["predicted_speedup"], g["speedup"], "o", color=_TARGET_COLORS[i % 3],
                 label=_target_label(t, float(g["m"].iloc[0])))
@@ -244,15 +250,15 @@ def fig_wallclock(wall: pd.DataFrame) -> Figure:
 
 def fig_loss_curves(curves: pd.DataFrame, runs: pd.DataFrame) -> Figure:
     """Training loss against tokens seen for every run (colour: ``N``), validation points marked."""
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    fig, ax = _subplots(figsize=(6.4, 4.0))
     lo, hi = np.log(runs["params"].min()), np.log(runs["params"].max())
     for _, r in runs.sort_values(["params", "tokens"]).iterrows():
-        c = plt.cm.plasma(0.85 * (np.log(r["params"]) - lo) / max(hi - lo, 1e-9))
+        c = cm.plasma(0.85 * (np.log(r["params"]) - lo) / max(hi - lo, 1e-9))
         g = curves[curves["run"] == r["run"]]
         ax.plot(g["tokens"], g["train_loss"], color=c, lw=0.9)
         v = g.dropna(subset=["val_loss"])
         ax.plot(v["tokens"], v["val_loss"], "o", ms=2.5, color=c)
-    sm = plt.cm.ScalarMappable(cmap="plasma", norm=plt.Normalize(np.exp(lo), np.exp(hi)))
+    sm = cm.ScalarMappable(cmap="plasma", norm=colors.Normalize(np.exp(lo), np.exp(hi)))
     fig.colorbar(sm, ax=ax, label="parameters $N$")
     ax.set_xscale("log")
     ax.set_xlabel("tokens seen")
@@ -264,7 +270,7 @@ def fig_alpha_overlap(summary: pd.DataFrame) -> Figure:
     """Alpha by speculative sampling against ``E[sum min(p, q)]`` on the evaluated positions
     (filled) and teacher-forced on held-out text (open), temperature 1 and greedy."""
     temps = sorted(summary["temperature"].unique(), reverse=True)
-    fig, axes = plt.subplots(1, len(temps), figsize=(4.2 * len(temps), 3.9), squeeze=False)
+    fig, axes = _subplots(1, len(temps), figsize=(4.2 * len(temps), 3.9), squeeze=False)
     for ax, t in zip(axes[0], temps):
         s = summary[summary["temperature"] == t]
         ax.errorbar(s["alpha"], s["min_pq_on_policy"], xerr=np.maximum(s["alpha_hw95"], s["boot_hw95"]), fmt="o",

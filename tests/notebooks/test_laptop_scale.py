@@ -47,3 +47,14 @@ def test_no_input_no_stderr_and_no_absolute_path_in_the_outputs(executed):
             assert out.get("name") != "stderr", (cell.source[:60], out.get("text", "")[:200])
             assert out.get("output_type") != "error"
             assert str(RESULTS.parent.parent) not in str(out.get("data", out.get("text", ""))), cell.source[:60]
+
+
+def test_every_captioned_figure_is_displayed_once_as_an_image(executed):
+    """A figure cell (``mystnb.figure`` metadata) without an image leaves its {numref} undefined and
+    the page without the figure; pyplot's inline backend must not add a second copy."""
+    nb = nbformat.read(executed / "executed" / "laptop_scale.ipynb", as_version=4)
+    figures = [c for c in nb.cells if c.cell_type == "code" and "figure" in c.metadata.get("mystnb", {})]
+    assert len(figures) == 7
+    for cell in figures:
+        images = [o for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+        assert len(images) == 1, (cell.metadata["mystnb"]["figure"]["name"], len(images))
