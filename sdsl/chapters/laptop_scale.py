@@ -8,9 +8,9 @@ One function per table and per figure; every one reads the committed raw results
 
 from __future__ import annotations
 
-from matplotlib import cm, colors
 import numpy as np
 import pandas as pd
+from matplotlib import cm, colors
 from matplotlib.figure import Figure
 from scipy.interpolate import PchipInterpolator
 
