@@ -3,12 +3,16 @@ never runs here; the runner's own end-to-end test is tests/unit/experiment/test_
 
 from __future__ import annotations
 
+import re
+
 import nbformat
 import pandas as pd
 import pytest
+from glued import glued as read_glued
 
 from sdsl.build.pipeline import execute_notebook
 from sdsl.experiment.results import RESULTS, load_results
+from sdsl.paths import NOTEBOOKS
 
 pytestmark = [pytest.mark.slow]
 
@@ -58,3 +62,14 @@ def test_every_captioned_figure_is_displayed_once_as_an_image(executed):
     for cell in figures:
         images = [o for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
         assert len(images) == 1, (cell.metadata["mystnb"]["figure"]["name"], len(images))
+
+
+def test_every_name_the_prose_cites_is_glued_by_the_one_summary_cell(executed):
+    nb = nbformat.read(executed / "executed" / "laptop_scale.ipynb", as_version=4)
+    cited = set(re.findall(r"\{glue:text\}`(laptop_scale_[A-Za-z0-9_]+?)(?::[^`]*)?`",
+                           (NOTEBOOKS / "laptop_scale.md").read_text(encoding="utf-8")))
+    values = read_glued(executed / "executed" / "laptop_scale.ipynb")
+    assert cited and cited <= set(values), sorted(cited - set(values))
+    assert values["laptop_scale_loss_a_lo"] == "'n/a'"  # no bootstrap refits here: no interval
+    glueing = [c for c in nb.cells if c.cell_type == "code" and "glue" in c.source and "import" not in c.source]
+    assert len(glueing) == 1 and "remove-cell" in glueing[0].metadata.get("tags", [])
