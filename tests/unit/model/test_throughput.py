@@ -387,3 +387,17 @@ def test_throughput_curve_rejects_alpha_outside_unit_interval():
     assert PAPER_EQ5.A * x + PAPER_EQ5.B * y + PAPER_EQ5.C < 0  # a 1000-parameter draft
     with pytest.raises(ValueError, match=r"leaves \(0, 1\).*narrow the range"):
         throughput_curve([1e3, 1e8], 1e10, 1e9, 1e12)
+
+
+def test_scalar_path_of_log_t_matches_the_array_path():
+    """The one-float path (math) runs the same starts and Newton steps as the array path (numpy):
+    equal to a few ulp (libm and numpy's vector expm1 may differ in the last bit), across the
+    three regimes (tiny eps near the branch point, the Lambert-W start, the asymptotic start)."""
+    from sdsl.model.throughput import _log_t
+
+    eps = np.concatenate([np.geomspace(1e-12, 1e-3, 60), np.geomspace(1e-3, 700, 400),
+                          np.geomspace(700, 1e6, 60), [0.0, -1.0]])
+    vector = _log_t(eps)
+    scalar = np.array([_log_t(np.asarray(e)) for e in eps])
+    np.testing.assert_allclose(scalar, vector, rtol=4 * np.finfo(float).eps, atol=0)
+    assert np.shape(_log_t(np.asarray(0.5))) == () and np.shape(_log_t(np.array([0.5]))) == (1,)
