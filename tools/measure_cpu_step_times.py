@@ -36,6 +36,8 @@ import torch
 import transformers
 from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
+from sdsl._machine import cpu_model
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -147,16 +149,6 @@ def write_csv(path: Path, columns: list[str], rows: list[dict]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="two configurations, few repeats, written to build/")
@@ -185,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     sha_steps = write_csv(out_dir / "cpu_step_times.csv", STEP_COLUMNS, rows)
     sha_bench = write_csv(out_dir / "cpu_microbench.csv", BENCH_COLUMNS, bench)
     when = _dt.date.today().isoformat()
-    machine = (f"{cpu_name()}, {torch.get_num_threads()} thread of {torch.get_num_interop_threads()} "
+    machine = (f"{cpu_model()}, {torch.get_num_threads()} thread of {torch.get_num_interop_threads()} "
                f"inter-op; Python {platform.python_version()}, torch {torch.__version__}, "
                f"transformers {transformers.__version__}; measured {when}")
     print(f"machine: {machine}")

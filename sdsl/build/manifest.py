@@ -23,6 +23,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable
 
+from sdsl._machine import cpu_flags, cpu_model
 from sdsl.build.runs import PATH_PARAMETERS
 
 __all__ = [
@@ -125,27 +126,8 @@ def package_versions(packages: Iterable[str] = PACKAGES) -> dict[str, str | None
     return out
 
 
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def _cpu_flags() -> list[str]:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("flags"):
-                    have = set(line.split(":", 1)[1].split())
-                    return [f for f in ("avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl") if f in have]
-    except OSError:
-        pass
-    return []
+#: The vector extensions the manifest records (those that select BLAS, numpy and torch kernels).
+_VECTOR_FLAGS = ("avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl")
 
 
 def machine_info(torch: bool = True) -> dict[str, Any]:
@@ -155,7 +137,7 @@ def machine_info(torch: bool = True) -> dict[str, Any]:
     import numpy as np
     from threadpoolctl import threadpool_info
 
-    info: dict[str, Any] = {"cpu": _cpu_model(), "cpu_flags": _cpu_flags(), "cores": os.cpu_count(),
+    info: dict[str, Any] = {"cpu": cpu_model(), "cpu_flags": [f for f in _VECTOR_FLAGS if f in cpu_flags()], "cores": os.cpu_count(),
                             "platform": platform.platform()}
     info["blas"] = [
         {k: lib.get(k) for k in ("internal_api", "version", "architecture", "threading_layer", "num_threads")}

@@ -33,6 +33,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from sdsl._machine import cpu_flags
 from sdsl.build.runs import load_runs
 from sdsl.paths import BUILD, NOTEBOOKS, ROOT
 
@@ -62,17 +63,6 @@ def torch_chapters() -> list[str]:
     return [c for c in load_runs() if "import torch" in (NOTEBOOKS / f"{c}.md").read_text(encoding="utf-8")]
 
 
-def _cpu_flags() -> set[str]:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("flags"):
-                    return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
-
-
 def _numpy_has_v4() -> bool:
     try:
         from numpy._core._multiarray_umath import __cpu_features__
@@ -83,7 +73,7 @@ def _numpy_has_v4() -> bool:
 
 def supported(combo: Combination, flags: set[str] | None = None) -> str | None:
     """``None`` when this CPU can run the combination's kernels, else why not."""
-    flags = _cpu_flags() if flags is None else flags
+    flags = cpu_flags() if flags is None else flags
     missing = [f for f in combo.needs if f != "numpy-x86-v4" and f not in flags]
     if missing:
         return f"this CPU lacks {', '.join(missing)}"
@@ -143,7 +133,7 @@ def run_matrix(only: list[str] | None = None, baseline: Path | None = None, dry_
     combos = combinations(torch)
     if only:
         combos = [c for c in combos if any(o in c.name for o in only)]
-    flags = _cpu_flags()
+    flags = cpu_flags()
     for combo in combos:
         why = supported(combo, flags)
         if why is not None:

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from sdsl._machine import cpu_model
 from sdsl.experiment import corpus as _corpus
 from sdsl.experiment import results as _results
 from sdsl.experiment import tokenizer as _tok
@@ -291,7 +292,7 @@ class Experiment:
             "title": f"Laptop-scale experiment, scale {self.scale.name}: raw results",
             "command": sessions[0]["command"], "resumed_with": [x["command"] for x in sessions[1:]],
             "commit": _git("rev-parse", "HEAD"), "uncommitted_changes": bool(_git("status", "--porcelain")),
-            "machine": {"cpu": _cpu_model(), "logical_cpus": os.cpu_count(), "torch_threads_training": self.threads,
+            "machine": {"cpu": cpu_model(), "logical_cpus": os.cpu_count(), "torch_threads_training": self.threads,
                         "torch_threads_decoding": self.decode_threads, "device": self.device,
                         "platform": platform.platform(), "python": platform.python_version()},
             "versions": {"torch": str(torch.__version__), "transformers": str(transformers.__version__),
@@ -355,16 +356,6 @@ def _git(*args: str) -> str:
                               check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def _iso(t: float) -> str:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import platform
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -253,13 +252,9 @@ def committed_pair(folder: str | os.PathLike | None = None) -> tuple[Path, Path]
 def _machine() -> dict[str, str]:
     import torch
 
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            cpu = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), cpu)
-    except OSError:
-        pass
-    return {"cpu": cpu, "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+    from sdsl._machine import cpu_model
+
+    return {"cpu": cpu_model(), "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
             "torch_threads": str(torch.get_num_threads())}
 
 
