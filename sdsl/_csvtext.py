@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
+from sdsl._yaml import YamlError
+from sdsl._yaml import load as load_yaml
 
 __all__ = ["DataError", "CsvText", "read_csv_text", "check_sha256", "yml_beside"]
 
@@ -173,8 +174,8 @@ def check_sha256(csv_path: Path, yml_path: Path | None = None) -> None:
     if yml is None:
         return
     try:
-        meta = yaml.load(yml.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        meta = load_yaml(yml.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, YamlError) as exc:
         raise DataError(f"{yml}: cannot read the provenance file ({one_line(exc)})") from None
     recorded = meta.get("sha256") if isinstance(meta, Mapping) else None
     try:

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from sdsl._csvtext import CsvText, DataError, check_sha256, read_csv_text, yml_beside
+from sdsl._yaml import YamlError
+from sdsl._yaml import load as load_yaml
 from sdsl.paths import DATA
 
 __all__ = [
@@ -143,9 +144,9 @@ def _read_yaml(path: Path) -> Mapping[str, Any]:
         raise DataError(f"{path}, line {line}: byte 0x{raw[exc.start]:02x} is not UTF-8 text; save the file as "
                         f"UTF-8") from None
     try:
-        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        raise DataError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
+        return load_yaml(text)
+    except YamlError as exc:
+        raise DataError(f"{path}: not valid YAML ({exc})") from None
 
 
 def _is_pathlike(name_or_path: str | Path) -> bool:

@@ -46,7 +46,7 @@ from sdsl.model.laws import (
     resolve_constants,
 )
 from sdsl.model.solvers import find_root
-from sdsl.model.throughput import optimal_gamma, tokens_per_flop
+from sdsl.model.throughput import _optimal_gamma, _tokens_per_flop, optimal_gamma
 
 __all__ = [
     "AlphaFn",
@@ -159,12 +159,13 @@ def scaled_throughput(alpha: np.ndarray, n: np.ndarray, m: np.ndarray, integer: 
     alpha, n, m, integer = np.broadcast_arrays(alpha, n, m, integer)
     t = np.full(alpha.shape, -np.inf)
     gam = np.full(alpha.shape, np.nan)
-    ok = np.isfinite(alpha) & (alpha > 0) & (alpha < 1) & (n <= m)
+    ok = np.isfinite(alpha) & (alpha > 0) & (alpha < 1) & (n > 0) & (n <= m)
     for integ in (False, True):
         sel = ok & (integer == integ)
         if sel.any():
-            g = optimal_gamma(alpha[sel], n[sel], m[sel], integer=integ)
-            t[sel] = tokens_per_flop(alpha[sel], n[sel], m[sel], g) * m[sel]
+            a_s, n_s, m_s = alpha[sel], n[sel], m[sel]
+            g = _optimal_gamma(a_s, m_s / n_s, integ)  # checked here: 0 < alpha < 1, n <= m
+            t[sel] = _tokens_per_flop(a_s, n_s, m_s, g) * m_s
             gam[sel] = g
     return t, gam
 
@@ -223,11 +224,15 @@ def _derivative(f: Callable[[np.ndarray, np.ndarray], np.ndarray], step: float):
 
     def deriv(u: np.ndarray, r: np.ndarray) -> np.ndarray:
         r = np.asarray(r).astype(int)
-        fp, f0, fm = f(np.exp(u + step), r), f(np.exp(u), r), f(np.exp(u - step), r)
+        fp, fm = f(np.exp(u + step), r), f(np.exp(u - step), r)
         central = (fp - fm) / (2.0 * step)
+        both = np.isfinite(fp) & np.isfinite(fm)
+        if both.all():  # the usual case: the centre is needed only for a one-sided difference
+            return central
+        f0 = f(np.exp(u), r)
         right = (fp - f0) / step
         left = (f0 - fm) / step
-        return np.where(np.isfinite(fp) & np.isfinite(fm), central,
+        return np.where(both, central,
                         np.where(np.isfinite(fp), right, np.where(np.isfinite(fm), left, 0.0)))
 
     return deriv
@@ -278,8 +283,8 @@ def _refine_branches(alpha_fn: AlphaFn, m: np.ndarray, g: np.ndarray, fg: np.nda
         mm = _column(m[par], n)
         a, n_, mm, gg = np.broadcast_arrays(a, n, mm, gg)
         out = np.full(a.shape, -np.inf)
-        ok = np.isfinite(a) & (a > 0) & (a < 1) & (n_ <= mm)
-        out[ok] = tokens_per_flop(a[ok], n_[ok], mm[ok], gg[ok]) * mm[ok]
+        ok = np.isfinite(a) & (a > 0) & (a < 1) & (n_ > 0) & (n_ <= mm)
+        out[ok] = _tokens_per_flop(a[ok], n_[ok], mm[ok], gg[ok]) * mm[ok]
         return out
 
     gp = g[parent]

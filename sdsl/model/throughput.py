@@ -48,6 +48,11 @@ def expected_tokens(alpha: ArrayLike, gamma: ArrayLike) -> np.ndarray:
     """
     a = as_in_range(alpha, "alpha (acceptance rate)", 0.0, 1.0)
     g = as_in_range(gamma, "gamma (draft length)", 0.0, np.inf)
+    return _expected_tokens(a, g)
+
+
+def _expected_tokens(a: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """:func:`expected_tokens` of checked float arrays (the solver's inner loop: no argument checks)."""
     a, g = np.broadcast_arrays(a, g)
     out = np.empty(a.shape, dtype=float)
     one = a == 1.0
@@ -93,7 +98,14 @@ def tokens_per_flop(alpha: ArrayLike, n: ArrayLike, m: ArrayLike, gamma: ArrayLi
     numpy.ndarray
         Tokens per FLOP (:func:`expected_tokens` over :func:`flops_per_iteration`).
     """
-    return expected_tokens(alpha, gamma) / flops_per_iteration(n, m, gamma)
+    return _expected_tokens(
+        as_in_range(alpha, "alpha (acceptance rate)", 0.0, 1.0), as_in_range(gamma, "gamma (draft length)", 0.0, np.inf)
+    ) / flops_per_iteration(n, m, gamma)
+
+
+def _tokens_per_flop(a: np.ndarray, n: np.ndarray, m: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """:func:`tokens_per_flop` of checked float arrays (the solver's inner loop: no argument checks)."""
+    return _expected_tokens(a, g) / (2.0 * n * g + 2.0 * m)
 
 
 def _expm1_minus_x(u: np.ndarray) -> np.ndarray:
@@ -135,6 +147,11 @@ def _log_t_scalar(eps: float) -> float:
     return u
 
 
+#: Up to this many values :func:`_log_t` iterates element by element with :mod:`math` (about 20 us
+#: each); numpy's element-wise calls cost about 0.5 ms per call whatever the size below a few hundred.
+_SCALAR_BELOW = 16
+
+
 def _log_t(eps: np.ndarray) -> np.ndarray:
     """``u = ln t`` with ``t = -W_{-1}(-exp(-1 - eps))``, i.e. the root ``u >= 0`` of
     ``expm1(u) - u = eps``.
@@ -149,8 +166,8 @@ def _log_t(eps: np.ndarray) -> np.ndarray:
     Newton steps on ``f`` with ``expm1(u) - u`` evaluated without cancellation polish all three.
     """
     shape = np.shape(eps)
-    if np.size(eps) == 1:  # the planning path's scalar calls: the same iteration in floats, 25x faster
-        return np.reshape(_log_t_scalar(float(np.ravel(eps)[0])), shape)
+    if np.size(eps) <= _SCALAR_BELOW:  # the planning path's small calls: the same iteration in floats
+        return np.reshape(np.array([_log_t_scalar(e) for e in np.ravel(eps).tolist()], dtype=float), shape)
     eps = np.atleast_1d(np.asarray(eps, dtype=float)).ravel()
     u = np.empty_like(eps)
     tiny = eps < 1e-3
@@ -207,6 +224,12 @@ def optimal_gamma(alpha: ArrayLike, n: ArrayLike, m: ArrayLike, integer: bool = 
         raise ValueError(
             f"m/n (target over draft parameters) must be >= 1, got {np.ravel(r)[np.argmin(np.ravel(r))]!r}"
         )
+    return _optimal_gamma(a, r, integer)
+
+
+def _optimal_gamma(a: np.ndarray, r: np.ndarray, integer: bool) -> np.ndarray:
+    """:func:`optimal_gamma` of checked float arrays, ``alpha`` in (0, 1) and ``r = M/N >= 1`` (the
+    solver's inner loop: no argument checks)."""
     a, r = np.broadcast_arrays(a, r)
     neg_log_a = -np.log(a)
     eps = (r - 1.0) * neg_log_a
