@@ -20,7 +20,11 @@ are recorded and printed for each method, so that the methods are compared at th
 Theorem 3.8: expected walltime improvement
 ``(1 - alpha**(gamma+1)) / ((1 - alpha) (gamma c + 1))`` with ``c`` the draft's cost per token
 relative to the target's; the theorem charges the target's verification of gamma + 1 tokens as one
-step, which on a CPU it is not, so a second prediction uses the measured verification cost.
+step, which on a CPU it is not, so a second prediction uses the measured verification cost, and a
+third also counts the draft's catch-up forward: after an iteration that accepted every draft, the
+draft's next first forward holds two tokens (its last draft and the bonus token), which costs more
+than the one-token step that c measures (a share alpha**gamma of iterations; all of them when the
+greedy output repeats itself and alpha = 1).
 No assertion: a benchmark reports, tests assert.
 
     /tmp/probe/bin/python benchmarks/bench_harness.py --phases
@@ -191,8 +195,23 @@ def _compare(target, draft, tok, encoded, n_new, gamma, temperature, args, c, c_
             decode_time.append((time.perf_counter() - t0) / n_verify * (n_new - 1))
         return []
 
+    def catch_up(ids):
+        """The draft's catch-up step alone, in the harness's loop: after an iteration that accepted
+        every drafted token the draft has not yet seen its last draft, so its next first forward holds
+        two tokens (that draft and the bonus token) instead of one (the measured cost c_2)."""
+        cache = DynamicCache()
+        with torch.inference_mode():
+            draft(input_ids=torch.tensor([ids]), use_cache=True, **{kwarg: cache})
+            t0 = time.perf_counter()
+            for _ in range(n_verify):
+                logits = draft(input_ids=torch.tensor([ids[-1:] * 2]), use_cache=True, **{kwarg: cache}).logits[0]
+                S._probs(logits[-1:], temperature)
+                S._crop_to(cache, cache.get_seq_length() - 2)
+            decode_time.append((time.perf_counter() - t0) / n_verify * (n_new - 1))
+        return []
+
     methods = {"plain": plain, "hf": hf_generate, "assisted": assisted, "spec": spec,
-               "draft_plain": draft_plain, "verify": verify}
+               "draft_plain": draft_plain, "verify": verify, "catch_up": catch_up}
     for fn in methods.values():  # warm-up
         fn(encoded[0])
     # round-robin repeats, fastest of each: every method sees the same background load
@@ -250,10 +269,16 @@ def _compare(target, draft, tok, encoded, n_new, gamma, temperature, args, c, c_
     # draft fewer tokens so as to stop at the budget)
     e_run = float(np.mean(expected_tokens(est.alpha, h_drafted[h_drafted > 0])))
     predicted_run = e_run / (float(h_drafted.mean()) * c_d + c_v)
+    # ... and with the draft's catch-up forwards counted: the first draft forward of an iteration
+    # that follows one which accepted all its drafts holds 2 tokens, at c_2 instead of c_d
+    c_2 = best_decode["catch_up"] / best_decode["plain"]
+    catch = np.concatenate([np.r_[False, (np.asarray(r.accepted) == np.asarray(r.drafted))[:-1]]
+                            & (np.asarray(r.drafted) > 0) for r in last])
+    predicted_catch = e_run / (float(h_drafted.mean()) * c_d + float(catch.mean()) * (c_2 - c_d) + c_v)
     measured_decode = best_decode["plain"] / best_decode["spec"]
     t_step = best_decode["plain"] / (total_tokens - len(encoded))
     t_iter = best_decode["spec"] / max(h_drafted.size, 1)
-    overhead = t_iter - (h_drafted.mean() * c_d + c_v) * t_step
+    overhead = t_iter - (h_drafted.mean() * c_d + catch.mean() * (c_2 - c_d) + c_v) * t_step
 
     mode = f"temperature {temperature:g} (sampling)" if sampling else "greedy"
     print(f"\n=== {mode} ===")
@@ -298,12 +323,16 @@ def _compare(target, draft, tok, encoded, n_new, gamma, temperature, args, c, c_
           f"the first) = {measured_decode:.2f}, ratio {measured_decode / predicted_loop:.2f}")
     print(f"  with the run's draft lengths (mean {h_drafted.mean():.2f}, E = {e_run:.3f} tokens per iteration): "
           f"predicted {predicted_run:.2f}, measured / predicted {measured_decode / predicted_run:.2f}")
+    print(f"  with the draft's 2-token catch-up forward (after {100 * catch.mean():.0f} % of iterations; c_2 = "
+          f"{c_2:.3f} against c = {c_d:.3f} for one token): predicted {predicted_catch:.2f}, measured / predicted "
+          f"{measured_decode / predicted_catch:.2f}")
     print(f"  harness time per iteration {1e3 * t_iter:.2f} ms, of which {1e3 * overhead:.2f} ms beyond the "
           f"forwards and probabilities (acceptance loop, bookkeeping)")
     return {"t_plain": t_plain, "t_hf": t_hf, "t_assisted": t_assist, "t_harness": t_spec,
             "alpha": est.alpha, "beta": beta, "c": c, "predicted": predicted,
             "predicted_verify": predicted_verify, "measured": measured, "c_d": c_d, "c_v": c_v,
             "predicted_loop": predicted_loop, "predicted_run": predicted_run, "measured_decode": measured_decode,
+            "c_2": c_2, "catch_up_share": float(catch.mean()), "predicted_catch": predicted_catch,
             "overhead_s": overhead,
             "drafted_per_iteration": {k: v[1] for k, v in per_iter.items()}}
 
