@@ -16,6 +16,10 @@ figure of the chapter comes from one function here:
 * :func:`paper_n_grid`: Table 7's grid of draft sizes (the brute-force references
   ``gamma_grid_search`` and ``brute_force_optimum`` live in :mod:`sdsl.model.optimal_draft`)
 
+:func:`implied_d_target`, :func:`deviation_hypotheses`, :func:`hypotheses_summary` and :func:`flatness`
+(why Table 5's Qwen1.5-14B rows differ) are :mod:`sdsl.audit.table5`'s, :func:`figure2` is drawn in
+:mod:`sdsl.chapters.figures.optimal_draft`; this module re-exports them.
+
 Equations: tokens per iteration ``E = (1 - alpha**(gamma+1)) / (1 - alpha)`` (Leviathan et al. 2023),
 cost ``C = 2 N gamma + 2 M``, throughput ``T = E / C`` (the paper's Eq. 9), acceptance
 ``alpha = A exp(L(N, D)) + B exp(L(M, D')) + C`` (Eq. 5) with ``L`` the Chinchilla loss law.
@@ -23,20 +27,16 @@ cost ``C = 2 N gamma + 2 M``, throughput ``T = E / C`` (the paper's Eq. 9), acce
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.ticker import FuncFormatter
-from scipy.optimize import brentq
 
 from sdsl import data as _data
 from sdsl._validate import as_positive
-from sdsl.book.style import family_color
+from sdsl.audit.table5 import D_TARGET_ALTERNATIVE, deviation_hypotheses, flatness, hypotheses_summary, implied_d_target
 from sdsl.chapters import scaling as _scaling
+from sdsl.chapters.figures.optimal_draft import figure2
 from sdsl.model.compare import equal_to_printed
 from sdsl.model.configurations import (
     TABLE5_FAMILIES,
@@ -45,24 +45,14 @@ from sdsl.model.configurations import (
     family_tokens,
     resolve_coefficients,
 )
-from sdsl.model.laws import (
-    BESIROGLU_2024,
-    PAPER_EQ5,
-    AcceptanceCoefficients,
-    LossConstants,
-    acceptance_rate,
-    perplexity,
-    resolve_constants,
-)
+from sdsl.model.laws import BESIROGLU_2024, PAPER_EQ5, AcceptanceCoefficients, LossConstants, resolve_constants
 from sdsl.model.optimal_draft import (
-    DraftOptimum,
     brute_force_optimum,
     gamma_check,
     gamma_grid_search,
     optimal_draft_size,
     throughput_curve,
 )
-from sdsl.model.throughput import optimal_tokens_per_flop
 
 __all__ = [
     "CHAPTER", "D_TARGET_ALTERNATIVE", "TABLE5_TARGETS", "TABLE5_FAMILIES", "resolve_coefficients", "family_tokens",
@@ -73,9 +63,6 @@ __all__ = [
 
 #: Chapter name: notebook stem and artifacts folder.
 CHAPTER = "optimal_draft"
-#: The target tokens ``D'`` that reproduce Table 5's Qwen1.5-14B rows (the count the Qwen team
-#: reported for that model, ``data/presets.csv``; the paper prints 3e12).
-D_TARGET_ALTERNATIVE = 4e12
 
 
 def _paper5() -> pd.DataFrame:
@@ -122,37 +109,6 @@ def table5(
     return out.drop(columns=["tol_n_star", "tol_tokens_per_flop"])
 
 
-def implied_d_target(
-    paper: pd.DataFrame | None = None,
-    constants: LossConstants | str = BESIROGLU_2024,
-    coefficients: AcceptanceCoefficients = PAPER_EQ5,
-    bracket: tuple[float, float] = (1e12, 1e13),
-) -> pd.DataFrame:
-    """For each row of the paper's Table 5, the target pre-training tokens ``D'`` at which our
-    ``N*`` equals the printed one (root of ``N*(D') - N*_paper`` by Brent's method in ``bracket``).
-
-    A larger ``D'`` lowers the target's perplexity ``y`` and, since ``B > 0`` in Eq. 5, the
-    acceptance rate at every ``N``; ``N*`` then grows monotonically with ``D'``, so the root is unique. Returns ``target, draft_family, d_target_printed,
-    d_target_implied``.
-    """
-    paper = _data.load("paper_table5") if paper is None else paper
-    c = resolve_constants(constants)
-    lo, hi = (float(v) for v in as_positive(bracket, "bracket"))
-    rows = []
-    for r in paper.itertuples(index=False):
-        def gap(log_dp: float) -> float:
-            return optimal_draft_size(r.m, r.d_draft, math.exp(log_dp), c, coefficients).n_star / r.n_star - 1.0
-
-        if gap(math.log(lo)) * gap(math.log(hi)) > 0:
-            raise ValueError(
-                f"no D' in bracket [{lo:.3g}, {hi:.3g}] reproduces N* = {r.n_star} for {r.target}/{r.draft_family}"
-            )
-        root = brentq(gap, math.log(lo), math.log(hi), xtol=1e-12)
-        rows.append({"target": r.target, "draft_family": r.draft_family,
-                     "d_target_printed": float(r.d_target), "d_target_implied": math.exp(root)})
-    return pd.DataFrame(rows)
-
-
 def variants(
     configs: pd.DataFrame | None = None,
     constants: Iterable[LossConstants | str] = ("besiroglu2024", "hoffmann2022"),
@@ -176,55 +132,6 @@ def variants(
     cols = ["target", "draft_family", "constants", "integer", "n_star", "gamma_star", "alpha",
             "tokens_per_flop", "speedup", "n_star_rel_dev", "tokens_per_flop_rel_dev"]
     return pd.concat(frames, ignore_index=True)[cols]
-
-
-def _grid_optimum(m, d_draft, d_target, n_grid, constants, coefficients):
-    cur = throughput_curve(n_grid, m, d_draft, d_target, constants, coefficients)
-    k = int(np.argmax(cur["tokens_per_flop"]))
-    return float(cur["n"][k]), float(cur["tokens_per_flop"][k])
-
-
-def deviation_hypotheses(
-    target: str = "Qwen1.5-14B",
-    d_target_alternative: float = D_TARGET_ALTERNATIVE,
-    m_alternative: float = 14e9,
-    coefficients: AcceptanceCoefficients = PAPER_EQ5,
-) -> pd.DataFrame:
-    """Candidate explanations of a target's deviations from the paper's Table 5, each applied to
-    every printed row of that target: the method as specified; integer ``gamma``; ``N*`` taken on
-    the 10,000-point grid of Table 7, spaced logarithmically or linearly; the target's nominal size
-    ``m_alternative`` instead of its parameter count; its pre-training tokens ``D'`` set to
-    ``d_target_alternative``.
-
-    Returns one row per (hypothesis, draft family) with ``n_star``, ``tokens_per_flop`` and their
-    relative deviations from the paper, and whether ``T(N*)`` agrees with every printed digit.
-    """
-    paper = _data.load("paper_table5")
-    tol = _data.printed_tolerance("paper_table5")
-    sel = paper["target"] == target
-    if not sel.any():
-        raise ValueError(f"target must be one of Table 5's {sorted(paper['target'].unique())}, got {target!r}")
-    c = BESIROGLU_2024
-    rows = []
-    for r, t in zip(paper[sel].itertuples(index=False), tol[sel].itertuples(index=False)):
-        cases = {
-            "as specified": lambda: optimal_draft_size(r.m, r.d_draft, r.d_target, c, coefficients),
-            "integer gamma": lambda: optimal_draft_size(r.m, r.d_draft, r.d_target, c, coefficients, integer=True),
-            "Table 7 N grid, log": lambda: _grid_optimum(r.m, r.d_draft, r.d_target, paper_n_grid("log"), c, coefficients),
-            "Table 7 N grid, linear": lambda: _grid_optimum(r.m, r.d_draft, r.d_target, paper_n_grid("linear"), c, coefficients),
-            f"M = {m_alternative:.3g}": lambda: optimal_draft_size(m_alternative, r.d_draft, r.d_target, c, coefficients),
-            f"D' = {d_target_alternative:.3g}": lambda: optimal_draft_size(r.m, r.d_draft, d_target_alternative, c, coefficients),
-        }
-        for name, fn in cases.items():
-            o = fn()
-            n_star, tpf = (o.n_star, o.tokens_per_flop) if isinstance(o, DraftOptimum) else o
-            rows.append({"hypothesis": name, "target": target, "draft_family": r.draft_family,
-                         "n_star": n_star, "tokens_per_flop": tpf,
-                         "n_star_rel_dev": n_star / r.n_star - 1.0,
-                         "tokens_per_flop_rel_dev": tpf / r.tokens_per_flop - 1.0,
-                         "tokens_per_flop_within_print": bool(equal_to_printed(tpf, r.tokens_per_flop,
-                                                                                t.tokens_per_flop))})
-    return pd.DataFrame(rows)
 
 
 def speedup_table(table: pd.DataFrame) -> pd.DataFrame:
@@ -284,56 +191,6 @@ def experiment_drafts(
     return pd.concat(frames, ignore_index=True)
 
 
-def figure2(curves: pd.DataFrame, drafts: pd.DataFrame, optima: pd.DataFrame) -> Figure:
-    """Figure 2: tokens per FLOP against draft size ``N``, one panel per draft family (its colour),
-    one curve per target labelled at the curve's right end; the drafts used in the experiments as
-    black markers on the curves, ``N*`` as a star.
-
-    ``curves`` from :func:`throughput_curves`, ``drafts`` from :func:`experiment_drafts`,
-    ``optima`` from :func:`table5`. The plotted artists carry ids (``gid``): ``curve|T|F``,
-    ``drafts|T|F`` and ``star|T|F`` for target ``T`` and family ``F``, so that tests can read back
-    what was drawn (``N`` is plotted in billions).
-    """
-    families = list(dict.fromkeys(curves["draft_family"]))
-    targets = list(dict.fromkeys(curves["target"]))
-    styles = ["-", "--", ":", "-."]
-    fig = Figure(figsize=(3.6 * len(families) + 0.8, 4.2), layout="constrained")
-    axes = fig.subplots(1, len(families), squeeze=False, sharey=True)[0]
-    for ax, fam in zip(axes, families):
-        col = family_color(fam)
-        for k, target in enumerate(targets):
-            c = curves[(curves["target"] == target) & (curves["draft_family"] == fam)]
-            if c.empty:
-                continue
-            x, y = c["n"].to_numpy() / 1e9, c["tokens_per_flop"].to_numpy()
-            (line,) = ax.plot(x, y, color=col, lw=1.8, ls=styles[k % len(styles)])
-            line.set_gid(f"curve|{target}|{fam}")
-            ax.annotate(target, xy=(x[-1], y[-1]), xytext=(3, 0), textcoords="offset points",
-                        color=col, fontsize=8, va="center", ha="left")
-            d = drafts[(drafts["target"] == target) & (drafts["draft_family"] == fam)]
-            (pts,) = ax.plot(d["n"] / 1e9, d["tokens_per_flop"], ls="none", marker="o", ms=5,
-                             color="black", zorder=3)
-            pts.set_gid(f"drafts|{target}|{fam}")
-            o = optima[(optima["target"] == target) & (optima["draft_family"] == fam)]
-            (star,) = ax.plot(o["n_star"] / 1e9, o["tokens_per_flop"], ls="none", marker="*", ms=14,
-                              color=col, markeredgecolor="black", zorder=4)
-            star.set_gid(f"star|{target}|{fam}")
-        ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.set_title(f"{fam} drafts", fontsize=10)
-        ax.set_xlabel("draft size $N$ (billions of parameters)")
-        lo, hi = curves["n"].min() / 1e9, curves["n"].max() / 1e9
-        ax.set_xlim(lo, hi * 8.0)  # room for the labels at the right end of the curves
-    # the unit in the label, plain numbers on the ticks (no "1e-11" offset text)
-    axes[0].set_ylabel("throughput $\\mathcal{T}$ ($10^{-11}$ tokens per FLOP)")
-    axes[0].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v * 1e11:g}"))
-    axes[0].legend(handles=[Line2D([], [], ls="none", marker="o", ms=5, color="black"),
-                            Line2D([], [], ls="none", marker="*", ms=12, color="0.7", markeredgecolor="black")],
-                   labels=["drafts of the paper's experiments", "optimal draft size $N^*$ (Table 5)"],
-                   loc="upper right", fontsize=8)
-    return fig
-
-
 def paper_n_grid(spacing: str = "log", table7: pd.DataFrame | None = None) -> np.ndarray:
     """The draft-size grid of the paper's Table 7 (10,000 points in [1e8, 1e10]), spaced ``"log"`` or
     ``"linear"`` (the paper does not say which): :func:`sdsl.chapters.scaling.n_grid`."""
@@ -342,28 +199,6 @@ def paper_n_grid(spacing: str = "log", table7: pd.DataFrame | None = None) -> np
 
 # ---------------------------------------------------------------------------------------------
 # the chapter's readings of its tables
-
-
-def hypotheses_summary(hyp: pd.DataFrame) -> pd.DataFrame:
-    """:func:`deviation_hypotheses` per hypothesis: the largest ``|N*|`` and ``|T(N*)|`` relative
-    deviations over the target's rows and whether every ``T(N*)`` agrees with every printed digit."""
-    return hyp.groupby("hypothesis", sort=False).agg(
-        max_abs_n_dev=("n_star_rel_dev", lambda v: v.abs().max()),
-        max_abs_t_dev=("tokens_per_flop_rel_dev", lambda v: v.abs().max()),
-        t_every_digit=("tokens_per_flop_within_print", "all"),
-    ).reset_index()
-
-
-def flatness(table: pd.DataFrame, constants: LossConstants | str = BESIROGLU_2024,
-             coefficients: AcceptanceCoefficients = PAPER_EQ5) -> pd.Series:
-    """How flat ``T`` is at the optimum: for each printed row of ``table`` (:func:`table5`), ``T`` at
-    the paper's ``N*`` over ``T`` at ours, minus 1, with our model (Eq. 9 at ``gamma*``)."""
-    c = resolve_constants(constants)
-    r = table.dropna(subset=["paper_n_star"])
-    alpha = acceptance_rate(perplexity(r["paper_n_star"].to_numpy(), r["d_draft"].to_numpy(), c),
-                            perplexity(r["m"].to_numpy(), r["d_target"].to_numpy(), c), coefficients)
-    t = optimal_tokens_per_flop(alpha, r["paper_n_star"].to_numpy(), r["m"].to_numpy())
-    return pd.Series(np.asarray(t, dtype=float) / r["tokens_per_flop"].to_numpy() - 1.0, index=r.index)
 
 
 def draft_losses(drafts: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
