@@ -1,5 +1,6 @@
 """The runner of the experiment: corpus and tokenizer, every training run, alpha for every pair at
-every temperature, wall-clock timing of every pair, then the raw results with provenance.
+every temperature, wall-clock timing of every pair, then the raw results with provenance
+(:mod:`sdsl.experiment.collect`).
 
 Work folder ``out`` (default ``build/experiment/<scale>``)::
 
@@ -21,24 +22,20 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import signal
-import subprocess
 import sys
 import time
 from dataclasses import asdict
-from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
-from sdsl._machine import cpu_model
+from sdsl.experiment import collect as _collect
 from sdsl.experiment import corpus as _corpus
-from sdsl.experiment import results as _results
 from sdsl.experiment import tokenizer as _tok
+from sdsl.experiment.collect import pair_key as _pair_key
 from sdsl.experiment.config import SCALES, RunSpec, Scale
 from sdsl.experiment.pairs import (
     counts_to_iterations,
@@ -49,7 +46,7 @@ from sdsl.experiment.pairs import (
 )
 from sdsl.experiment.tasks import Task, atomic_write_text, execute_tasks
 from sdsl.measure.estimators import alpha_from_accepted
-from sdsl.paths import BUILD, ROOT
+from sdsl.paths import BUILD
 
 __all__ = ["Experiment", "default_out", "run"]
 
@@ -59,11 +56,6 @@ _EST_FLOPS = 40e9
 
 def default_out(scale: str) -> Path:
     return BUILD / "experiment" / scale
-
-
-def _pair_key(draft: str, target: str, temperature: float | None = None) -> str:
-    key = f"{draft}__{target}"
-    return key if temperature is None else f"{key}__t{temperature:g}"
 
 
 class Experiment:
@@ -247,73 +239,9 @@ class Experiment:
 
     # ------------------------------------------------------------------ results
     def collect(self) -> Path:
-        """Assemble the raw results of every finished task into ``out/results``."""
-        folder = self.out / "results"
-        folder.mkdir(parents=True, exist_ok=True)
-        s = self.scale
-        targets = {t.run_id for t in s.targets()}
-        runs, curves = [], []
-        for r in s.runs():
-            rec = json.loads((self.out / "train" / f"{r.run_id}.json").read_text())
-            runs.append({**rec["metrics"], "role": "target" if r.run_id in targets else "draft"})
-            curves.extend({"run": r.run_id, **c} for c in rec["curve"])
-        pairs, counts, prompts = [], [], []
-        for d, t in s.pairs():
-            for temp in s.measurement.temperatures:
-                rec = json.loads((self.out / "alpha" / f"{_pair_key(d.run_id, t.run_id, temp)}.json").read_text())
-                key = {"draft": d.run_id, "target": t.run_id, "temperature": float(temp)}
-                pairs.append(rec["pair"])
-                counts.append(pd.DataFrame(rec["counts"]).assign(**key))
-                prompts.append(pd.DataFrame(rec["prompts"]).assign(**key))
-        wall = [json.loads((self.out / "wallclock" / f"{_pair_key(d.run_id, t.run_id)}.json").read_text())
-                for d, t in s.pairs()]
-        timings = [{"cpu_seconds": float("nan"), **json.loads(p.read_text())}
-                   for p in sorted((self.out / "done").glob("*.json"))]
-        tables = {"runs": pd.DataFrame(runs), "curves": pd.DataFrame(curves), "alpha_pairs": pd.DataFrame(pairs),
-                  "alpha_counts": pd.concat(counts, ignore_index=True),
-                  "alpha_prompts": pd.concat(prompts, ignore_index=True), "wallclock": pd.DataFrame(wall),
-                  "timings": pd.DataFrame(timings)}
-        _results.write_results(tables, folder)
-        atomic_write_text(folder / "tokenizer.json", (self.out / "corpus" / "tokenizer.json").read_text())
-        self._write_provenance(folder, pd.DataFrame(timings))
-        return folder
-
-    def _write_provenance(self, folder: Path, timings: pd.DataFrame) -> None:
-        import tokenizers
-        import torch
-        import transformers
-
-        state = json.loads((self.out / "state.json").read_text())
-        sources = json.loads((self.out / "corpus" / "sources.json").read_text())
-        sessions = [{**x, "end": x.get("end") or x.get("last_task_end") or _last_marker(self.out, i)}
-                    for i, x in enumerate(state["sessions"])]
-        duration = sum(x["end"] - x["start"] for x in sessions if x.get("end"))
-        prov = {
-            "title": f"Laptop-scale experiment, scale {self.scale.name}: raw results",
-            "command": sessions[0]["command"], "resumed_with": [x["command"] for x in sessions[1:]],
-            "commit": _git("rev-parse", "HEAD"), "uncommitted_changes": bool(_git("status", "--porcelain")),
-            "machine": {"cpu": cpu_model(), "logical_cpus": os.cpu_count(), "torch_threads_training": self.threads,
-                        "torch_threads_decoding": self.decode_threads, "device": self.device,
-                        "platform": platform.platform(), "python": platform.python_version()},
-            "versions": {"torch": str(torch.__version__), "transformers": str(transformers.__version__),
-                         "tokenizers": str(tokenizers.__version__), "numpy": str(np.__version__)},
-            "started": _iso(sessions[0]["start"]), "finished": _iso(max(x.get("end") or 0 for x in sessions)),
-            "duration_s": round(duration, 1), "sessions": len(sessions),
-            "session_durations_s": [round(x["end"] - x["start"], 1) for x in sessions if x.get("end")],
-            "session_ends": ["recorded" if x.get("end") else "killed: last finished task" for x in state["sessions"]],
-            "load_average_1min_mean": [round(float(np.mean(x["load_average_1min"])), 2) if x.get("load_average_1min")
-                                       else None for x in sessions],
-            "task_seconds": {k: round(float(v), 1) for k, v in timings.groupby("kind")["seconds"].sum().items()},
-            "task_cpu_seconds": {k: round(float(v), 1) for k, v in timings.groupby("kind")["cpu_seconds"].sum().items()},
-            "seed": self.scale.seed, "seeds": "every seed derives from 'seed' and the task's name "
-                                              "(sdsl.experiment.pairs.seed_for)",
-            "scale": json.loads(json.dumps(self.scale.as_dict())), "settings_digest": self.scale.digest(),
-            "corpus": sources, "checkpoints": "not committed (build/experiment/<scale>/models; "
-                                              "python -m sdsl.experiment run rebuilds them)",
-        }
-        with open(folder / "provenance.yml", "w", encoding="utf-8") as fh:
-            fh.write("# Provenance of the raw results in this folder, written by sdsl.experiment.runner.\n")
-            yaml.safe_dump(prov, fh, sort_keys=False, allow_unicode=True, width=100)
+        """Assemble the raw results of every finished task into ``out/results``
+        (:func:`sdsl.experiment.collect.collect`)."""
+        return _collect.collect(self)
 
 
 _EXPERIMENTS: dict[tuple, Experiment] = {}
@@ -340,26 +268,6 @@ def _work(scale_name: str, out: str, device: str, threads: int, task_id: str, ad
         _EXPERIMENTS[key] = Experiment(get_scale(scale_name), out, device=device, threads=threads,
                                        decode_threads=threads)
     _EXPERIMENTS[key].work(task_id, advance)
-
-
-def _last_marker(out: Path, session: int) -> float | None:
-    """When the last task of ``session`` finished (a session killed before it could record its
-    end ends there, as far as its results go)."""
-    times = [p.stat().st_mtime for p in (out / "done").glob("*.json")
-             if json.loads(p.read_text()).get("session") == session]
-    return max(times) if times else None
-
-
-def _git(*args: str) -> str:
-    try:
-        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
-def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, tz=UTC).isoformat(timespec="seconds")
 
 
 def run(scale: Scale, out: str | os.PathLike | None = None, *, resume: bool = False, device: str = "cpu",

@@ -36,17 +36,20 @@ paper's FLOP count equals time only there: in the compute-bound limit the verifi
 The draft's architecture is rarely known: a draft of ``N`` parameters is given the target's aspect
 ratio (:func:`draft_shape`: layers and widths scale as ``(N/M)**(1/3)``, so KV bytes per token as
 ``(N/M)**(2/3)``, tied embeddings) -- an assumption, said so in the output.
+
+The accelerator, its presets and the FLOP-model limit are in :mod:`sdsl.model.accelerators`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 from sdsl._validate import as_float_array
+from sdsl.model.accelerators import Accelerator, accelerator_names, flop_limit, get_accelerator
 from sdsl.model.optimum import log_grid, solve
 from sdsl.model.throughput import expected_tokens
 
@@ -66,52 +69,6 @@ __all__ = [
     "get_accelerator",
     "target_shape",
 ]
-
-
-@dataclass(frozen=True)
-class Accelerator:
-    """What the roofline needs to know of a device (or of ``count`` devices in tensor parallel)."""
-
-    name: str
-    peak_flops: float
-    """Dense peak compute at ``dtype``, FLOP/s (spec sheet; no sparsity)."""
-    bandwidth: float
-    """Memory bandwidth, bytes/s."""
-    memory: float
-    """Memory capacity, bytes."""
-    step_overhead: float = 0.0
-    """Fixed time of one forward pass, s."""
-    layer_overhead: float = 0.0
-    """Time per layer of one forward pass, s."""
-    bytes_per_param: float = 2.0
-    """Bytes per weight (and per KV-cache element): 2 for bf16/fp16, 1 for fp8, 4 for fp32."""
-    dtype: str = "bf16"
-    count: int = 1
-
-    def __post_init__(self) -> None:
-        for f in ("peak_flops", "bandwidth", "memory", "bytes_per_param"):
-            v = getattr(self, f)
-            if not (v > 0):
-                raise ValueError(f"accelerator {self.name!r}: {f} must be > 0, got {v!r}")
-        for f in ("step_overhead", "layer_overhead"):
-            v = getattr(self, f)
-            if not (math.isfinite(v) and v >= 0):
-                raise ValueError(f"accelerator {self.name!r}: {f} must be a finite number >= 0 s, got {v!r}")
-
-    def times(self, count: int) -> Accelerator:
-        """``count`` devices in tensor parallel, scaled ideally (compute, bandwidth and memory times
-        ``count``; overheads and communication not modelled)."""
-        if not (isinstance(count, (int, np.integer)) and count >= 1):
-            raise ValueError(f"gpus (devices in tensor parallel) must be an integer >= 1, got {count!r}")
-        if count == 1:
-            return self
-        return replace(self, name=f"{count} x {self.name}", peak_flops=self.peak_flops * count,
-                       bandwidth=self.bandwidth * count, memory=self.memory * count, count=self.count * count)
-
-    def with_bytes_per_param(self, bytes_per_param: float, dtype: str) -> Accelerator:
-        """The same device with weights and KV cache stored at another precision; the peak compute is
-        kept (weight-only quantisation: the products still run at the preset's precision)."""
-        return replace(self, bytes_per_param=float(bytes_per_param), dtype=dtype)
 
 
 @dataclass(frozen=True)
@@ -247,14 +204,6 @@ def iteration_time(draft: ModelShape, target: ModelShape, acc: Accelerator, gamm
     td = g * step_time(draft, acc, batch, context, 1.0)
     tv = step_time(target, acc, batch, context, g + 1.0)
     return np.maximum(td, tv) if overlap else td + tv
-
-
-def flop_limit(bytes_per_param: float = 2.0) -> Accelerator:
-    """The accelerator under which the roofline is the paper's FLOP model: infinite compute, no
-    overhead (every pass memory-bound, its time proportional to the parameters streamed). Use it
-    with ``batch = 1``, ``context = 0`` and shapes without untied embeddings."""
-    return Accelerator(name="FLOP-model limit (batch 1, memory-bound, no overhead)", peak_flops=math.inf,
-                       bandwidth=1e12, memory=math.inf, bytes_per_param=bytes_per_param, dtype="-")
 
 
 @dataclass(frozen=True)
@@ -411,36 +360,6 @@ def plan_on_hardware(
         fits_in_memory=bool(mem <= acc.memory),
     )
     return plan
-
-
-def accelerator_names() -> list[str]:
-    """Names of the presets of ``data/accelerators.csv`` (as typed after ``--hardware``)."""
-    from sdsl._schema import records
-
-    return [r["accelerator"] for r in records("accelerators")]
-
-
-def get_accelerator(name: str) -> Accelerator:
-    """The :class:`Accelerator` of a preset of ``data/accelerators.csv`` (case-insensitive); an
-    unknown name raises ``ValueError`` suggesting the closest names."""
-    import difflib
-
-    from sdsl._schema import records
-
-    rows = records("accelerators")
-    key = str(name).strip().lower()
-    for r in rows:
-        if r["accelerator"].lower() == key:
-            return Accelerator(name=r["name"], peak_flops=r["peak_flops"], bandwidth=r["bandwidth"],
-                               memory=r["memory"], step_overhead=r["step_overhead_s"],
-                               layer_overhead=r["layer_overhead_s"], bytes_per_param=r["bytes_per_param"],
-                               dtype=r["dtype"])
-    names = [r["accelerator"] for r in rows]
-    close = difflib.get_close_matches(key, names, n=3, cutoff=0.5)
-    hint = f"did you mean {', '.join(repr(c) for c in close)}? " if close else ""
-    from sdsl._validate import shown
-
-    raise ValueError(f"unknown {shown('hardware')} {name!r}; {hint}known: {', '.join(names)}")
 
 
 def target_shape(params: float, shape: dict | None) -> tuple[ModelShape, bool]:
