@@ -3,7 +3,11 @@ tested on a family of small GPT-2 models trained on this machine (issue 17).
 
 One function per table and per figure; every one reads the committed raw results
 (:func:`sdsl.experiment.results.load_results`) through the analysis of
-:mod:`sdsl.experiment.analysis`.
+:mod:`sdsl.experiment.analysis`. The predictions from the smaller drafts (:func:`predicted_alpha`,
+:func:`prediction_curve`) live in :mod:`sdsl.experiment.predict`, the numbers the prose cites about
+the measurement, the laws, the prediction and the wall clock (:func:`summary_alpha` to
+:func:`summary_wallclock`) in :mod:`sdsl.experiment.numbers`; :func:`summary` merges them with the
+numbers of the chapter's own tables (:func:`summary_family`, :func:`summary_loss`).
 """
 
 from __future__ import annotations
@@ -12,12 +16,18 @@ import numpy as np
 import pandas as pd
 from matplotlib import cm, colors
 from matplotlib.figure import Figure
-from scipy.interpolate import PchipInterpolator
 
 from sdsl.book.style import fix_layout
 from sdsl.experiment.lossfit import LossFit
-from sdsl.experiment.predict import small_half
-from sdsl.model.laws import BESIROGLU_2024, HOFFMANN_2022, PAPER_EQ5
+from sdsl.experiment.numbers import (
+    finite_or_na,
+    summary_alpha,
+    summary_laws,
+    summary_prediction,
+    summary_wallclock,
+)
+from sdsl.experiment.predict import predicted_alpha, prediction_curve
+from sdsl.model.laws import BESIROGLU_2024, HOFFMANN_2022
 from sdsl.model.throughput import optimal_tokens_per_flop
 
 __all__ = [
@@ -151,26 +161,6 @@ def fig_alpha_laws(frame: pd.DataFrame, fits) -> Figure:
     return fig
 
 
-def predicted_alpha(frame: pd.DataFrame, runs: pd.DataFrame, law: str, loss: LossFit) -> pd.DataFrame:
-    """Every pair's alpha as the recipe predicts it from the smaller drafts: the law fitted on the
-    pairs of the smaller half, evaluated at ``x = exp(L(N, D))`` and ``y = exp(L(M, D'))`` of the
-    loss law fitted on the smaller half; ``held_out`` marks the larger drafts."""
-    from sdsl.experiment.predict import law_by_name
-
-    shapes = small_half(runs)
-    shape_of = runs.set_index("run")["shape"]
-    fit_rows = frame["draft"].map(shape_of).isin(shapes).to_numpy()
-    fitted = law_by_name(law).fit(frame[fit_rows].reset_index(drop=True))
-    f = frame.copy()
-    f["x"] = np.exp(loss.predict(f["n"], f["d"]))
-    f["y"] = np.exp(loss.predict(f["m"], f["d_target"]))
-    f["ln_x"] = np.log(f["x"])
-    out = frame[["target", "draft", "n", "d", "alpha"]].copy()
-    out["predicted"] = fitted.predict(f)
-    out["held_out"] = ~fit_rows
-    return out
-
-
 def fig_alpha_predicted(pred: pd.DataFrame) -> Figure:
     """Predicted against measured alpha; open markers: drafts the fits never saw."""
     fig, ax = _subplots(figsize=(4.8, 4.4))
@@ -186,31 +176,6 @@ def fig_alpha_predicted(pred: pd.DataFrame) -> Figure:
     ax.set_ylabel(r"predicted $\alpha$")
     ax.legend(fontsize="x-small")
     return _finish(fig)
-
-
-def prediction_curve(frame: pd.DataFrame, runs: pd.DataFrame, target: str, law: str, loss: LossFit,
-                     d: float, points: int = 200) -> pd.DataFrame:
-    """``2 M T(N)`` of the recipe fitted on the smaller drafts, and of a PCHIP curve through the
-    measured alpha of the trained drafts at budget ``d``, on a grid of ``N``."""
-    from sdsl.experiment.predict import law_by_name
-    from sdsl.model.law_optimum import _features_at
-
-    shapes = small_half(runs)
-    shape_of = runs.set_index("run")["shape"]
-    fitted = law_by_name(law).fit(frame[frame["draft"].map(shape_of).isin(shapes)].reset_index(drop=True))
-    sub = frame[(frame["target"] == target) & np.isclose(frame["d"], d)].sort_values("n")
-    m, dt = float(sub["m"].iloc[0]), float(sub["d_target"].iloc[0])
-    n = np.minimum(np.exp(np.linspace(np.log(0.5 * runs["params"].min()), np.log(m), points)), m)
-    a_pred = fitted.alpha(_features_at(n, m, d, dt, loss.constants()), target)
-    ok = (a_pred > 0) & (a_pred < 1)
-    t_pred = np.full(n.shape, np.nan)
-    t_pred[ok] = 2 * m * optimal_tokens_per_flop(a_pred[ok], n[ok], m)
-    inside = (n >= sub["n"].min()) & (n <= sub["n"].max())
-    t_smooth = np.full(n.shape, np.nan)
-    a_s = PchipInterpolator(np.log(sub["n"]), sub["alpha"])(np.log(n[inside]))
-    t_smooth[inside] = 2 * m * optimal_tokens_per_flop(np.clip(a_s, 1e-9, 1 - 1e-9), n[inside], m)
-    return pd.DataFrame({"target": target, "n": n, "alpha_predicted": a_pred, "speedup_predicted": t_pred,
-                         "speedup_smooth": t_smooth})
 
 
 def fig_throughput(frame: pd.DataFrame, curves: pd.DataFrame, preds: pd.DataFrame, d: float) -> Figure:
@@ -295,20 +260,6 @@ def fig_alpha_overlap(summary: pd.DataFrame) -> Figure:
     return _finish(fig)
 
 
-#: The paper's Table 3 plane, for the chapter's prose.
-PAPER_PLANE = PAPER_EQ5
-
-
-def _num(value: float) -> float | str:
-    """A finite float, or ``"n/a"`` (a rerun without bootstrap draws has no interval to cite)."""
-    return float(value) if np.isfinite(value) else "n/a"
-
-
-def _targets(runs: pd.DataFrame) -> list[str]:
-    """The target runs, largest first (``target_0`` is the largest)."""
-    return list(runs.loc[runs["role"] == "target"].sort_values("params", ascending=False)["run"])
-
-
 def summary_family(runs: pd.DataFrame, prov: dict) -> dict[str, object]:
     """The corpus, the tokenizer and the family: counts, token splits, the recipe, the span of ``N``
     in decades, the budgets (``n_multi``: shapes trained on three or more), the run's duration and
@@ -344,97 +295,11 @@ def summary_loss(runs: pd.DataFrame, fit: LossFit, loss_resamples: int) -> dict[
     t = table_loss_law(fit).set_index("parameter")
     out: dict[str, object] = {"loss_resamples": int(loss_resamples)}
     for p in ("a", "b"):
-        out.update({f"loss_{p}": float(t.loc[p, "estimate"]), f"loss_{p}_lo": _num(t.loc[p, "ci_lower"]),
-                    f"loss_{p}_hi": _num(t.loc[p, "ci_upper"]), f"hoffmann_{p}": float(t.loc[p, "hoffmann2022"]),
+        out.update({f"loss_{p}": float(t.loc[p, "estimate"]), f"loss_{p}_lo": finite_or_na(t.loc[p, "ci_lower"]),
+                    f"loss_{p}_hi": finite_or_na(t.loc[p, "ci_upper"]), f"hoffmann_{p}": float(t.loc[p, "hoffmann2022"]),
                     f"besiroglu_{p}": float(t.loc[p, "besiroglu2024"])})
     rel = fit.predict(runs["params"], runs["tokens"]) / runs["val_loss"] - 1
     out["loss_rmse_pct"] = 100 * float(np.sqrt(np.mean(rel ** 2)))
-    return out
-
-
-def summary_alpha(res: dict[str, pd.DataFrame], prov: dict, table: pd.DataFrame,
-                  alpha_resamples: int) -> dict[str, object]:
-    """The measurement (pairs, gamma, tokens, the half-width target, resamples, prompts) and, from
-    :func:`sdsl.experiment.analysis.alpha_summary` ``table``: the largest 95 % half width (the wider
-    of likelihood and bootstrap) per temperature, the range of alpha at temperature 1 and the
-    largest gap between alpha and ``E[sum min(p, q)]`` on the sampled positions there."""
-    mp = prov["scale"]["measurement"]
-    hw = np.maximum(table["alpha_hw95"], table["boot_hw95"])
-    t1 = table[table["temperature"] == 1.0]
-    return {
-        "n_pairs": len(res["alpha_pairs"]) // len(mp["temperatures"]), "gamma": mp["gamma"],
-        "new_tokens": mp["new_tokens"], "prompt_len": mp["prompt_tokens"], "hw_target": mp["half_width"],
-        "hw_max_t1": float(hw[table["temperature"] == 1.0].max()),
-        "hw_max_greedy": float(hw[table["temperature"] == 0.0].max()),
-        "runner_resamples": mp["n_resamples"], "alpha_resamples": int(alpha_resamples),
-        "max_prompts_greedy": mp["max_prompts_greedy"], "prompts_min": int(table["n_prompts"].min()),
-        "prompts_max": int(table["n_prompts"].max()), "alpha_min_t1": float(t1["alpha"].min()),
-        "alpha_max_t1": float(t1["alpha"].max()),
-        "gap_on_policy_t1": float((t1["min_pq_on_policy"] - t1["alpha"]).abs().max()),
-    }
-
-
-def summary_laws(frame: pd.DataFrame, plane, laws: pd.DataFrame, temperature: float) -> dict[str, object]:
-    """The laws' fit: this family's plane ``R^2``, the RMS error of the paper's Table 3 plane on this
-    family's alpha, and the leave-one-draft-out ranking ``laws`` (best law, its RMSE, the plane's
-    and Scylla's ``loglin_n``)."""
-    paper = PAPER_PLANE.A * frame["x"] + PAPER_PLANE.B * frame["y"] + PAPER_PLANE.C
-    t = laws.set_index("law")
-    best = str(laws.loc[laws["rank"] == 1, "law"].iloc[0])
-    return {"temperature": float(temperature), "plane_r2": float(plane.r2),
-            "paper_plane_rmse": float(np.sqrt(np.mean((paper - frame["alpha"]) ** 2))),
-            "loo_best": best, "loo_best_rmse": float(t.loc[best, "rmse"]),
-            "loo_plane_rmse": float(t.loc["plane", "rmse"]), "loo_loglin_n_rmse": float(t.loc["loglin_n", "rmse"])}
-
-
-def summary_prediction(runs: pd.DataFrame, preds: pd.DataFrame, alpha_pred: pd.DataFrame,
-                       paper: pd.DataFrame) -> dict[str, object]:
-    """The prediction from the smaller drafts (:func:`sdsl.experiment.analysis.predictions`): per
-    target (``_0`` the largest) the plane's ``N*`` with the loss law of the drafts only, the best
-    trained draft, the ratios, the nearest draft and the throughput lost (per cent); over the
-    interior variants the range of the ratio to the smooth optimum and the largest loss; the RMS
-    error of the predicted alpha of the held-out drafts; the paper's coefficients (``paper``)."""
-    small = small_half(runs)
-    largest = runs.loc[runs["params"].idxmax(), "shape"]
-    held = [s for s in runs.sort_values("params")["shape"].unique() if s not in small and s != largest]
-    main = preds[(preds["law"] == "plane") & (preds["loss_fit"] == "drafts only")].set_index("target")
-    out: dict[str, object] = {"small_shapes": ", ".join(small), "held_shapes": ", ".join(held)}
-    for i, t in enumerate(_targets(runs)):
-        r = main.loc[t]
-        out.update({f"target_{i}": str(t), f"pred_{i}": _num(r["n_star_predicted"]), f"best_{i}": str(r["best_draft"]),
-                    f"n_best_{i}": float(r["n_best"]), f"ratio_best_{i}": _num(r["ratio_to_best"]),
-                    f"ratio_smooth_{i}": _num(r["ratio_to_smooth"]), f"nearest_{i}": str(r["nearest_draft"]),
-                    f"lost_pct_{i}": _num(100 * r["throughput_lost"])})
-    ok = preds[preds["status"] == "interior"]
-    h = alpha_pred[alpha_pred["held_out"]]
-    tp = paper.set_index(["target", "recipe"])
-    ours = tp.loc[(_targets(runs)[0], "Table 3 + this family's loss law")]
-    out.update({
-        "n_variants": len(preds), "ratio_smooth_min": _num(ok["ratio_to_smooth"].min()),
-        "ratio_smooth_max": _num(ok["ratio_to_smooth"].max()), "lost_pct_max": _num(100 * ok["throughput_lost"].max()),
-        "held_rmse": float(np.sqrt(np.mean((h["predicted"] - h["alpha"]) ** 2))),
-        "paper_y_besiroglu": float(tp.loc[(_targets(runs)[0], "Table 3 + Besiroglu et al. constants"),
-                                          "target_ppl_predicted"]),
-        "paper_nstar_ours": _num(ours["n_star"] if np.isfinite(ours["n_star"]) else ours["n_at_max"]),
-    })
-    return out
-
-
-def summary_wallclock(wall: pd.DataFrame, runs: pd.DataFrame, prov: dict) -> dict[str, object]:
-    """The timing (prompts, rounds) and, from :func:`sdsl.experiment.analysis.wallclock_summary`:
-    the ranges of the cost ratio ``c``, of ``N/M`` and of the measured speedup, the median measured
-    over predicted speedup, and per target the wall-clock-best draft (and the FLOP-best of the
-    largest)."""
-    mp = prov["scale"]["measurement"]
-    out: dict[str, object] = {
-        "timing_prompts": mp["timing_prompts"], "timing_repeats": mp["timing_repeats"],
-        "c_min": wall["c"].min(), "c_max": wall["c"].max(), "nm_min": wall["n_over_m"].min(),
-        "nm_max": wall["n_over_m"].max(), "speedup_min": wall["speedup"].min(), "speedup_max": wall["speedup"].max(),
-        "mp_ratio_median": wall["measured_over_predicted"].median()}
-    for i, t in enumerate(_targets(runs)):
-        w = wall[wall["target"] == t]
-        out[f"wall_best_{i}"] = str(w.loc[w["wallclock_best"], "draft"].iloc[0])
-        out[f"flop_best_{i}"] = str(w.loc[w["flop_best"], "draft"].iloc[0])
     return out
 
 

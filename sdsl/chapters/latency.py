@@ -8,7 +8,8 @@ throughput-optimal size. Functions:
 * :func:`table6`            ``N*`` per draft family, ``|N - N*|/M`` beside the paper's, measured latencies
 * :func:`figure4`           each latency metric against ``|N - N*|/M`` with 95 % error bars
 * :func:`rank_correlations` Spearman and Kendall rank correlations, exact permutation p-values,
-  a bootstrap over drafts and a measurement-noise interval, per family and pooled
+  a bootstrap over drafts and a measurement-noise interval, per family and pooled (the statistics
+  of one sample: :func:`sdsl.measure.ranks.trend_evidence`)
 * :func:`stratified_trend_test` one exact test of "latency grows with distance within each family"
 * :func:`family_gap`, :func:`closest_cross_family_pair`, :func:`discordant_pairs`: what the table
   shows across and within families; :func:`summary`: every number the chapter's prose cites
@@ -29,6 +30,7 @@ from scipy import stats
 from sdsl import data as _data
 from sdsl._validate import as_positive
 from sdsl.book.style import family_color
+from sdsl.measure.ranks import kendall_s, trend_evidence
 from sdsl.model.compare import equal_to_printed
 from sdsl.model.configurations import family_tokens, resolve_coefficients
 from sdsl.model.laws import (
@@ -164,26 +166,6 @@ def figure4(table: pd.DataFrame, metrics: Sequence[str] = METRICS) -> Figure:
     return fig
 
 
-def _spearman(x: np.ndarray, y: np.ndarray) -> float:
-    return float(stats.spearmanr(x, y).statistic)
-
-
-def _spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Spearman's rho of each row of ``x`` with the same row of ``y`` (Pearson correlation of
-    average ranks, as ``scipy.stats.spearmanr``); NaN where a row is constant."""
-    rx = stats.rankdata(x, axis=-1)
-    ry = stats.rankdata(y, axis=-1)
-    rx = rx - rx.mean(axis=-1, keepdims=True)
-    ry = ry - ry.mean(axis=-1, keepdims=True)
-    den = np.sqrt((rx * rx).sum(axis=-1) * (ry * ry).sum(axis=-1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, (rx * ry).sum(axis=-1) / np.where(den > 0, den, 1.0), np.nan)
-
-
-def _kendall(x: np.ndarray, y: np.ndarray) -> float:
-    return float(stats.kendalltau(x, y).statistic)
-
-
 def rank_correlations(
     table: pd.DataFrame,
     rng: np.random.Generator,
@@ -227,28 +209,8 @@ def rank_correlations(
             y = d[f"{k}_s"].to_numpy(float)
             se = d[f"{k}_moe_s"].to_numpy(float) / z
             row = {"scope": scope, "metric": k, "n": n, "min_p": 1.0 / math.factorial(n)}
-            if n < 2:
-                rows.append(row)
-                continue
-            row["spearman"] = _spearman(x, y)
-            row["kendall"] = _kendall(x, y)
-            # one sample, "pairings": every one of the n! orders of y against the fixed x
-            perm = stats.permutation_test(
-                (y,), lambda yy, axis=-1: _spearman_rows(np.broadcast_to(x, yy.shape), yy),
-                permutation_type="pairings", alternative="greater", n_resamples=np.inf,
-                vectorized=True, rng=rng,
-            )
-            row["spearman_p"] = float(perm.pvalue)
-            row["kendall_p"] = float(stats.kendalltau(x, y, method="exact", alternative="greater").pvalue)
-            idx = rng.integers(0, n, (n_boot, n))
-            boot = _spearman_rows(x[idx], y[idx])
-            ok = np.isfinite(boot)
-            row["boot_lo"], row["boot_hi"] = (float(v) for v in np.quantile(boot[ok], q))
-            row["boot_undefined"] = float(1.0 - ok.mean())
-            draws = y[None, :] + se[None, :] * rng.standard_normal((n_noise, n))
-            rho = _spearman_rows(np.broadcast_to(x, draws.shape), draws)
-            row["noise_lo"], row["noise_hi"] = (float(v) for v in np.quantile(rho, q))
-            row["noise_p_positive"] = float(np.mean(rho > 0))
+            if n >= 2:  # with fewer points there is no statistic
+                row.update(trend_evidence(x, y, se, rng, n_boot, n_noise, q))
             rows.append(row)
     cols = ["scope", "metric", "n", "spearman", "spearman_p", "kendall", "kendall_p", "min_p",
             "boot_lo", "boot_hi", "boot_undefined", "noise_lo", "noise_hi", "noise_p_positive"]
@@ -267,17 +229,12 @@ def stratified_trend_test(table: pd.DataFrame, metrics: Sequence[str] = METRICS)
     observed one).
     """
     groups = [(d["distance"].to_numpy(float), d) for _, d in table.groupby("draft_family", sort=False)]
-
-    def s_stat(x: np.ndarray, y: np.ndarray) -> int:
-        i, j = np.triu_indices(x.size, 1)
-        return int(np.sum(np.sign(x[j] - x[i]) * np.sign(y[j] - y[i])))
-
     rows = []
     for k in metrics:
         ys = [d[f"{k}_s"].to_numpy(float) for _, d in groups]
         xs = [x for x, _ in groups]
-        observed = sum(s_stat(x, y) for x, y in zip(xs, ys))
-        per_group = [[s_stat(x, y[list(p)]) for p in itertools.permutations(range(y.size))] for x, y in zip(xs, ys)]
+        observed = sum(kendall_s(x, y) for x, y in zip(xs, ys))
+        per_group = [[kendall_s(x, y[list(p)]) for p in itertools.permutations(range(y.size))] for x, y in zip(xs, ys)]
         null = np.array([sum(c) for c in itertools.product(*per_group)])
         rows.append({"metric": k, "s": observed, "pairs": sum(x.size * (x.size - 1) // 2 for x in xs),
                      "permutations": null.size, "p": float(np.mean(null >= observed))})

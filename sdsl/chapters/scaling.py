@@ -5,17 +5,19 @@ Figure 5 (method notes, section 8; book chapter "scaling").
   :func:`size_ratio` (from :mod:`sdsl.model.grid`): the 288 configurations of the paper's Table 7
   (8 target sizes ``M``, 6 draft data sizes ``D``, 6 target data sizes ``D'``, spaced
   logarithmically or linearly: the paper does not say which) and ``N*`` on all of them at once.
-* :func:`table7`: the grid as used beside the printed one; :func:`solve_checked`: the grid solved,
-  timed and checked against the scalar optimiser.
-* :func:`fit_table8`, :func:`fit_table9`, :func:`table8`, :func:`table9`: the scaling-law
-  regressions by OLS with HC3 standard errors (:func:`sdsl.model.fitting.ols`: statsmodels on a
-  centred, scaled design, reported in the paper's units),
+* :func:`table7`: the grid as used beside the printed one; :func:`solve_checked` (from
+  :mod:`sdsl.model.grid`): the grid solved, timed and checked against the scalar optimiser.
+* :func:`table8`, :func:`table9`: the scaling-law regressions (:func:`fit_table8`,
+  :func:`fit_table9`, beside the paper by :func:`beside_paper`, ``R^2`` by :func:`fit_metrics`, from
+  :mod:`sdsl.model.scaling_law`) by OLS with HC3 standard errors (:func:`sdsl.model.fitting.ols`:
+  statsmodels on a centred, scaled design, reported in the paper's units),
   Table 8 ``N*/M = mu + M0/M + g ln D + g' ln D'`` and Table 9 ``N* = mu M + M0``.
 * :func:`variants`: the regressions for every reading of the grid (spacing, data range, N grid,
   refinement), each beside the paper.
 * :func:`figure5`: N* and N*/M against M, D and D'.
-* :func:`practical_ratios`, :func:`ratio_band`, :func:`data_effects`, :func:`law_target_size`: what
-  the law means in numbers; :func:`summary`: every number the chapter's prose cites.
+* :func:`practical_ratios`, :func:`ratio_by_target`, :func:`ratio_band`, :func:`data_effects`,
+  :func:`law_target_size` (from :mod:`sdsl.model.scaling_law`): what the law means in numbers;
+  :func:`summary`: every number the chapter's prose cites.
 
 Confidence intervals are statsmodels' defaults for a robust covariance: normal quantiles,
 ``estimate +- 1.96 SE(HC3)``; the margin of error is the half-width. ``N*`` is a deterministic
@@ -25,19 +27,18 @@ optimum over the grid (misfit), not noise.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 from matplotlib import colormaps
+from matplotlib.cm import ScalarMappable
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from sdsl import data as _data
 from sdsl.book.style import fix_layout
-from sdsl.model.compare import equal_to_printed
 from sdsl.model.grid import (
     SPACINGS,
     _table7_row,
@@ -45,20 +46,26 @@ from sdsl.model.grid import (
     n_grid,
     optimal_draft_sizes,
     size_ratio,
+    solve_checked,
     solve_table7,
     table7_grid,
 )
 from sdsl.model.laws import BESIROGLU_2024, PAPER_EQ5, AcceptanceCoefficients, LossConstants
-from sdsl.model.optimal_draft import optimal_draft_size
 from sdsl.model.scaling_law import (
     TABLE8_TERMS,
     TABLE9_TERMS,
     _check_solution,
+    beside_paper,
+    beside_paper_values,
     coefficient_table,
     data_effects,
+    fit_metrics,
     fit_table8,
     fit_table9,
+    law_target_size,
+    practical_ratios,
     ratio_band,
+    ratio_by_target,
 )
 
 __all__ = [
@@ -93,66 +100,8 @@ def table7(spacing: str = "log", n_spacing: str = "log", d_high: float | None = 
     return pd.DataFrame(rows)
 
 
-def solve_checked(
-    configs: pd.DataFrame,
-    n: np.ndarray,
-    rng: np.random.Generator,
-    constants: LossConstants | str = BESIROGLU_2024,
-    refine: bool = True,
-    sample: int = 12,
-) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, float]]:
-    """Solve the grid ``configs`` (:func:`table7_grid`) on the draft sizes ``n`` at once
-    (:func:`optimal_draft_sizes`), and check it on ``sample`` configurations drawn with ``rng``
-    against the scalar optimiser :func:`sdsl.optimal_draft_size` (bounded by the ends of ``n``).
-
-    Returns ``(solution, check, seconds)``: the solution, the checked rows (``m, d_draft,
-    d_target, n_star, n_star_scalar, rel_diff``) and the wall-clock seconds of the grid solve and
-    of one scalar solve (``grid``, ``scalar``; machine-dependent, for the prose only).
-    """
-    t0 = time.perf_counter()
-    sol = optimal_draft_sizes(configs["m"], configs["d_draft"], configs["d_target"], n, constants, refine=refine)
-    t_grid = time.perf_counter() - t0
-    pick = rng.choice(len(configs), size=min(int(sample), len(configs)), replace=False)
-    t0 = time.perf_counter()
-    scalar = np.array([optimal_draft_size(r.m, r.d_draft, r.d_target, constants, n_bounds=(n[0], n[-1])).n_star
-                       for r in configs.iloc[pick].itertuples()])
-    t_scalar = (time.perf_counter() - t0) / max(pick.size, 1)
-    check = sol.iloc[pick][["m", "d_draft", "d_target", "n_star"]].assign(
-        n_star_scalar=scalar, rel_diff=sol["n_star"].to_numpy()[pick] / scalar - 1.0)
-    return sol, check.reset_index(drop=True), {"grid": t_grid, "scalar": t_scalar}
-
-
 # --------------------------------------------------------------------------------------------
 # regressions (Tables 8 and 9)
-
-
-def beside_paper(ours: pd.DataFrame, paper: pd.DataFrame, tolerance: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Our coefficient table beside the paper's (``paper_table8`` / ``paper_table9`` layout):
-    adds ``paper_estimate, paper_moe, paper_ci_lower, paper_ci_upper``, the relative deviations
-    of estimate and margin of error, ``paper_in_our_ci``, ``ours_in_paper_ci`` and, with
-    ``tolerance`` (:func:`sdsl.data.printed_tolerance`), ``printed_digits_equal``."""
-    p = paper.set_index("parameter")
-    missing = [k for k in ours["parameter"] if k not in p.index]
-    if missing:
-        raise ValueError(f"the paper's table has no parameter(s) {missing}")
-    out = ours.copy()
-    pp = p.loc[out["parameter"]]
-    out["paper_estimate"] = pp["estimate"].to_numpy()
-    out["paper_moe"] = pp["moe"].to_numpy()
-    out["paper_ci_lower"] = pp["ci_lower"].to_numpy()
-    out["paper_ci_upper"] = pp["ci_upper"].to_numpy()
-    out["rel_deviation"] = out["estimate"] / out["paper_estimate"] - 1.0
-    out["moe_rel_deviation"] = out["moe"] / out["paper_moe"] - 1.0
-    out["deviation_in_moe"] = (out["estimate"] - out["paper_estimate"]) / out["paper_moe"]
-    out["paper_in_our_ci"] = (out["ci_lower"] <= out["paper_estimate"]) & (out["paper_estimate"] <= out["ci_upper"])
-    out["ours_in_paper_ci"] = (out["paper_ci_lower"] <= out["estimate"]) & (out["estimate"] <= out["paper_ci_upper"])
-    if tolerance is not None:
-        t = tolerance.set_index("parameter").loc[out["parameter"]]
-        out["printed_digits_equal"] = (
-            equal_to_printed(out["estimate"], out["paper_estimate"], t["estimate"].to_numpy())
-            & equal_to_printed(out["moe"], out["paper_moe"], t["moe"].to_numpy())
-        )
-    return out
 
 
 def table8(solution: pd.DataFrame, paper: pd.DataFrame | None = None,
@@ -169,20 +118,6 @@ def table9(solution: pd.DataFrame, paper: pd.DataFrame | None = None,
     paper's values if ``paper`` (``sdsl.data.load("paper_table9")``) is given."""
     ours = coefficient_table(fit_table9(solution))
     return ours if paper is None else beside_paper(ours, paper, tolerance)
-
-
-def fit_metrics(solution: pd.DataFrame, paper_metrics: pd.DataFrame | None = None) -> pd.DataFrame:
-    """R^2, adjusted R^2 and observations of Tables 8 and 9: table, metric, ours (and paper,
-    difference where ``paper_metrics`` has the metric)."""
-    r8, r9 = fit_table8(solution), fit_table9(solution)
-    rows = [(8, "r2", r8.rsquared), (8, "adj_r2", r8.rsquared_adj), (8, "observations", r8.nobs),
-            (9, "r2", r9.rsquared), (9, "adj_r2", r9.rsquared_adj), (9, "observations", r9.nobs)]
-    out = pd.DataFrame(rows, columns=["table", "metric", "ours"])
-    if paper_metrics is not None:
-        pm = paper_metrics.assign(table=paper_metrics["table"].astype(int))
-        out = out.merge(pm.rename(columns={"value": "paper"}), on=["table", "metric"], how="left")
-        out["difference"] = out["ours"] - out["paper"]
-    return out
 
 
 def variants(
@@ -264,8 +199,8 @@ def figure5(solution: pd.DataFrame) -> Figure:
             else:  # target sizes in billions, without an offset text
                 ax.xaxis.set_major_formatter(FuncFormatter(_billions))
         if norm is not None:
-            bar = fig.colorbar(_scalar_mappable(norm, cmap), ax=axes[r, :].tolist(), label=hue_label, pad=0.01,
-                               aspect=25)
+            bar = fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=axes[r, :].tolist(), label=hue_label,
+                               pad=0.01, aspect=25)
             if hue == "m":
                 bar.ax.yaxis.set_major_formatter(FuncFormatter(_billions))
                 bar.ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
@@ -275,51 +210,8 @@ def figure5(solution: pd.DataFrame) -> Figure:
     return fix_layout(fig)
 
 
-def _scalar_mappable(norm, cmap):
-    from matplotlib.cm import ScalarMappable
-
-    return ScalarMappable(norm=norm, cmap=cmap)
-
-
 # --------------------------------------------------------------------------------------------
-# what the law means
-
-
-def practical_ratios(configs: pd.DataFrame, m_low: float = 1e9, m_high: float = 1e12, points: int = 61,
-                     constants: LossConstants | str = BESIROGLU_2024) -> pd.DataFrame:
-    """``N*`` and ``M / N*`` (:func:`size_ratio`) for ``points`` target sizes log-spaced from
-    ``m_low`` to ``m_high``, each with every draft and target data size of ``configs``
-    (:func:`table7_grid`): the law's practical range, beyond the grid's targets."""
-    m_vals = axis(m_low, m_high, points, "log", "target sizes M")
-    d_vals, p_vals = np.sort(configs["d_draft"].unique()), np.sort(configs["d_target"].unique())
-    mm, dd, pp = (a.ravel() for a in np.meshgrid(m_vals, d_vals, p_vals, indexing="ij"))
-    return size_ratio(mm, dd, pp, constants=constants)
-
-
-def ratio_by_target(ratios: pd.DataFrame, every: int = 1) -> pd.DataFrame:
-    """``M / N*`` of :func:`practical_ratios` per target size: its smallest, median and largest
-    value over the data sizes, for every ``every``-th target size (and the largest)."""
-    by_m = ratios.groupby("m")["m_over_n"].agg(["min", "median", "max"]).reset_index()
-    keep = sorted(set(range(0, len(by_m), max(1, int(every)))) | {len(by_m) - 1})
-    return by_m.iloc[keep].reset_index(drop=True)
-
-
-def law_target_size(ratio: float, mu: float, m0: float) -> float:
-    """The target size ``M`` at which Table 9's law ``N* = mu M + M0`` gives ``M / N* = ratio``:
-    ``M = ratio M0 / (1 - ratio mu)`` (infinite when ``ratio >= 1 / mu``)."""
-    den = 1.0 - float(ratio) * float(mu)
-    return float("inf") if den <= 0 else float(ratio) * float(m0) / den
-
-
-def _beside(prefix: str, table: pd.DataFrame) -> dict[str, object]:
-    out: dict[str, object] = {}
-    for r in table.itertuples():
-        p = f"{prefix}_{r.parameter}"
-        out.update({p: r.estimate, f"{p}_moe": r.moe, f"{p}_lo": r.ci_lower, f"{p}_hi": r.ci_upper,
-                    f"{p}_paper": r.paper_estimate, f"{p}_paper_moe": r.paper_moe, f"{p}_paper_lo": r.paper_ci_lower,
-                    f"{p}_paper_hi": r.paper_ci_upper, f"{p}_dev_pct": 100 * r.rel_deviation,
-                    f"{p}_moe_dev_pct": 100 * r.moe_rel_deviation, f"{p}_dev_moe": r.deviation_in_moe})
-    return out
+# the numbers of the prose
 
 
 def summary(
@@ -367,7 +259,7 @@ def summary(
         "check_max": check["rel_diff"].abs().max(), "on_edge": int(solution["on_edge"].sum()),
         "nstar_min": solution["n_star"].min(), "nstar_max": solution["n_star"].max(),
     }
-    out.update(_beside("t8", t8) | _beside("t9", t9))
+    out.update(beside_paper_values("t8", t8) | beside_paper_values("t9", t9))
     keep8 = t8[t8["parameter"] != "g_prime"]
     in_ci = all(t[c].all() for t in (t8, t9) for c in ("paper_in_our_ci", "ours_in_paper_ci"))
     df9 = int(fit_table9(solution).df_resid)

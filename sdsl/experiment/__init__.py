@@ -19,6 +19,8 @@ Modules:
   Besiroglu et al. did (Huber loss on log-loss, a grid of starts, bootstrap intervals);
 * :mod:`sdsl.experiment.predict`: the prediction of ``N*`` from the smaller drafts and the
   empirical optimum;
+* :mod:`sdsl.experiment.numbers`: the numbers the chapter's prose cites about the measurement,
+  the laws, the prediction and the wall clock;
 * :mod:`sdsl.experiment.results`: reading and writing the raw results with their schemas;
 * :mod:`sdsl.experiment.runner`: the resumable runner with a progress bar (``python -m
   sdsl.experiment run``).

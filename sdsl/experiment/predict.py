@@ -15,6 +15,8 @@ empirical optimum it is judged against (issue 17, step 5).
   the fitted loss constants.
 * :func:`throughput_lost`: the throughput given up by training the draft nearest (in ``log N``)
   to the prediction instead of the best trained draft.
+* :func:`predicted_alpha`, :func:`prediction_curve`: every pair's alpha and the curve ``2 M T(N)``
+  as the recipe fitted on the smaller drafts predicts them (the chapter's last figures).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from scipy.interpolate import PchipInterpolator
 
 from sdsl.experiment.lossfit import LossFit, fit_loss_law
 from sdsl.model.alpha_laws import LAWS, Law
-from sdsl.model.law_optimum import law_optimal_draft_size
+from sdsl.model.law_optimum import _features_at, law_optimal_draft_size
 from sdsl.model.laws import LossConstants
 from sdsl.model.throughput import optimal_gamma, optimal_tokens_per_flop
 
@@ -37,6 +39,8 @@ __all__ = [
     "law_by_name",
     "law_frame",
     "predict_n_star",
+    "predicted_alpha",
+    "prediction_curve",
     "small_half",
     "throughput_lost",
 ]
@@ -174,3 +178,43 @@ def throughput_lost(frame: pd.DataFrame, target: str, d_common: float, n_pred: f
     i = int(np.argmin(np.abs(np.log(sub["n"].to_numpy()) - np.log(n_pred))))
     return {"nearest_draft": str(sub["draft"].iloc[i]), "n_nearest": float(sub["n"].iloc[i]),
             "t_nearest": float(t[i]), "t_best": float(t.max()), "lost": float(1.0 - t[i] / t.max())}
+
+
+def predicted_alpha(frame: pd.DataFrame, runs: pd.DataFrame, law: str, loss: LossFit) -> pd.DataFrame:
+    """Every pair's alpha as the recipe predicts it from the smaller drafts: the law fitted on the
+    pairs of the smaller half, evaluated at ``x = exp(L(N, D))`` and ``y = exp(L(M, D'))`` of the
+    loss law fitted on the smaller half; ``held_out`` marks the larger drafts."""
+    shapes = small_half(runs)
+    shape_of = runs.set_index("run")["shape"]
+    fit_rows = frame["draft"].map(shape_of).isin(shapes).to_numpy()
+    fitted = law_by_name(law).fit(frame[fit_rows].reset_index(drop=True))
+    f = frame.copy()
+    f["x"] = np.exp(loss.predict(f["n"], f["d"]))
+    f["y"] = np.exp(loss.predict(f["m"], f["d_target"]))
+    f["ln_x"] = np.log(f["x"])
+    out = frame[["target", "draft", "n", "d", "alpha"]].copy()
+    out["predicted"] = fitted.predict(f)
+    out["held_out"] = ~fit_rows
+    return out
+
+
+def prediction_curve(frame: pd.DataFrame, runs: pd.DataFrame, target: str, law: str, loss: LossFit,
+                     d: float, points: int = 200) -> pd.DataFrame:
+    """``2 M T(N)`` of the recipe fitted on the smaller drafts, and of a PCHIP curve through the
+    measured alpha of the trained drafts at budget ``d``, on a grid of ``N``."""
+    shapes = small_half(runs)
+    shape_of = runs.set_index("run")["shape"]
+    fitted = law_by_name(law).fit(frame[frame["draft"].map(shape_of).isin(shapes)].reset_index(drop=True))
+    sub = frame[(frame["target"] == target) & np.isclose(frame["d"], d)].sort_values("n")
+    m, dt = float(sub["m"].iloc[0]), float(sub["d_target"].iloc[0])
+    n = np.minimum(np.exp(np.linspace(np.log(0.5 * runs["params"].min()), np.log(m), points)), m)
+    a_pred = fitted.alpha(_features_at(n, m, d, dt, loss.constants()), target)
+    ok = (a_pred > 0) & (a_pred < 1)
+    t_pred = np.full(n.shape, np.nan)
+    t_pred[ok] = 2 * m * optimal_tokens_per_flop(a_pred[ok], n[ok], m)
+    inside = (n >= sub["n"].min()) & (n <= sub["n"].max())
+    t_smooth = np.full(n.shape, np.nan)
+    a_s = PchipInterpolator(np.log(sub["n"]), sub["alpha"])(np.log(n[inside]))
+    t_smooth[inside] = 2 * m * optimal_tokens_per_flop(np.clip(a_s, 1e-9, 1 - 1e-9), n[inside], m)
+    return pd.DataFrame({"target": target, "n": n, "alpha_predicted": a_pred, "speedup_predicted": t_pred,
+                         "speedup_smooth": t_smooth})

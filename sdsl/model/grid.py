@@ -1,10 +1,13 @@
 """The grids of the paper's Table 7 and the optimal draft over many configurations at once, as
 tables (method notes, section 8): the axes (:func:`axis`, :func:`n_grid`, :func:`table7_grid`), the
 kernel :func:`sdsl.model.optimal_draft.optimal_draft_sizes` on them (:func:`optimal_draft_sizes`,
-:func:`solve_table7`) and ``N*`` for arbitrary targets on their own grids (:func:`size_ratio`).
+:func:`solve_table7`; :func:`solve_checked` times it and checks it against the scalar optimiser) and
+``N*`` for arbitrary targets on their own grids (:func:`size_ratio`).
 The chapter ``scaling`` builds its Tables 7 to 9 and Figure 5 on these."""
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 import pandas as pd
@@ -16,7 +19,8 @@ from sdsl.model import optimal_draft as _optimal_draft
 from sdsl.model import optimum as _optimum
 from sdsl.model.laws import BESIROGLU_2024, PAPER_EQ5, AcceptanceCoefficients, LossConstants
 
-__all__ = ["SPACINGS", "axis", "n_grid", "table7_grid", "optimal_draft_sizes", "solve_table7", "size_ratio"]
+__all__ = ["SPACINGS", "axis", "n_grid", "table7_grid", "optimal_draft_sizes", "solve_table7", "solve_checked",
+           "size_ratio"]
 
 #: Grid spacings: ``"log"`` (``numpy.geomspace``) and ``"linear"`` (``numpy.linspace``).
 SPACINGS = ("log", "linear")
@@ -197,3 +201,33 @@ def size_ratio(
     grid[:, -1] = m
     sol = optimal_draft_sizes(m, d, p, grid, constants, coefficients)
     return sol.assign(ratio=sol["n_star"] / sol["m"], m_over_n=sol["m"] / sol["n_star"])
+
+
+def solve_checked(
+    configs: pd.DataFrame,
+    n: np.ndarray,
+    rng: np.random.Generator,
+    constants: LossConstants | str = BESIROGLU_2024,
+    refine: bool = True,
+    sample: int = 12,
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, float]]:
+    """Solve the grid ``configs`` (:func:`table7_grid`) on the draft sizes ``n`` at once
+    (:func:`optimal_draft_sizes`), and check it on ``sample`` configurations drawn with ``rng``
+    against the scalar optimiser :func:`sdsl.optimal_draft_size` (bounded by the ends of ``n``).
+
+    Returns ``(solution, check, seconds)``: the solution, the checked rows (``m, d_draft,
+    d_target, n_star, n_star_scalar, rel_diff``) and the wall-clock seconds of the grid solve and
+    of one scalar solve (``grid``, ``scalar``; machine-dependent, for the prose only).
+    """
+    t0 = time.perf_counter()
+    sol = optimal_draft_sizes(configs["m"], configs["d_draft"], configs["d_target"], n, constants, refine=refine)
+    t_grid = time.perf_counter() - t0
+    pick = rng.choice(len(configs), size=min(int(sample), len(configs)), replace=False)
+    t0 = time.perf_counter()
+    scalar = np.array([
+        _optimal_draft.optimal_draft_size(r.m, r.d_draft, r.d_target, constants, n_bounds=(n[0], n[-1])).n_star
+        for r in configs.iloc[pick].itertuples()])
+    t_scalar = (time.perf_counter() - t0) / max(pick.size, 1)
+    check = sol.iloc[pick][["m", "d_draft", "d_target", "n_star"]].assign(
+        n_star_scalar=scalar, rel_diff=sol["n_star"].to_numpy()[pick] / scalar - 1.0)
+    return sol, check.reset_index(drop=True), {"grid": t_grid, "scalar": t_scalar}
