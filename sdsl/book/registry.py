@@ -8,10 +8,6 @@ extension ``book/_ext/sdsl_pages.py``), and so are the landing page's thumbnails
 figures (:func:`gallery_markdown`); the browser test reads the book against it (each item present
 on its page). A test keeps it complete: every artifact of ``baseline/`` is in it, and every
 function, file and dataset it names exists.
-
-The entries are written as two tables of text (:data:`_PAPER`, :data:`_COMPANION`), one item in
-two lines, read by :func:`_items` when the module is imported (a line that does not parse raises
-``ValueError`` there).
 """
 
 from __future__ import annotations
@@ -51,242 +47,173 @@ class Item:
         return self.key.startswith(("Table ", "Figure "))
 
 
-# One item in two lines:
-#
-#     <key>: <what it shows>
-#         <function> [-> <artifact> ...] [<- <dataset> ...] [; figure] [; shown]
-#
-# the second line indented (and continued on more indented lines if long). In _PAPER the key is
-# "Table 5" or "Figure 2" and the function "<chapter>.<function>" of sdsl.chapters; every item is
-# shown. In _COMPANION a line "[<chapter>]" starts the items of a chapter: the key is the artifact's
-# name (the item's key "<chapter>/<name>"), the function one of sdsl.chapters.<chapter> or a dotted
-# path from "sdsl.", the artifacts default to the name, and the items are neither figures nor shown
-# unless flagged. "->" lists the artifact names (the first is the one shown), "<-" the datasets of
-# data/ the function reads. Lines starting with "#" are comments.
-
-_PAPER = """
-Table 1: acceptance rates of the OPT drafts
-    acceptance.table1 -> table1 <- acceptance
-Table 2: acceptance rates of the Qwen drafts
-    acceptance.table2 -> table2 <- acceptance
-Table 3: the Eq. 5 plane refitted beside the paper's coefficients
-    acceptance.table3 -> table3 <- acceptance paper_table3 paper_metrics
-Table 4: per-target linear, logarithmic and power-law fits
-    acceptance.table4 -> table4 table4_vs_paper <- acceptance paper_table4
-Table 5: the throughput-optimal draft size N* of the Qwen1.5 targets
-    optimal_draft.table5 -> table5 <- paper_table5 models
-Table 6: latencies of the OPT-13B target's drafts and their distance from N*
-    latency.table6 -> table6 <- paper_table6 latency models
-Table 7: the grid of the scaling analysis
-    scaling.table7 -> table7 <- paper_table7
-Table 8: the regression N*/M = mu + M0/M + g ln D + g' ln D'
-    scaling.table8 -> table8 fit_metrics <- paper_table7 paper_table8 paper_metrics
-Table 9: the regression N* = mu M + M0
-    scaling.table9 -> table9 fit_metrics <- paper_table7 paper_table9 paper_metrics
-Figure 1: acceptance rate against draft and target perplexity, with the Eq. 5 plane
-    acceptance.figure1 -> figure1 figure1_sections <- acceptance paper_table3; figure
-Figure 2: throughput against draft size for the Qwen1.5 targets
-    optimal_draft.figure2 -> figure2 figure2_curves figure2_drafts <- paper_table5 models; figure
-Figure 3: acceptance rate against draft perplexity, with the fits of Table 4
-    acceptance.figure3 -> figure3 <- acceptance; figure
-Figure 4: latency against the distance of the draft from N*
-    latency.figure4 -> figure4 <- latency paper_table6 models; figure
-Figure 5: N* and N*/M against M, D and D'
-    scaling.figure5 -> figure5 grid_solution <- paper_table7; figure
-"""
-
-_COMPANION = """
-[acceptance]
-table3_implied_df: residual degrees of freedom implied by Table 3
-    implied_residual_df <- paper_table3
-eq5_coefficients: the Eq. 5 coefficients used downstream, paper's and refitted
-    fit_plane <- acceptance paper_table3
-
-[optimal_draft]
-gamma_check: closed-form gamma* against a brute-force search
-    gamma_check
-hypotheses_14b: candidate explanations of Table 5's Qwen1.5-14B rows
-    deviation_hypotheses <- paper_table5 models
-implied_d_target: the target tokens D' each Table 5 row implies
-    implied_d_target <- paper_table5
-variants: N* under both loss laws and integer or continuous gamma
-    variants <- paper_table5 models
-speedup: speedup over plain decoding at N*
-    speedup_table <- paper_table5
-
-[latency]
-rank_correlations: rank correlations of latency with the distance from N*
-    rank_correlations <- latency paper_table6
-stratified_trend_test: a trend test within each draft family
-    stratified_trend_test <- latency paper_table6
-
-[scaling]
-variants: Tables 8 and 9 under every grid reading (spacing, data range)
-    variants <- paper_table7 paper_table8 paper_table9
-variants_n_grid: Tables 8 and 9 under the spacings of the N grid
-    variants <- paper_table7 paper_table8 paper_table9
-size_ratio: M/N* over target sizes
-    size_ratio
-data_effects: how far N* moves across M, D and D'
-    data_effects <- paper_table7
-
-[plan_draft]
-plan: N*, gamma*, alpha and the speedup for the planned target
-    sdsl.plan.plan_table <- presets paper_table3; shown
-candidates: the candidate drafts as a share of the optimum
-    candidates_table <- presets; shown
-covariance_sensitivity: the bootstrap interval with and without the covariance
-    sdsl.plan.covariance_sensitivity <- acceptance; shown
-figure_throughput: throughput against draft size for the planned target
-    figure_throughput <- presets paper_table3; figure; shown
-table5_check: the planning code on Table 5's inputs, as printed and with D' = 4e12
-    table5_check <- paper_table5; shown
-lookup: N*, gamma*, alpha and the speedups for every dense target preset
-    lookup <- presets paper_table3 accelerators; shown
-
-[measure_acceptance]
-iterations: drafted and accepted tokens of every iteration
-    sdsl.measure.harness.measure_acceptance <- prompts local_pair; shown
-requests: TTFT, TPOT and TTOT of every request
-    sdsl.measure.harness.measure_acceptance <- prompts local_pair
-summary: alpha four ways and the latencies, per draft length
-    summary_table <- prompts local_pair; shown
-fig_position_rates: acceptance rate by draft position
-    figure_position_rates <- prompts local_pair; figure; shown
-fig_accepted: accepted tokens per iteration against the truncated geometric law
-    figure_accepted <- prompts local_pair; figure; shown
-acceptance_row: the measurement as a row of data/acceptance.csv
-    summary_row <- prompts local_pair acceptance; shown
-paper_pair_families: the paper's pairs by family and kind
-    paper_pair_families <- acceptance models; shown
-
-[beyond]
-law_data: the measured pairs with sizes and token counts
-    law_data <- acceptance models; shown
-laws: the acceptance laws compared
-    law_table; shown
-law_parameters: every law fitted on all pairs
-    parameter_table <- acceptance models; shown
-table4_check: Table 4 regenerated through the law definitions
-    table4_judged <- acceptance models paper_table4; shown
-cv_predictions: held-out predictions of every law
-    cv_predictions <- acceptance models
-law_ranking: the laws ranked by held-out error
-    compare_laws <- acceptance models; shown
-fig_predicted_observed: held-out predicted against observed alpha
-    figure_predicted_observed <- acceptance models; figure; shown
-table5_check: Table 5 through the generic law search
-    table5_check <- paper_table5; shown
-n_star_variants: N* of every law, loss law and gamma at the targets of Tables 1 and 2
-    n_star_variants <- acceptance models
-n_star_spread: the spread of N* across the variants
-    n_star_spread <- acceptance models; shown
-fig_n_star: N* of every variant
-    figure_n_star <- acceptance models; figure; shown
-ratio_sweep: M/N* over target sizes for the cross-target laws
-    ratio_sweep <- acceptance models
-ratio_rule: where M/N* stays near 200
-    ratio_rule_range <- acceptance models; shown
-fig_ratio: M/N* against M
-    figure_ratio <- acceptance models; figure; shown
-elasticities: elasticities of N* and T(N*)
-    elasticity_table <- models paper_table3; shown
-fig_tornado: the elasticities as a tornado chart
-    figure_tornado <- models paper_table3; figure; shown
-
-[scorecard]
-scorecard: every printed number and claim with its status
-    scorecard <- paper_tables paper_claims paper_table3 paper_table4 paper_table5 paper_table6 paper_table7
-        paper_table8 paper_table9 paper_metrics acceptance latency; shown
-counts: the counts per table, as printed and as reinterpreted
-    counts_table <- paper_tables paper_claims; shown
-coverage: every printed number matched to its row
-    sdsl.audit.reproduction.coverage <- paper_tables; shown
-tolerances: the stated tolerance of each table
-    tolerance_table; shown
-fig_counts: the counts as bars
-    figure_counts <- paper_tables paper_claims; figure; shown
-
-[laptop_scale]
-# the model family trained here; every item reads the committed run under data/laptop_scale/
-runs: the trained family: sizes, token budgets, losses, wall time
-    table_runs; shown
-fig_loss_curves: training loss against tokens seen, every run
-    fig_loss_curves; figure; shown
-loss_law: the family's own loss law against the published constants
-    sdsl.experiment.analysis.fit_all_runs; shown
-fig_loss_law: validation loss against N with the fitted law
-    fig_loss_law; figure; shown
-alpha: alpha of every pair, temperature 1 and greedy
-    table_alpha; shown
-fig_alpha_overlap: alpha against E[sum min(p, q)]
-    fig_alpha_overlap; figure; shown
-table3: this family's Eq. 5 plane beside Table 3
-    sdsl.chapters.acceptance.table3 <- paper_table3 paper_metrics; shown
-table4: this family's per-target fits (Table 4's forms)
-    sdsl.chapters.acceptance.table4; shown
-fig_alpha_laws: alpha against draft perplexity per target, three forms
-    fig_alpha_laws; figure; shown
-laws_loo: leave-one-draft-out errors of the acceptance laws
-    sdsl.experiment.analysis.law_comparison; shown
-prediction: N* predicted from the smaller drafts against the empirical optimum
-    sdsl.experiment.analysis.predictions; shown
-alpha_predicted: alpha predicted for drafts the fits never saw (the data of the figure below)
-    predicted_alpha
-fig_alpha_predicted: predicted against measured alpha
-    fig_alpha_predicted; figure; shown
-fig_throughput: 2 M T(N) per target: trained drafts, smooth curve, prediction
-    fig_throughput; figure; shown
-paper_coefficients: what the paper's own coefficients predict for this family
-    sdsl.experiment.analysis.paper_predictions <- paper_table3; shown
-wallclock: measured wall-clock speedup against Theorem 3.8
-    sdsl.experiment.analysis.wallclock_summary; shown
-fig_wallclock: measured against predicted wall-clock speedup
-    fig_wallclock; figure; shown
-"""
-
-_FLAGS = ("figure", "shown")
+def _p(key, title, chapter, function, artifacts, data=(), figure=False):
+    return Item(key, title, chapter, f"sdsl.chapters.{chapter}.{function}", tuple(artifacts), tuple(data), figure, True)
 
 
-def _item(chapter: str | None, key: str, title: str, spec: str, paper: bool) -> Item:
-    """The :class:`Item` of one entry of :data:`_PAPER` (``paper``) or :data:`_COMPANION` (of
-    ``chapter``): ``key: title`` and the ``spec`` (its indented lines joined)."""
-    made, *flags = (part.strip() for part in spec.split(";"))
-    made, _, reads = made.partition("<-")
-    function, _, artifacts = made.partition("->")
-    function = function.strip()
-    bad = [f for f in flags if f not in _FLAGS]
-    if bad or not function or " " in function or (paper and "." not in function) or (not paper and chapter is None):
-        raise ValueError(f"registry: cannot read the entry {key!r} ({spec!r}); see the grammar above _PAPER")
-    if paper:
-        chapter, function = function.split(".", 1)
-    else:
-        key, artifacts = f"{chapter}/{key}", artifacts or key
-    dotted = function if function.startswith("sdsl.") else f"sdsl.chapters.{chapter}.{function}"
-    return Item(key, title, chapter, dotted, tuple(artifacts.split()), tuple(reads.split()), "figure" in flags,
-                paper or "shown" in flags)
+def _c(chapter, name, title, function, data=(), figure=False, shown=False, artifacts=None):
+    mod = function if function.startswith("sdsl.") else f"sdsl.chapters.{chapter}.{function}"
+    return Item(f"{chapter}/{name}", title, chapter, mod, tuple(artifacts or (name,)), tuple(data), figure, shown)
 
 
-def _items(table: str, paper: bool) -> tuple[Item, ...]:
-    """The items of a table of text (the grammar above :data:`_PAPER`), in its order."""
-    entries: list[list] = []
-    chapter = None
-    for line in table.splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        if line.startswith(" ") and entries:
-            entries[-1][3] = f"{entries[-1][3]} {line.strip()}".strip()
-        elif line.startswith("[") and line.rstrip().endswith("]") and not paper:
-            chapter = line.strip()[1:-1]
-        elif ": " in line and not line.startswith(" "):
-            entries.append([chapter, *line.split(": ", 1), ""])
-        else:
-            raise ValueError(f"registry: cannot read the line {line!r}; see the grammar above _PAPER")
-    return tuple(_item(*entry, paper) for entry in entries)
-
-
-#: Every item: the paper's tables and figures, then the companion's artifacts chapter by chapter.
-REGISTRY: tuple[Item, ...] = _items(_PAPER, paper=True) + _items(_COMPANION, paper=False)
+# The entries are a table, one call per line: the formatter would explode each into one argument per line.
+# fmt: off
+REGISTRY: tuple[Item, ...] = (
+    # the paper's tables and figures
+    _p("Table 1", "acceptance rates of the OPT drafts", "acceptance", "table1", ["table1"], ["acceptance"]),
+    _p("Table 2", "acceptance rates of the Qwen drafts", "acceptance", "table2", ["table2"], ["acceptance"]),
+    _p("Table 3", "the Eq. 5 plane refitted beside the paper's coefficients", "acceptance", "table3", ["table3"],
+       ["acceptance", "paper_table3", "paper_metrics"]),
+    _p("Table 4", "per-target linear, logarithmic and power-law fits", "acceptance", "table4",
+       ["table4", "table4_vs_paper"], ["acceptance", "paper_table4"]),
+    _p("Table 5", "the throughput-optimal draft size N* of the Qwen1.5 targets", "optimal_draft", "table5", ["table5"],
+       ["paper_table5", "models"]),
+    _p("Table 6", "latencies of the OPT-13B target's drafts and their distance from N*", "latency", "table6",
+       ["table6"], ["paper_table6", "latency", "models"]),
+    _p("Table 7", "the grid of the scaling analysis", "scaling", "table7", ["table7"], ["paper_table7"]),
+    _p("Table 8", "the regression N*/M = mu + M0/M + g ln D + g' ln D'", "scaling", "table8", ["table8", "fit_metrics"],
+       ["paper_table7", "paper_table8", "paper_metrics"]),
+    _p("Table 9", "the regression N* = mu M + M0", "scaling", "table9", ["table9", "fit_metrics"],
+       ["paper_table7", "paper_table9", "paper_metrics"]),
+    _p("Figure 1", "acceptance rate against draft and target perplexity, with the Eq. 5 plane", "acceptance",
+       "figure1", ["figure1", "figure1_sections"], ["acceptance", "paper_table3"], True),
+    _p("Figure 2", "throughput against draft size for the Qwen1.5 targets", "optimal_draft", "figure2",
+       ["figure2", "figure2_curves", "figure2_drafts"], ["paper_table5", "models"], True),
+    _p("Figure 3", "acceptance rate against draft perplexity, with the fits of Table 4", "acceptance", "figure3",
+       ["figure3"], ["acceptance"], True),
+    _p("Figure 4", "latency against the distance of the draft from N*", "latency", "figure4", ["figure4"],
+       ["latency", "paper_table6", "models"], True),
+    _p("Figure 5", "N* and N*/M against M, D and D'", "scaling", "figure5", ["figure5", "grid_solution"],
+       ["paper_table7"], True),
+    # acceptance
+    _c("acceptance", "table3_implied_df", "residual degrees of freedom implied by Table 3", "implied_residual_df",
+       ["paper_table3"]),
+    _c("acceptance", "eq5_coefficients", "the Eq. 5 coefficients used downstream, paper's and refitted", "fit_plane",
+       ["acceptance", "paper_table3"]),
+    # optimal_draft
+    _c("optimal_draft", "gamma_check", "closed-form gamma* against a brute-force search", "gamma_check"),
+    _c("optimal_draft", "hypotheses_14b", "candidate explanations of Table 5's Qwen1.5-14B rows",
+       "deviation_hypotheses", ["paper_table5", "models"]),
+    _c("optimal_draft", "implied_d_target", "the target tokens D' each Table 5 row implies", "implied_d_target",
+       ["paper_table5"]),
+    _c("optimal_draft", "variants", "N* under both loss laws and integer or continuous gamma", "variants",
+       ["paper_table5", "models"]),
+    _c("optimal_draft", "speedup", "speedup over plain decoding at N*", "speedup_table", ["paper_table5"]),
+    # latency
+    _c("latency", "rank_correlations", "rank correlations of latency with the distance from N*", "rank_correlations",
+       ["latency", "paper_table6"]),
+    _c("latency", "stratified_trend_test", "a trend test within each draft family", "stratified_trend_test",
+       ["latency", "paper_table6"]),
+    # scaling
+    _c("scaling", "variants", "Tables 8 and 9 under every grid reading (spacing, data range)", "variants",
+       ["paper_table7", "paper_table8", "paper_table9"]),
+    _c("scaling", "variants_n_grid", "Tables 8 and 9 under the spacings of the N grid", "variants",
+       ["paper_table7", "paper_table8", "paper_table9"]),
+    _c("scaling", "size_ratio", "M/N* over target sizes", "size_ratio"),
+    _c("scaling", "data_effects", "how far N* moves across M, D and D'", "data_effects", ["paper_table7"]),
+    # plan_draft
+    _c("plan_draft", "plan", "N*, gamma*, alpha and the speedup for the planned target", "sdsl.plan.plan_table",
+       ["presets", "paper_table3"], shown=True),
+    _c("plan_draft", "candidates", "the candidate drafts as a share of the optimum", "candidates_table",
+       ["presets"], shown=True),
+    _c("plan_draft", "covariance_sensitivity", "the bootstrap interval with and without the covariance",
+       "sdsl.plan.covariance_sensitivity", ["acceptance"], shown=True),
+    _c("plan_draft", "figure_throughput", "throughput against draft size for the planned target", "figure_throughput",
+       ["presets", "paper_table3"], figure=True, shown=True),
+    _c("plan_draft", "table5_check", "the planning code on Table 5's inputs, as printed and with D' = 4e12",
+       "table5_check", ["paper_table5"], shown=True),
+    _c("plan_draft", "lookup", "N*, gamma*, alpha and the speedups for every dense target preset", "lookup",
+       ["presets", "paper_table3", "accelerators"], shown=True),
+    # measure_acceptance
+    _c("measure_acceptance", "iterations", "drafted and accepted tokens of every iteration",
+       "sdsl.measure.harness.measure_acceptance", ["prompts", "local_pair"], shown=True),
+    _c("measure_acceptance", "requests", "TTFT, TPOT and TTOT of every request", "sdsl.measure.harness.measure_acceptance",
+       ["prompts", "local_pair"]),
+    _c("measure_acceptance", "summary", "alpha four ways and the latencies, per draft length", "summary_table",
+       ["prompts", "local_pair"], shown=True),
+    _c("measure_acceptance", "fig_position_rates", "acceptance rate by draft position", "figure_position_rates",
+       ["prompts", "local_pair"], figure=True, shown=True),
+    _c("measure_acceptance", "fig_accepted", "accepted tokens per iteration against the truncated geometric law",
+       "figure_accepted", ["prompts", "local_pair"], figure=True, shown=True),
+    _c("measure_acceptance", "acceptance_row", "the measurement as a row of data/acceptance.csv", "summary_row",
+       ["prompts", "local_pair", "acceptance"], shown=True),
+    _c("measure_acceptance", "paper_pair_families", "the paper's pairs by family and kind", "paper_pair_families",
+       ["acceptance", "models"], shown=True),
+    # beyond
+    _c("beyond", "law_data", "the measured pairs with sizes and token counts", "law_data", ["acceptance", "models"],
+       shown=True),
+    _c("beyond", "laws", "the acceptance laws compared", "law_table", shown=True),
+    _c("beyond", "law_parameters", "every law fitted on all pairs", "parameter_table", ["acceptance", "models"],
+       shown=True),
+    _c("beyond", "table4_check", "Table 4 regenerated through the law definitions", "table4_judged",
+       ["acceptance", "models", "paper_table4"], shown=True),
+    _c("beyond", "cv_predictions", "held-out predictions of every law", "cv_predictions", ["acceptance", "models"]),
+    _c("beyond", "law_ranking", "the laws ranked by held-out error", "compare_laws", ["acceptance", "models"],
+       shown=True),
+    _c("beyond", "fig_predicted_observed", "held-out predicted against observed alpha", "figure_predicted_observed",
+       ["acceptance", "models"], figure=True, shown=True),
+    _c("beyond", "table5_check", "Table 5 through the generic law search", "table5_check", ["paper_table5"], shown=True),
+    _c("beyond", "n_star_variants", "N* of every law, loss law and gamma at the targets of Tables 1 and 2",
+       "n_star_variants", ["acceptance", "models"]),
+    _c("beyond", "n_star_spread", "the spread of N* across the variants", "n_star_spread", ["acceptance", "models"],
+       shown=True),
+    _c("beyond", "fig_n_star", "N* of every variant", "figure_n_star", ["acceptance", "models"], figure=True,
+       shown=True),
+    _c("beyond", "ratio_sweep", "M/N* over target sizes for the cross-target laws", "ratio_sweep",
+       ["acceptance", "models"]),
+    _c("beyond", "ratio_rule", "where M/N* stays near 200", "ratio_rule_range", ["acceptance", "models"], shown=True),
+    _c("beyond", "fig_ratio", "M/N* against M", "figure_ratio", ["acceptance", "models"], figure=True, shown=True),
+    _c("beyond", "elasticities", "elasticities of N* and T(N*)", "elasticity_table", ["models", "paper_table3"],
+       shown=True),
+    _c("beyond", "fig_tornado", "the elasticities as a tornado chart", "figure_tornado", ["models", "paper_table3"],
+       figure=True, shown=True),
+    # scorecard
+    _c("scorecard", "scorecard", "every printed number and claim with its status", "scorecard",
+       ["paper_tables", "paper_claims", "paper_table3", "paper_table4", "paper_table5", "paper_table6",
+        "paper_table7", "paper_table8", "paper_table9", "paper_metrics", "acceptance", "latency"], shown=True),
+    _c("scorecard", "counts", "the counts per table, as printed and as reinterpreted", "counts_table",
+       ["paper_tables", "paper_claims"], shown=True),
+    _c("scorecard", "coverage", "every printed number matched to its row", "sdsl.audit.reproduction.coverage",
+       ["paper_tables"], shown=True),
+    _c("scorecard", "tolerances", "the stated tolerance of each table", "tolerance_table", shown=True),
+    _c("scorecard", "fig_counts", "the counts as bars", "figure_counts", ["paper_tables", "paper_claims"],
+       figure=True, shown=True),
+    # laptop_scale (the model family trained here; reads the committed run under data/laptop_scale/)
+    _c("laptop_scale", "runs", "the trained family: sizes, token budgets, losses, wall time", "table_runs",
+       shown=True),
+    _c("laptop_scale", "fig_loss_curves", "training loss against tokens seen, every run", "fig_loss_curves",
+       figure=True, shown=True),
+    _c("laptop_scale", "loss_law", "the family's own loss law against the published constants",
+       "sdsl.experiment.analysis.fit_all_runs", shown=True),
+    _c("laptop_scale", "fig_loss_law", "validation loss against N with the fitted law", "fig_loss_law",
+       figure=True, shown=True),
+    _c("laptop_scale", "alpha", "alpha of every pair, temperature 1 and greedy", "table_alpha", shown=True),
+    _c("laptop_scale", "fig_alpha_overlap", "alpha against E[sum min(p, q)]", "fig_alpha_overlap",
+       figure=True, shown=True),
+    _c("laptop_scale", "table3", "this family's Eq. 5 plane beside Table 3", "sdsl.chapters.acceptance.table3",
+       ["paper_table3", "paper_metrics"], shown=True),
+    _c("laptop_scale", "table4", "this family's per-target fits (Table 4's forms)",
+       "sdsl.chapters.acceptance.table4", shown=True),
+    _c("laptop_scale", "fig_alpha_laws", "alpha against draft perplexity per target, three forms",
+       "fig_alpha_laws", figure=True, shown=True),
+    _c("laptop_scale", "laws_loo", "leave-one-draft-out errors of the acceptance laws",
+       "sdsl.experiment.analysis.law_comparison", shown=True),
+    _c("laptop_scale", "prediction", "N* predicted from the smaller drafts against the empirical optimum",
+       "sdsl.experiment.analysis.predictions", shown=True),
+    _c("laptop_scale", "alpha_predicted", "alpha predicted for drafts the fits never saw (the data of the figure below)",
+       "predicted_alpha"),
+    _c("laptop_scale", "fig_alpha_predicted", "predicted against measured alpha", "fig_alpha_predicted",
+       figure=True, shown=True),
+    _c("laptop_scale", "fig_throughput", "2 M T(N) per target: trained drafts, smooth curve, prediction",
+       "fig_throughput", figure=True, shown=True),
+    _c("laptop_scale", "paper_coefficients", "what the paper's own coefficients predict for this family",
+       "sdsl.experiment.analysis.paper_predictions", ["paper_table3"], shown=True),
+    _c("laptop_scale", "wallclock", "measured wall-clock speedup against Theorem 3.8",
+       "sdsl.experiment.analysis.wallclock_summary", shown=True),
+    _c("laptop_scale", "fig_wallclock", "measured against predicted wall-clock speedup", "fig_wallclock",
+       figure=True, shown=True),
+)
+# fmt: on
 
 
 def paper_items() -> list[Item]:
