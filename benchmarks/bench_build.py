@@ -97,8 +97,10 @@ def main(argv: list[str] | None = None) -> int:
     nochange = time.perf_counter() - t0
     executed = [r.chapter for r in results if not r.skipped]
     print("Rebuild when nothing changed:")
-    print(f"  {'notebooks':>20}: {t_run:6.1f} s ({len(results) - len(executed)} skipped, "
-          f"{len(executed)} executed{': ' + ', '.join(executed) if executed else ''})")
+    print(
+        f"  {'notebooks':>20}: {t_run:6.1f} s ({len(results) - len(executed)} skipped, "
+        f"{len(executed)} executed{': ' + ', '.join(executed) if executed else ''})"
+    )
     print(f"  {'book build':>20}: {t_book:6.1f} s")
     print(f"  {'total':>20}: {_verdict(nochange, TARGET_NOCHANGE, _cpu() - c0)}")
     return 0

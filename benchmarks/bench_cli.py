@@ -22,12 +22,16 @@ from pathlib import Path
 
 COMMANDS = [
     ("sdsl plan --preset llama-3-70b", ["plan", "--preset", "llama-3-70b"]),
-    ("sdsl plan --target-params 70.6e9 ... --json",
-     ["plan", "--target-params", "70.6e9", "--target-tokens", "15e12", "--draft-tokens", "15e12", "--json"]),
+    (
+        "sdsl plan --target-params 70.6e9 ... --json",
+        ["plan", "--target-params", "70.6e9", "--target-tokens", "15e12", "--draft-tokens", "15e12", "--json"],
+    ),
     ("sdsl speedup --alpha 0.8 --cost-ratio 0.05", ["speedup", "--alpha", "0.8", "--cost-ratio", "0.05"]),
     ("sdsl presets", ["presets"]),
-    ("sdsl plan --preset llama-3-70b --hardware h100-sxm --batch 1,64",
-     ["plan", "--preset", "llama-3-70b", "--hardware", "h100-sxm", "--batch", "1,64"]),
+    (
+        "sdsl plan --preset llama-3-70b --hardware h100-sxm --batch 1,64",
+        ["plan", "--preset", "llama-3-70b", "--hardware", "h100-sxm", "--batch", "1,64"],
+    ),
     ("sdsl presets --plan", ["presets", "--plan"]),
 ]
 BUDGET_S = 0.3
@@ -53,8 +57,11 @@ def best_time(cmd: list[str], repeat: int, env: dict[str, str]) -> tuple[float, 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7)
-    ap.add_argument("--sdsl", default=str(Path(sys.executable).parent / "sdsl"),
-                    help="the sdsl executable (default: beside this Python)")
+    ap.add_argument(
+        "--sdsl",
+        default=str(Path(sys.executable).parent / "sdsl"),
+        help="the sdsl executable (default: beside this Python)",
+    )
     args = ap.parse_args(argv)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     py = sys.executable
@@ -62,8 +69,11 @@ def main(argv: list[str] | None = None) -> int:
         "python -c pass": [py, "-c", "pass"],
         "python -c 'import numpy'": [py, "-c", "import numpy"],
         "python -c 'import yaml'": [py, "-c", "import yaml"],
-        "old planning imports (scipy.optimize, scipy.special, pandas)":
-            [py, "-c", "import numpy, scipy.optimize, scipy.special, pandas"],
+        "old planning imports (scipy.optimize, scipy.special, pandas)": [
+            py,
+            "-c",
+            "import numpy, scipy.optimize, scipy.special, pandas",
+        ],
         "python -c 'import sdsl'": [py, "-c", "import sdsl"],
     }
     times = {k: best_time(v, args.repeat, env) for k, v in ref.items()}
@@ -83,8 +93,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"load average {load:.2f} on {os.cpu_count()} cores (timings grow with it)")
     except OSError:
         pass
-    print(f"budget of sdsl plan: {BUDGET_S} s" + (f"; over it here: {over[0]:.3f} s" if over else
-                                                  "; met (wall time, or CPU time where other users load the machine)"))
+    print(
+        f"budget of sdsl plan: {BUDGET_S} s"
+        + (
+            f"; over it here: {over[0]:.3f} s"
+            if over
+            else "; met (wall time, or CPU time where other users load the machine)"
+        )
+    )
     return 0
 
 

@@ -29,8 +29,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5, help="repeats of the vectorised solve (best is kept)")
     parser.add_argument("--spacing", default="log", choices=grid.SPACINGS, help="spacing of M, D, D'")
-    parser.add_argument("--d-high", type=float, default=1e14,
-                        help="upper end of D and D' (1e13 as printed in Table 7; 1e14 reproduces Tables 8-9)")
+    parser.add_argument(
+        "--d-high",
+        type=float,
+        default=1e14,
+        help="upper end of D and D' (1e13 as printed in Table 7; 1e14 reproduces Tables 8-9)",
+    )
     args = parser.parse_args(argv)
 
     cfg = grid.table7_grid(args.spacing, args.d_high, args.d_high)
@@ -48,8 +52,10 @@ def main(argv: list[str] | None = None) -> int:
     dev = np.abs(sol["n_star"].to_numpy() / loop - 1.0).max()
     same_argmax = bool((sol["grid_index"] == exh["grid_index"]).all())
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"configurations: {len(cfg)} (spacing {args.spacing}, D and D' up to {args.d_high:.3g}); "
-          f"N grid: {n.size} log-spaced points in [{lo:.3g}, {hi:.3g}]")
+    print(
+        f"configurations: {len(cfg)} (spacing {args.spacing}, D and D' up to {args.d_high:.3g}); "
+        f"N grid: {n.size} log-spaced points in [{lo:.3g}, {hi:.3g}]"
+    )
     print(f"vectorised, coarse-to-fine + refinement (best of {args.repeat}): {t_vec:.3f} s")
     print(f"vectorised, exhaustive grid + refinement (1 run):           {t_exh:.3f} s")
     print(f"loop of sdsl.optimal_draft_size (1 run):                    {t_loop:.3f} s")

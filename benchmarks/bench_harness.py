@@ -85,10 +85,15 @@ def main(argv=None) -> dict:
     ap.add_argument("--width", type=int, default=256)
     ap.add_argument("--train-steps", type=int, default=120)
     ap.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 1.0])
-    ap.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32",
-                    help="load both models in this dtype (bfloat16: greedy outputs diverge, see sdsl.measure.harness)")
-    ap.add_argument("--phases", action="store_true",
-                    help="time the measure_acceptance chapter's phases at its defaults instead")
+    ap.add_argument(
+        "--dtype",
+        choices=["float32", "bfloat16"],
+        default="float32",
+        help="load both models in this dtype (bfloat16: greedy outputs diverge, see sdsl.measure.harness)",
+    )
+    ap.add_argument(
+        "--phases", action="store_true", help="time the measure_acceptance chapter's phases at its defaults instead"
+    )
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     if args.phases:
@@ -99,9 +104,18 @@ def main(argv=None) -> dict:
     t0 = time.perf_counter()
     folder = tempfile.mkdtemp(prefix="sdsl-bench-")
     draft_path, target_path = L.build_local_pair(
-        folder, texts=texts, seed=args.seed, target_layers=args.target_layers,
-        target_width=args.width, draft_layers=1, draft_width=None, n_head=4,
-        train_steps=args.train_steps, draft_train_steps=30, lr=1e-2)
+        folder,
+        texts=texts,
+        seed=args.seed,
+        target_layers=args.target_layers,
+        target_width=args.width,
+        draft_layers=1,
+        draft_width=None,
+        n_head=4,
+        train_steps=args.train_steps,
+        draft_train_steps=30,
+        lr=1e-2,
+    )
     build_s = time.perf_counter() - t0
     dtype = getattr(torch, args.dtype)
     draft, target = L.load_model(draft_path, dtype=dtype), L.load_model(target_path, dtype=dtype)
@@ -110,10 +124,14 @@ def main(argv=None) -> dict:
     n_new = args.new_tokens
     gamma = args.gamma
     n_params = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
-    print(f"pair: target {n_params(target) / 1e6:.2f}M params ({args.target_layers} layers x {args.width}), "
-          f"draft {n_params(draft) / 1e6:.2f}M (1 layer); built and trained in {build_s:.1f} s")
-    print(f"{len(encoded)} prompts x {n_new} new tokens, batch 1, {args.threads} thread(s), "
-          f"best of {args.repeats}, {args.dtype}")
+    print(
+        f"pair: target {n_params(target) / 1e6:.2f}M params ({args.target_layers} layers x {args.width}), "
+        f"draft {n_params(draft) / 1e6:.2f}M (1 layer); built and trained in {build_s:.1f} s"
+    )
+    print(
+        f"{len(encoded)} prompts x {n_new} new tokens, batch 1, {args.threads} thread(s), "
+        f"best of {args.repeats}, {args.dtype}"
+    )
     # cost ratio c (Leviathan et al.: time of one draft step over one target step): in each
     # comparison below from plain decoding with each model through the same KV-cache loop
     # (includes the per-step overhead both pay); here, for reference, from single cached forwards.
@@ -123,13 +141,14 @@ def main(argv=None) -> dict:
     t_tv = _time_forward(target, gamma + 1, ctx, 60)
     c = t_d1 / t_t1
     c_verify = t_tv / t_t1
-    print(f"single cached forwards (fastest of 60): draft {t_d1 * 1e3:.2f} ms, target {t_t1 * 1e3:.2f} ms "
-          f"(ratio {c:.3f}); verification pass of {gamma + 1} tokens = {c_verify:.2f} x a 1-token "
-          "target step")
+    print(
+        f"single cached forwards (fastest of 60): draft {t_d1 * 1e3:.2f} ms, target {t_t1 * 1e3:.2f} ms "
+        f"(ratio {c:.3f}); verification pass of {gamma + 1} tokens = {c_verify:.2f} x a 1-token "
+        "target step"
+    )
     results = {"c_forward": c, "c_verify": c_verify}
     for temperature in args.temperatures:
-        results[temperature] = _compare(target, draft, tok, encoded, n_new, gamma, temperature,
-                                        args, c, c_verify)
+        results[temperature] = _compare(target, draft, tok, encoded, n_new, gamma, temperature, args, c, c_verify)
     return results
 
 
@@ -140,9 +159,16 @@ def _compare(target, draft, tok, encoded, n_new, gamma, temperature, args, c, c_
 
     def hf_generate(ids, **kw):
         x = torch.tensor([ids])
-        out = target.generate(x, attention_mask=torch.ones_like(x), max_new_tokens=n_new, eos_token_id=None,
-                              pad_token_id=tok.eos_token_id, **gen_kw, **kw)
-        return out[0, len(ids):].tolist()
+        out = target.generate(
+            x,
+            attention_mask=torch.ones_like(x),
+            max_new_tokens=n_new,
+            eos_token_id=None,
+            pad_token_id=tok.eos_token_id,
+            **gen_kw,
+            **kw,
+        )
+        return out[0, len(ids) :].tolist()
 
     assisted_log: list[tuple[int, int]] = []
 
@@ -166,8 +192,9 @@ def _compare(target, draft, tok, encoded, n_new, gamma, temperature, args, c, c_
     spec_results = []
 
     def spec(ids):
-        r = S.speculative_generate(target, draft, ids, gamma=gamma, max_new_tokens=n_new,
-                                   temperature=temperature, generator=gen)
+        r = S.speculative_generate(
+            target, draft, ids, gamma=gamma, max_new_tokens=n_new, temperature=temperature, generator=gen
+        )
         spec_results.append(r)
         decode_time.append(r.ttot_s - r.ttft_s)
         return r.tokens
@@ -188,9 +215,10 @@ def _compare(target, draft, tok, encoded, n_new, gamma, temperature, args, c, c_
             target(input_ids=torch.tensor([ids]), use_cache=True, **{kwarg: cache})
             t0 = time.perf_counter()
             for _ in range(n_verify):
-                logits = target(input_ids=torch.tensor([ids[-1:] * (gamma + 1)]), use_cache=True,
-                                **{kwarg: cache}).logits[0]
-                S._probs(logits[-(gamma + 1):], temperature)
+                logits = target(
+                    input_ids=torch.tensor([ids[-1:] * (gamma + 1)]), use_cache=True, **{kwarg: cache}
+                ).logits[0]
+                S._probs(logits[-(gamma + 1) :], temperature)
                 S._crop_to(cache, cache.get_seq_length() - gamma)
             decode_time.append((time.perf_counter() - t0) / n_verify * (n_new - 1))
         return []
@@ -210,8 +238,15 @@ def _compare(target, draft, tok, encoded, n_new, gamma, temperature, args, c, c_
             decode_time.append((time.perf_counter() - t0) / n_verify * (n_new - 1))
         return []
 
-    methods = {"plain": plain, "hf": hf_generate, "assisted": assisted, "spec": spec,
-               "draft_plain": draft_plain, "verify": verify, "catch_up": catch_up}
+    methods = {
+        "plain": plain,
+        "hf": hf_generate,
+        "assisted": assisted,
+        "spec": spec,
+        "draft_plain": draft_plain,
+        "verify": verify,
+        "catch_up": catch_up,
+    }
     for fn in methods.values():  # warm-up
         fn(encoded[0])
     # round-robin repeats, fastest of each: every method sees the same background load
@@ -240,7 +275,7 @@ def _compare(target, draft, tok, encoded, n_new, gamma, temperature, args, c, c_
     # spec_results holds the harness's last repeat only if it ran last among the harness calls
     spec_results.clear()
     [spec(ids) for ids in encoded]
-    last = spec_results[-len(encoded):]
+    last = spec_results[-len(encoded) :]
     assisted_log.clear()
     [assisted(ids) for ids in encoded]
     a_drafted = np.array([d for d, _ in assisted_log], dtype=float)
@@ -252,8 +287,7 @@ def _compare(target, draft, tok, encoded, n_new, gamma, temperature, args, c, c_
         "assisted": (a_drafted.size, float(a_drafted.mean()), total_tokens / max(a_drafted.size, 1)),
         "spec": (h_drafted.size, float(h_drafted.mean()), total_tokens / max(h_drafted.size + len(last), 1)),
     }
-    est = alpha_from_accepted(np.concatenate([r.accepted for r in last]),
-                              np.concatenate([r.drafted for r in last]))
+    est = alpha_from_accepted(np.concatenate([r.accepted for r in last]), np.concatenate([r.drafted for r in last]))
     beta = sum(sum(r.beta_sum) for r in last) / sum(sum(r.evaluated) for r in last)
     e_tok = float(expected_tokens(est.alpha, gamma))
     c = c_plain  # this run's cost ratio: draft vs target plain decoding, same loop, same load
@@ -272,8 +306,12 @@ def _compare(target, draft, tok, encoded, n_new, gamma, temperature, args, c, c_
     # ... and with the draft's catch-up forwards counted: the first draft forward of an iteration
     # that follows one which accepted all its drafts holds 2 tokens, at c_2 instead of c_d
     c_2 = best_decode["catch_up"] / best_decode["plain"]
-    catch = np.concatenate([np.r_[False, (np.asarray(r.accepted) == np.asarray(r.drafted))[:-1]]
-                            & (np.asarray(r.drafted) > 0) for r in last])
+    catch = np.concatenate(
+        [
+            np.r_[False, (np.asarray(r.accepted) == np.asarray(r.drafted))[:-1]] & (np.asarray(r.drafted) > 0)
+            for r in last
+        ]
+    )
     predicted_catch = e_run / (float(h_drafted.mean()) * c_d + float(catch.mean()) * (c_2 - c_d) + c_v)
     measured_decode = best_decode["plain"] / best_decode["spec"]
     t_step = best_decode["plain"] / (total_tokens - len(encoded))
@@ -289,56 +327,95 @@ def _compare(target, draft, tok, encoded, n_new, gamma, temperature, args, c, c_
         (f"speculative sampling (sdsl.measure.harness, gamma={gamma})", t_spec),
     ]
     keys = ["plain", "plain", "assisted", "spec"]
-    print(f"{'method':52s} {'time s':>8s} {'tokens/s':>9s} {'vs plain':>9s} {'drafted/iter':>13s} "
-          f"{'tokens/step':>12s}")
+    print(f"{'method':52s} {'time s':>8s} {'tokens/s':>9s} {'vs plain':>9s} {'drafted/iter':>13s} {'tokens/step':>12s}")
     for (name, t), key in zip(rows, keys):
         _, drafted, tps = per_iter[key]
         print(f"{name:52s} {t:8.3f} {total_tokens / t:9.1f} {t_plain / t:9.2f} {drafted:13.2f} {tps:12.2f}")
     a_alpha = alpha_from_accepted(a_accepted, a_drafted) if a_drafted.size else None
-    print(f"drafted tokens per iteration: assisted {per_iter['assisted'][1]:.2f} over {per_iter['assisted'][0]} "
-          f"iterations, harness {per_iter['spec'][1]:.2f} over {per_iter['spec'][0]} (gamma = {gamma}; the last "
-          "iterations of a request draft fewer to stop at the token budget)")
+    print(
+        f"drafted tokens per iteration: assisted {per_iter['assisted'][1]:.2f} over {per_iter['assisted'][0]} "
+        f"iterations, harness {per_iter['spec'][1]:.2f} over {per_iter['spec'][0]} (gamma = {gamma}; the last "
+        "iterations of a request draft fewer to stop at the token budget)"
+    )
     if a_alpha is not None:
-        print(f"alpha from transformers' assisted iterations = {a_alpha.alpha:.4f} [{a_alpha.ci_low:.4f}, "
-              f"{a_alpha.ci_high:.4f}]; harness mean accepted per iteration {h_accepted.mean():.3f}")
+        print(
+            f"alpha from transformers' assisted iterations = {a_alpha.alpha:.4f} [{a_alpha.ci_low:.4f}, "
+            f"{a_alpha.ci_high:.4f}]; harness mean accepted per iteration {h_accepted.mean():.3f}"
+        )
     print(f"harness / assisted generation (tokens/s ratio): {t_assist / t_spec:.2f}")
     print(f"harness / transformers plain generate:          {t_hf / t_spec:.2f}")
     if not sampling:
         same = lambda a, b: sum(x == y for x, y in zip(a, b))  # noqa: E731
-        print(f"greedy outputs identical to plain decoding: harness "
-              f"{sum(same(a, b) for a, b in zip(out_spec, out_plain))}/{total_tokens}, assisted "
-              f"{sum(same(a, b) for a, b in zip(out_assist, out_plain))}/{total_tokens}, "
-              f"transformers plain {sum(same(a, b) for a, b in zip(out_hf, out_plain))}/{total_tokens} tokens")
-    print(f"alpha (truncated-geometric MLE) = {est.alpha:.4f} [{est.ci_low:.4f}, {est.ci_high:.4f}] "
-          f"over {est.trials} evaluated positions; mean sum min(p, q) = {beta:.4f}")
+        print(
+            f"greedy outputs identical to plain decoding: harness "
+            f"{sum(same(a, b) for a, b in zip(out_spec, out_plain))}/{total_tokens}, assisted "
+            f"{sum(same(a, b) for a, b in zip(out_assist, out_plain))}/{total_tokens}, "
+            f"transformers plain {sum(same(a, b) for a, b in zip(out_hf, out_plain))}/{total_tokens} tokens"
+        )
+    print(
+        f"alpha (truncated-geometric MLE) = {est.alpha:.4f} [{est.ci_low:.4f}, {est.ci_high:.4f}] "
+        f"over {est.trials} evaluated positions; mean sum min(p, q) = {beta:.4f}"
+    )
     print(f"cost ratio c in this run (draft / target plain decoding) = {c:.3f}")
     print(f"expected tokens per iteration E(alpha, gamma) = {e_tok:.3f}")
     print(f"speedup predicted by Theorem 3.8, E / (gamma c + 1):              {predicted:.2f}")
     print(f"predicted with the measured verification cost, E / (gamma c + c_v): {predicted_verify:.2f}")
     print(f"speedup measured (harness vs plain decoding):                      {measured:.2f}")
     print(f"measured / predicted (Theorem 3.8 with the measured verification cost):  {measured / predicted_verify:.2f}")
-    print(f"decoding phase, costs measured in the harness's loop: c = {c_d:.3f} per draft token, c_v = {c_v:.2f} per "
-          f"verification of {gamma + 1} tokens (x a plain decoding step of {1e3 * t_step:.2f} ms)")
-    print(f"  predicted E / (gamma c + c_v) = {predicted_loop:.2f}, measured (plain / harness time per token after "
-          f"the first) = {measured_decode:.2f}, ratio {measured_decode / predicted_loop:.2f}")
-    print(f"  with the run's draft lengths (mean {h_drafted.mean():.2f}, E = {e_run:.3f} tokens per iteration): "
-          f"predicted {predicted_run:.2f}, measured / predicted {measured_decode / predicted_run:.2f}")
-    print(f"  with the draft's 2-token catch-up forward (after {100 * catch.mean():.0f} % of iterations; c_2 = "
-          f"{c_2:.3f} against c = {c_d:.3f} for one token): predicted {predicted_catch:.2f}, measured / predicted "
-          f"{measured_decode / predicted_catch:.2f}")
-    print(f"  harness time per iteration {1e3 * t_iter:.2f} ms, of which {1e3 * overhead:.2f} ms beyond the "
-          f"forwards and probabilities (acceptance loop, bookkeeping)")
-    return {"t_plain": t_plain, "t_hf": t_hf, "t_assisted": t_assist, "t_harness": t_spec,
-            "alpha": est.alpha, "beta": beta, "c": c, "predicted": predicted,
-            "predicted_verify": predicted_verify, "measured": measured, "c_d": c_d, "c_v": c_v,
-            "predicted_loop": predicted_loop, "predicted_run": predicted_run, "measured_decode": measured_decode,
-            "c_2": c_2, "catch_up_share": float(catch.mean()), "predicted_catch": predicted_catch,
-            "overhead_s": overhead,
-            "drafted_per_iteration": {k: v[1] for k, v in per_iter.items()}}
+    print(
+        f"decoding phase, costs measured in the harness's loop: c = {c_d:.3f} per draft token, c_v = {c_v:.2f} per "
+        f"verification of {gamma + 1} tokens (x a plain decoding step of {1e3 * t_step:.2f} ms)"
+    )
+    print(
+        f"  predicted E / (gamma c + c_v) = {predicted_loop:.2f}, measured (plain / harness time per token after "
+        f"the first) = {measured_decode:.2f}, ratio {measured_decode / predicted_loop:.2f}"
+    )
+    print(
+        f"  with the run's draft lengths (mean {h_drafted.mean():.2f}, E = {e_run:.3f} tokens per iteration): "
+        f"predicted {predicted_run:.2f}, measured / predicted {measured_decode / predicted_run:.2f}"
+    )
+    print(
+        f"  with the draft's 2-token catch-up forward (after {100 * catch.mean():.0f} % of iterations; c_2 = "
+        f"{c_2:.3f} against c = {c_d:.3f} for one token): predicted {predicted_catch:.2f}, measured / predicted "
+        f"{measured_decode / predicted_catch:.2f}"
+    )
+    print(
+        f"  harness time per iteration {1e3 * t_iter:.2f} ms, of which {1e3 * overhead:.2f} ms beyond the "
+        f"forwards and probabilities (acceptance loop, bookkeeping)"
+    )
+    return {
+        "t_plain": t_plain,
+        "t_hf": t_hf,
+        "t_assisted": t_assist,
+        "t_harness": t_spec,
+        "alpha": est.alpha,
+        "beta": beta,
+        "c": c,
+        "predicted": predicted,
+        "predicted_verify": predicted_verify,
+        "measured": measured,
+        "c_d": c_d,
+        "c_v": c_v,
+        "predicted_loop": predicted_loop,
+        "predicted_run": predicted_run,
+        "measured_decode": measured_decode,
+        "c_2": c_2,
+        "catch_up_share": float(catch.mean()),
+        "predicted_catch": predicted_catch,
+        "overhead_s": overhead,
+        "drafted_per_iteration": {k: v[1] for k, v in per_iter.items()},
+    }
 
 
-def phases(*, seed: int = 20260225, gammas=(2, 4), n_prompts: int = 16, max_new_tokens: int = 24,
-           n_resamples: int = 2000, threads: int = 1) -> dict:
+def phases(
+    *,
+    seed: int = 20260225,
+    gammas=(2, 4),
+    n_prompts: int = 16,
+    max_new_tokens: int = 24,
+    n_resamples: int = 2000,
+    threads: int = 1,
+) -> dict:
     """Wall time of each phase of the measure_acceptance chapter at its default parameters (the
     imports of torch and transformers are outside the timings: they are paid once per kernel)."""
     from transformers import AutoModelForCausalLM, GPT2LMHeadModel  # noqa: F401  (import cost)
@@ -348,16 +425,24 @@ def phases(*, seed: int = 20260225, gammas=(2, 4), n_prompts: int = 16, max_new_
     prompts = texts[:n_prompts]
     times = {}
     t = time.perf_counter()
-    draft_path, target_path = L.build_local_pair(tempfile.mkdtemp(prefix="sdsl-bench-"), texts=texts,
-                                                 seed=seed)
+    draft_path, target_path = L.build_local_pair(tempfile.mkdtemp(prefix="sdsl-bench-"), texts=texts, seed=seed)
     times["build"] = time.perf_counter() - t
     t = time.perf_counter()
     draft, target = L.load_model(draft_path), L.load_model(target_path)
     tok = L.load_tokenizer(target_path)
     times["load"] = time.perf_counter() - t
     t = time.perf_counter()
-    m = H.measure_acceptance(draft, target, prompts, gammas=list(gammas), temperature=1.0,
-                             max_new_tokens=max_new_tokens, seed=seed, tokenizer=tok, progress=False)
+    m = H.measure_acceptance(
+        draft,
+        target,
+        prompts,
+        gammas=list(gammas),
+        temperature=1.0,
+        max_new_tokens=max_new_tokens,
+        seed=seed,
+        tokenizer=tok,
+        progress=False,
+    )
     times["measure"] = time.perf_counter() - t
     t = time.perf_counter()
     summary = H.summarize_measurement(m, np.random.default_rng(seed), n_resamples=n_resamples)
@@ -370,10 +455,12 @@ def phases(*, seed: int = 20260225, gammas=(2, 4), n_prompts: int = 16, max_new_
     print(f"{'total':12s} {sum(times.values()):6.2f} s")
     print(f"perplexity: draft {ppl[0]:.2f}, target {ppl[1]:.2f}")
     for _, r in summary.iterrows():
-        print(f"gamma {int(r['gamma'])}: {int(r['evaluated'])} evaluated positions, alpha (MLE) "
-              f"{r['alpha']:.4f} [{r['ci_low']:.4f}, {r['ci_high']:.4f}], cluster bootstrap "
-              f"[{r['boot_ci_low']:.4f}, {r['boot_ci_high']:.4f}]; mean sum min(p, q) "
-              f"{r['alpha_min_pq']:.4f} (SE {r['alpha_min_pq_se']:.4f}); chi-square p {r['gof_p']:.3g}")
+        print(
+            f"gamma {int(r['gamma'])}: {int(r['evaluated'])} evaluated positions, alpha (MLE) "
+            f"{r['alpha']:.4f} [{r['ci_low']:.4f}, {r['ci_high']:.4f}], cluster bootstrap "
+            f"[{r['boot_ci_low']:.4f}, {r['boot_ci_high']:.4f}]; mean sum min(p, q) "
+            f"{r['alpha_min_pq']:.4f} (SE {r['alpha_min_pq_se']:.4f}); chi-square p {r['gof_p']:.3g}"
+        )
     return {"times": times, "summary": summary}
 
 

@@ -34,8 +34,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=20, help="repeats of the closed-form solve (best is kept)")
     parser.add_argument("--gamma-step", type=float, default=1e-3, help="spacing of the brute-force gamma grid")
     parser.add_argument("--gamma-max", type=float, default=30.0, help="upper end of the brute-force gamma grid")
-    parser.add_argument("--spacing", default="log", choices=("log", "linear", "both"),
-                        help="spacing of the Table 7 N grid (the paper does not say)")
+    parser.add_argument(
+        "--spacing",
+        default="log",
+        choices=("log", "linear", "both"),
+        help="spacing of the Table 7 N grid (the paper does not say)",
+    )
     args = parser.parse_args(argv)
     if args.gamma_step <= 0 or args.gamma_max <= 0:
         parser.error("--gamma-step and --gamma-max must be > 0")
@@ -46,10 +50,14 @@ def main(argv: list[str] | None = None) -> int:
     sdsl.optimal_draft_size(configs["m"].iloc[0], configs["d_draft"].iloc[0], configs["d_target"].iloc[0])  # warm-up
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"Table 5 configurations: {len(configs)}; gamma grid: {gamma.size} points, step {args.gamma_step:g} "
-          f"in [0, {args.gamma_max:g}]; load average {load:.2f}")
-    print(f"{'target':<12} {'family':<8} {'N grid':<7} {'closed (ms)':>11} {'brute (s)':>10} {'ratio':>9} "
-          f"{'N* closed':>14} {'N* brute':>14} {'rel diff':>10} {'gamma c/b':>13}")
+    print(
+        f"Table 5 configurations: {len(configs)}; gamma grid: {gamma.size} points, step {args.gamma_step:g} "
+        f"in [0, {args.gamma_max:g}]; load average {load:.2f}"
+    )
+    print(
+        f"{'target':<12} {'family':<8} {'N grid':<7} {'closed (ms)':>11} {'brute (s)':>10} {'ratio':>9} "
+        f"{'N* closed':>14} {'N* brute':>14} {'rel diff':>10} {'gamma c/b':>13}"
+    )
     totals = {s: [0.0, 0.0, 0.0] for s in spacings}  # closed, brute, max |rel diff|
     for r in configs.itertuples(index=False):
         t_c, o = best_of(lambda: sdsl.optimal_draft_size(r.m, r.d_draft, r.d_target), args.repeat)
@@ -63,11 +71,15 @@ def main(argv: list[str] | None = None) -> int:
             tot[0] += t_c
             tot[1] += t_b
             tot[2] = max(tot[2], abs(dev))
-            print(f"{r.target:<12} {r.draft_family:<8} {s:<7} {t_c * 1e3:>11.2f} {t_b:>10.2f} {t_b / t_c:>9.0f} "
-                  f"{o.n_star:>14,.0f} {b['n_star']:>14,.0f} {dev:>+10.2e} {o.gamma_star:>6.3f}/{b['gamma_star']:<6.3f}")
+            print(
+                f"{r.target:<12} {r.draft_family:<8} {s:<7} {t_c * 1e3:>11.2f} {t_b:>10.2f} {t_b / t_c:>9.0f} "
+                f"{o.n_star:>14,.0f} {b['n_star']:>14,.0f} {dev:>+10.2e} {o.gamma_star:>6.3f}/{b['gamma_star']:<6.3f}"
+            )
     for s, (t_c, t_b, dev) in totals.items():
-        print(f"total ({s} N grid): closed form {t_c * 1e3:.1f} ms, brute force {t_b:.1f} s, "
-              f"ratio {t_b / t_c:,.0f}x; largest |N* brute / N* closed - 1| = {dev:.2e}")
+        print(
+            f"total ({s} N grid): closed form {t_c * 1e3:.1f} ms, brute force {t_b:.1f} s, "
+            f"ratio {t_b / t_c:,.0f}x; largest |N* brute / N* closed - 1| = {dev:.2e}"
+        )
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"load average at the end {load:.2f}")
     return 0

@@ -35,7 +35,7 @@ def matmul_flops(n: int = 1024, reps: int = 20) -> float:
         t = time.perf_counter()
         a @ b
         best = min(best, time.perf_counter() - t)
-    return 2.0 * n ** 3 / best
+    return 2.0 * n**3 / best
 
 
 def main(argv=None) -> None:
@@ -63,11 +63,19 @@ def main(argv=None) -> None:
         for name in args.shapes:
             s = shapes[name]
             model = build_model(s, scale.vocab_size, 2 * rec.seq_len, seed=0)
-            res = train_run(model, RunSpec(s, args.steps * rec.batch_size * rec.seq_len), ids, val, rec,
-                            torch.Generator().manual_seed(0))
+            res = train_run(
+                model,
+                RunSpec(s, args.steps * rec.batch_size * rec.seq_len),
+                ids,
+                val,
+                rec,
+                torch.Generator().manual_seed(0),
+            )
             m = res.metrics
             fracs.append(m["flops_per_s"] / peak)
-            print(f"{name:8s} {m['params']:10d} {m['tokens_per_s']:10.0f} {m['flops_per_s'] / 1e9:9.1f} {fracs[-1]:9.2f}")
+            print(
+                f"{name:8s} {m['params']:10d} {m['tokens_per_s']:10.0f} {m['flops_per_s'] / 1e9:9.1f} {fracs[-1]:9.2f}"
+            )
         print(f"training throughput / matmul throughput, largest shape: {fracs[-1]:.2f}; mean: {np.mean(fracs):.2f}")
 
 

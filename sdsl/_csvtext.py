@@ -100,23 +100,27 @@ def read_csv_text(path: str | Path, source: str | None = None) -> CsvText:
     except OSError as exc:
         raise DataError(f"{src}: cannot be read ({exc.strerror or exc})") from None
     if raw.startswith(codecs.BOM_UTF8):
-        raw = raw[len(codecs.BOM_UTF8):]
+        raw = raw[len(codecs.BOM_UTF8) :]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         rough = raw.decode("utf-8", errors="replace")
         # the position in characters of the bad byte: decode what precedes it
         pos = len(raw[: exc.start].decode("utf-8", errors="replace"))
-        raise DataError(f"{src}, {_position(rough, pos, _header_guess(rough))}: byte 0x{raw[exc.start]:02x} is not "
-                        f"UTF-8 text ({exc.reason}); save the file as UTF-8") from None
+        raise DataError(
+            f"{src}, {_position(rough, pos, _header_guess(rough))}: byte 0x{raw[exc.start]:02x} is not "
+            f"UTF-8 text ({exc.reason}); save the file as UTF-8"
+        ) from None
     if not text.strip():
         raise DataError(f"{src}: the file is empty (it needs a header line and data)")
     bad = _CONTROL.search(text)
     if bad:
         ch = bad.group()
         what = "a NUL byte (\\x00)" if ch == "\x00" else f"the control character {ch!r}"
-        raise DataError(f"{src}, {_position(text, bad.start(), _header_guess(text))}: {what}; a CSV holds text, "
-                        f"not control characters")
+        raise DataError(
+            f"{src}, {_position(text, bad.start(), _header_guess(text))}: {what}; a CSV holds text, "
+            f"not control characters"
+        )
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     records: list[tuple[int, list[str]]] = []
     end = 0
@@ -127,8 +131,7 @@ def read_csv_text(path: str | Path, source: str | None = None) -> CsvText:
         except StopIteration:
             break
         except csv.Error as exc:
-            why = ("a quoted cell is never closed" if "end of data" in str(exc) or reader.line_num > start
-                   else str(exc))
+            why = "a quoted cell is never closed" if "end of data" in str(exc) or reader.line_num > start else str(exc)
             raise DataError(f"{src}, line {start}: not a well-formed CSV record ({why})") from None
         end = reader.line_num
         records.append((start, rec))
@@ -139,11 +142,14 @@ def read_csv_text(path: str | Path, source: str | None = None) -> CsvText:
     for j, name in enumerate(header):
         if not name:
             trailing = " (a trailing comma at the end of the header)" if j == len(header) - 1 else ""
-            raise DataError(f"{src}, line {header_line}, column {j + 1}: empty column name{trailing}; every column "
-                            f"needs a name")
+            raise DataError(
+                f"{src}, line {header_line}, column {j + 1}: empty column name{trailing}; every column needs a name"
+            )
         if name in header[:j]:
-            raise DataError(f"{src}, line {header_line}: column {name!r} appears twice in the header (columns "
-                            f"{header.index(name) + 1} and {j + 1}); each column once")
+            raise DataError(
+                f"{src}, line {header_line}: column {name!r} appears twice in the header (columns "
+                f"{header.index(name) + 1} and {j + 1}); each column once"
+            )
     body = records[1:]
     while body and not any(c.strip() for c in body[-1][1]):
         body.pop()  # trailing blank lines: harmless
@@ -152,12 +158,14 @@ def read_csv_text(path: str | Path, source: str | None = None) -> CsvText:
     rows, lines = [], []
     for line, rec in body:
         if not any(c.strip() for c in rec):
-            raise DataError(f"{src}, line {line}: blank line inside the table (only blank lines at the end are "
-                            f"allowed)")
+            raise DataError(
+                f"{src}, line {line}: blank line inside the table (only blank lines at the end are allowed)"
+            )
         if len(rec) != len(header):
             hint = " (a trailing comma?)" if len(rec) == len(header) + 1 and not rec[-1].strip() else ""
-            raise DataError(f"{src}, line {line}: {len(rec)} fields, the header (line {header_line}) has "
-                            f"{len(header)}{hint}")
+            raise DataError(
+                f"{src}, line {line}: {len(rec)} fields, the header (line {header_line}) has {len(header)}{hint}"
+            )
         rows.append(rec)
         lines.append(line)
     return CsvText(src, header, rows, lines)
@@ -183,12 +191,18 @@ def check_sha256(csv_path: Path, yml_path: Path | None = None) -> None:
     except OSError:
         raise DataError(f"{csv_path}: no such file") from None
     if recorded is None or (isinstance(recorded, str) and not recorded.strip()):
-        raise DataError(f"{yml}: no sha256 recorded for {csv_path.name}: its provenance needs the sha256 of the CSV "
-                        f"(64 hexadecimal digits; python -m sdsl.data sha {csv_path} prints it)")
+        raise DataError(
+            f"{yml}: no sha256 recorded for {csv_path.name}: its provenance needs the sha256 of the CSV "
+            f"(64 hexadecimal digits; python -m sdsl.data sha {csv_path} prints it)"
+        )
     if not isinstance(recorded, str) or not re.fullmatch(r"[0-9a-fA-F]{64}", recorded.strip()):
-        raise DataError(f"{yml}: sha256 must be 64 hexadecimal digits (as a string: quoted if they are all digits), "
-                        f"got {str(recorded)[:70]!r}")
+        raise DataError(
+            f"{yml}: sha256 must be 64 hexadecimal digits (as a string: quoted if they are all digits), "
+            f"got {str(recorded)[:70]!r}"
+        )
     if recorded.strip().lower() != digest:
-        raise DataError(f"{csv_path}: the file is not the one its provenance describes: sha256 {digest[:16]}... "
-                        f"but {yml.name} records {recorded.strip()[:16]}...; restore the file, or record its new "
-                        f"sha256 in {yml.name} if the change is intended")
+        raise DataError(
+            f"{csv_path}: the file is not the one its provenance describes: sha256 {digest[:16]}... "
+            f"but {yml.name} records {recorded.strip()[:16]}...; restore the file, or record its new "
+            f"sha256 in {yml.name} if the change is intended"
+        )

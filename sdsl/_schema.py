@@ -22,8 +22,20 @@ from sdsl._yaml import load as load_yaml
 from sdsl.paths import DATA
 
 __all__ = [
-    "DataError", "Column", "Schema", "schema", "data_path", "list_datasets", "records",
-    "convert_column", "check_header", "check_key", "CsvText", "read_csv_text", "check_sha256", "yml_beside",
+    "DataError",
+    "Column",
+    "Schema",
+    "schema",
+    "data_path",
+    "list_datasets",
+    "records",
+    "convert_column",
+    "check_header",
+    "check_key",
+    "CsvText",
+    "read_csv_text",
+    "check_sha256",
+    "yml_beside",
 ]
 
 _TYPES = ("float", "int", "str")
@@ -114,9 +126,13 @@ def _schema_from_mapping(meta: Mapping[str, Any], origin: str) -> Schema:
                 bounds[k] = float(c[k])
         columns.append(
             Column(
-                name=str(c["name"]), type=c["type"], unit=str(c.get("unit") or ""),
-                description=str(c.get("description") or ""), required=bool(c.get("required", True)),
-                allowed=allowed, **bounds,
+                name=str(c["name"]),
+                type=c["type"],
+                unit=str(c.get("unit") or ""),
+                description=str(c.get("description") or ""),
+                required=bool(c.get("required", True)),
+                allowed=allowed,
+                **bounds,
             )
         )
     names = [c.name for c in columns]
@@ -141,8 +157,9 @@ def _read_yaml(path: Path) -> Mapping[str, Any]:
     except UnicodeDecodeError as exc:
         raw = path.read_bytes()
         line = raw.count(b"\n", 0, exc.start) + 1
-        raise DataError(f"{path}, line {line}: byte 0x{raw[exc.start]:02x} is not UTF-8 text; save the file as "
-                        f"UTF-8") from None
+        raise DataError(
+            f"{path}, line {line}: byte 0x{raw[exc.start]:02x} is not UTF-8 text; save the file as UTF-8"
+        ) from None
     try:
         return load_yaml(text)
     except YamlError as exc:
@@ -161,9 +178,7 @@ def data_path(name_or_path: str | Path) -> Path:
         return p.with_suffix(".csv") if p.suffix in (".yml", ".yaml") else p
     p = DATA / f"{name_or_path}.csv"
     if not p.exists():
-        raise DataError(
-            f"unknown dataset {name_or_path!r}: no {p}; available: {', '.join(list_datasets())}"
-        )
+        raise DataError(f"unknown dataset {name_or_path!r}: no {p}; available: {', '.join(list_datasets())}")
     return p
 
 
@@ -215,8 +230,9 @@ def _where(source: str, i: int, line_offset: int | Sequence[int] | None) -> str:
     return f"{source}, {_pos(i, line_offset)}"
 
 
-def convert_column(col: Column, values: list[Any], texts: list[str], source: str,
-                   line_offset: int | Sequence[int] | None) -> list[Any]:
+def convert_column(
+    col: Column, values: list[Any], texts: list[str], source: str, line_offset: int | Sequence[int] | None
+) -> list[Any]:
     """The cells of one column checked against its schema and converted: ``str`` cells as text
     (``None`` when empty), numeric cells as ``float`` or ``int`` (``nan`` when empty).
 
@@ -227,7 +243,9 @@ def convert_column(col: Column, values: list[Any], texts: list[str], source: str
         for i, t in enumerate(texts):
             if t == "":
                 if col.required:
-                    raise DataError(f"{_where(source, i, line_offset)}, column {col.name!r}: empty cell in a required column")
+                    raise DataError(
+                        f"{_where(source, i, line_offset)}, column {col.name!r}: empty cell in a required column"
+                    )
                 conv.append(None)
                 continue
             if col.allowed is not None and t not in [str(a) for a in col.allowed]:
@@ -300,17 +318,15 @@ def check_header(cols: list[str], s: Schema, source: str) -> None:
     if missing and len(cols) == 1 and len(names) > 1:
         sep = next((f"{c!r}" for c in ("\t", ";", "|") if c in cols[0]), None)
         if sep is not None:
-            raise DataError(f"{source}, line 1: the header is one column {_short(cols[0])}: fields must be separated "
-                            f"by commas, not {sep} (schema {s.name!r} expects {names})")
+            raise DataError(
+                f"{source}, line 1: the header is one column {_short(cols[0])}: fields must be separated "
+                f"by commas, not {sep} (schema {s.name!r} expects {names})"
+            )
     if missing:
-        raise DataError(
-            f"{source}: missing column(s) {missing} (schema {s.name!r} expects {names})"
-        )
+        raise DataError(f"{source}: missing column(s) {missing} (schema {s.name!r} expects {names})")
     unexpected = [c for c in cols if c not in names]
     if unexpected:
-        raise DataError(
-            f"{source}: unexpected column(s) {unexpected} (schema {s.name!r} expects {names})"
-        )
+        raise DataError(f"{source}: unexpected column(s) {unexpected} (schema {s.name!r} expects {names})")
     dup_cols = sorted({c for c in cols if cols.count(c) > 1})
     if dup_cols:
         raise DataError(f"{source}: column(s) {dup_cols} appear more than once in the header")

@@ -75,8 +75,11 @@ class _Parser(argparse.ArgumentParser):
                 if isinstance(a, argparse._SubParsersAction):
                     options += [o for p in a.choices.values() for b in p._actions for o in b.option_strings]
             hint = suggestion(m.group(1).split("=")[0], sorted(set(options)))
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(message)}{'; ' + hint.strip() if hint else ''} "
-                              f"(see '{self.prog} --help')\n")
+        self.exit(
+            EXIT_USAGE,
+            f"{self.prog}: error: {one_line(message)}{'; ' + hint.strip() if hint else ''} "
+            f"(see '{self.prog} --help')\n",
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -110,52 +113,93 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     tgt = p.add_argument_group("target (a preset, or its size and tokens; explicit values override the preset)")
-    tgt.add_argument("--preset", metavar="NAME",
-                     help="target preset from data/presets.csv, e.g. llama-3-70b ('sdsl presets' lists them)")
+    tgt.add_argument(
+        "--preset",
+        metavar="NAME",
+        help="target preset from data/presets.csv, e.g. llama-3-70b ('sdsl presets' lists them)",
+    )
     tgt.add_argument("--target-params", metavar="M", help="target size M, in parameters (e.g. 70.6e9)")
     tgt.add_argument("--target-tokens", metavar="D'", help="target pre-training data D', in tokens (e.g. 15e12)")
-    p.add_argument("--draft-tokens", metavar="D",
-                   help="draft family's pre-training data D, in tokens (default with --preset: the family's own)")
-    p.add_argument("--constants", metavar="NAME|E,A,B,a,b", default="besiroglu2024",
-                   help="loss-law constants of L(N, D) = E + A/N^a + B/D^b: 'besiroglu2024' (default), "
-                        "'hoffmann2022', or five comma-separated numbers E,A,B,a,b (E in nats)")
-    p.add_argument("--alpha-source", metavar="paper|refit|CSV", default="paper",
-                   help="acceptance plane alpha = A x + B y + C: 'paper' (Table 3, default), 'refit' (OLS on "
-                        "the paper's Tables 1 and 2) or a CSV of your measurements with columns draft_ppl, "
-                        "target_ppl, alpha (perplexities, acceptance rate in (0, 1)), refitted")
-    p.add_argument("--integer-gamma", action="store_true",
-                   help="optimise over integer draft lengths gamma (default: continuous relaxation)")
-    p.add_argument("--n-range", nargs=2, metavar=("LOW", "HIGH"),
-                   help="range of draft sizes searched, in parameters (default: 1e7 to M/2)")
-    p.add_argument("--draft-params", metavar="N", action="append",
-                   help="a candidate draft size, in parameters, reported as a share of the optimum (repeatable)")
-    p.add_argument("--bootstrap", metavar="B",
-                   help="parametric bootstrap draws of the acceptance coefficients for a 95%% interval of N*: "
-                        "0 (none, the default) or 100 to 10000")
-    p.add_argument("--seed", metavar="S", help="seed of the bootstrap, an integer in [0, 2^63 - 1] (default 0; "
-                                               "only with --bootstrap)")
-    p.add_argument("--json", action="store_true",
-                   help="print one JSON object (keys n_star, gamma_star, alpha, tokens_per_flop, "
-                        "tokens_per_flop_ratio, gamma_star_continuous, gamma_star_integer, rounding_loss, wall_clock, "
-                        "num_speculative_tokens, engines, suggested_draft, interval, warnings, plus n_star_ci95 and "
-                        "candidates when asked for) instead of a table")
+    p.add_argument(
+        "--draft-tokens",
+        metavar="D",
+        help="draft family's pre-training data D, in tokens (default with --preset: the family's own)",
+    )
+    p.add_argument(
+        "--constants",
+        metavar="NAME|E,A,B,a,b",
+        default="besiroglu2024",
+        help="loss-law constants of L(N, D) = E + A/N^a + B/D^b: 'besiroglu2024' (default), "
+        "'hoffmann2022', or five comma-separated numbers E,A,B,a,b (E in nats)",
+    )
+    p.add_argument(
+        "--alpha-source",
+        metavar="paper|refit|CSV",
+        default="paper",
+        help="acceptance plane alpha = A x + B y + C: 'paper' (Table 3, default), 'refit' (OLS on "
+        "the paper's Tables 1 and 2) or a CSV of your measurements with columns draft_ppl, "
+        "target_ppl, alpha (perplexities, acceptance rate in (0, 1)), refitted",
+    )
+    p.add_argument(
+        "--integer-gamma",
+        action="store_true",
+        help="optimise over integer draft lengths gamma (default: continuous relaxation)",
+    )
+    p.add_argument(
+        "--n-range",
+        nargs=2,
+        metavar=("LOW", "HIGH"),
+        help="range of draft sizes searched, in parameters (default: 1e7 to M/2)",
+    )
+    p.add_argument(
+        "--draft-params",
+        metavar="N",
+        action="append",
+        help="a candidate draft size, in parameters, reported as a share of the optimum (repeatable)",
+    )
+    p.add_argument(
+        "--bootstrap",
+        metavar="B",
+        help="parametric bootstrap draws of the acceptance coefficients for a 95%% interval of N*: "
+        "0 (none, the default) or 100 to 10000",
+    )
+    p.add_argument(
+        "--seed",
+        metavar="S",
+        help="seed of the bootstrap, an integer in [0, 2^63 - 1] (default 0; only with --bootstrap)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (keys n_star, gamma_star, alpha, tokens_per_flop, "
+        "tokens_per_flop_ratio, gamma_star_continuous, gamma_star_integer, rounding_loss, wall_clock, "
+        "num_speculative_tokens, engines, suggested_draft, interval, warnings, plus n_star_ci95 and "
+        "candidates when asked for) instead of a table",
+    )
     cli_deploy.add_plan_arguments(p)
     cli_deploy.add_speedup_parser(sub)
-    pr = sub.add_parser("presets", help="list the target presets (parameters, tokens, draft family tokens); --plan plans each",
-                        description="List the target presets of data/presets.csv: M in parameters, D' and D in tokens; "
-                                    "with --plan, N*, the integer gamma*, alpha and the tokens per FLOP ratio of each "
-                                    "dense target (mixture-of-experts targets are refused).")
+    pr = sub.add_parser(
+        "presets",
+        help="list the target presets (parameters, tokens, draft family tokens); --plan plans each",
+        description="List the target presets of data/presets.csv: M in parameters, D' and D in tokens; "
+        "with --plan, N*, the integer gamma*, alpha and the tokens per FLOP ratio of each "
+        "dense target (mixture-of-experts targets are refused).",
+    )
     cli_deploy.add_presets_arguments(pr)
     from sdsl.measure import (
         report as alpha_report,  # argparse only at import: the parser stays light
     )
 
-    alpha_report.add_arguments(sub.add_parser(
-        "alpha", help="alpha with its interval from a serving engine's metrics, log or per-request JSON",
-        description="Alpha with its interval per model and engine from what a serving engine wrote (format "
-                    "detected), per-position rates with the constant-alpha test, drafts shorter than k, and what the "
-                    "measured alpha implies through the plan. Exit status: 0 with an alpha, 1 when every series is "
-                    "idle or unusable, 2 on bad input."))
+    alpha_report.add_arguments(
+        sub.add_parser(
+            "alpha",
+            help="alpha with its interval from a serving engine's metrics, log or per-request JSON",
+            description="Alpha with its interval per model and engine from what a serving engine wrote (format "
+            "detected), per-position rates with the constant-alpha test, drafts shorter than k, and what the "
+            "measured alpha implies through the plan. Exit status: 0 with an alpha, 1 when every series is "
+            "idle or unusable, 2 on bad input.",
+        )
+    )
     return parser
 
 
@@ -175,12 +219,20 @@ def _plan(args: argparse.Namespace) -> int:
 
     if args.seed is not None and (args.bootstrap is None or draws(args.bootstrap, "bootstrap") == 0):
         seed(args.seed, "seed")
-        raise ValueError(f"--seed {args.seed} is used only by the bootstrap: give --bootstrap B (100 to 10000 draws) "
-                         f"too, or drop --seed")
+        raise ValueError(
+            f"--seed {args.seed} is used only by the bootstrap: give --bootstrap B (100 to 10000 draws) "
+            f"too, or drop --seed"
+        )
     inputs = P.check_inputs(
-        preset=args.preset, target_params=args.target_params, target_tokens=args.target_tokens,
-        draft_tokens=args.draft_tokens, constants=args.constants, alpha_source=args.alpha_source,
-        integer_gamma=args.integer_gamma, n_range=args.n_range, candidates=args.draft_params,
+        preset=args.preset,
+        target_params=args.target_params,
+        target_tokens=args.target_tokens,
+        draft_tokens=args.draft_tokens,
+        constants=args.constants,
+        alpha_source=args.alpha_source,
+        integer_gamma=args.integer_gamma,
+        n_range=args.n_range,
+        candidates=args.draft_params,
         n_boot=0 if args.bootstrap is None else args.bootstrap,
         seed=("0" if args.seed is None else args.seed) if args.bootstrap is not None else None,
     )
@@ -190,7 +242,9 @@ def _plan(args: argparse.Namespace) -> int:
     wall = cli_deploy.wall_clock_inputs(args)
     opt = P.plan(inputs)
     result = {
-        "n_star": opt.n_star, "gamma_star": opt.gamma_star, "alpha": opt.alpha,
+        "n_star": opt.n_star,
+        "gamma_star": opt.gamma_star,
+        "alpha": opt.alpha,
         "tokens_per_flop": opt.tokens_per_flop,
     }
     ci = None
@@ -200,8 +254,12 @@ def _plan(args: argparse.Namespace) -> int:
     cands = P.candidate_shares(inputs, inputs.draft_tokens[0], opt) if inputs.candidates else ()
     if len(cands):
         result["candidates"] = [
-            {"params": float(r.params), "tokens_per_flop": float(r.tokens_per_flop),
-             "tokens_per_flop_ratio": float(r.speedup), "share_of_optimum": float(r.share_of_optimum)}
+            {
+                "params": float(r.params),
+                "tokens_per_flop": float(r.tokens_per_flop),
+                "tokens_per_flop_ratio": float(r.speedup),
+                "share_of_optimum": float(r.share_of_optimum),
+            }
             for r in cands.itertuples()
         ]
     report = deployment_report(inputs, opt, wall, args.draft_model, args.target_model)
@@ -219,16 +277,22 @@ def _plan(args: argparse.Namespace) -> int:
         ("N* (optimal draft size)", f"{opt.n_star:.4g} parameters"),
     ]
     if ci is not None:
-        rows.append(("N* 95 % interval", f"[{ci['low']:.4g}, {ci['high']:.4g}] ({ci['draws']} draws, seed {inputs.seed})"))
+        rows.append(
+            ("N* 95 % interval", f"[{ci['low']:.4g}, {ci['high']:.4g}] ({ci['draws']} draws, seed {inputs.seed})")
+        )
     rows += [
         ("gamma* (draft length)", f"{opt.gamma_star:.4g} tokens per iteration"),
         ("alpha at N*", f"{opt.alpha:.4f}"),
         ("T(N*)", f"{opt.tokens_per_flop:.4g} tokens per FLOP"),
     ]
     rows += cli_deploy.plan_rows(report)
-    for r in (cands.itertuples() if len(cands) else ()):
-        rows.append((f"candidate N = {r.params:.3g}", f"{100 * r.share_of_optimum:.1f} % of the optimum "
-                                                       f"(tokens per FLOP ratio {r.speedup:.3f}x)"))
+    for r in cands.itertuples() if len(cands) else ():
+        rows.append(
+            (
+                f"candidate N = {r.params:.3g}",
+                f"{100 * r.share_of_optimum:.1f} % of the optimum (tokens per FLOP ratio {r.speedup:.3f}x)",
+            )
+        )
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{width}}  {v}")
@@ -264,8 +328,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         before = given[: given.index(first)] if first is not None else given
         unknown = [a for a in before if a.split("=")[0] not in ("-h", "--help", "--version")]
         if unknown:  # `sdsl --verbose plan`: name the option, not a missing COMMAND
-            parser.error(f"unrecognized arguments: {' '.join(unknown)} (options follow the command: sdsl COMMAND "
-                         f"[options])")
+            parser.error(
+                f"unrecognized arguments: {' '.join(unknown)} (options follow the command: sdsl COMMAND [options])"
+            )
         args, extra = parser.parse_known_args(argv)
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[args.command]
         if extra:  # named by the sub-command, with the closest of its options

@@ -155,9 +155,11 @@ def validate(
         if col.type == "int":
             # int64 when every cell is filled; pandas' nullable Int64 when an optional cell is empty
             has_empty = any(isinstance(x, float) and math.isnan(x) for x in nums)
-            out[col.name] = pd.Series(
-                [pd.NA if isinstance(x, float) else x for x in nums], dtype="Int64"
-            ) if has_empty else pd.Series(nums, dtype="int64")
+            out[col.name] = (
+                pd.Series([pd.NA if isinstance(x, float) else x for x in nums], dtype="Int64")
+                if has_empty
+                else pd.Series(nums, dtype="int64")
+            )
         else:
             out[col.name] = pd.Series(nums, dtype="float64")
     result = pd.DataFrame(out, columns=names)
@@ -240,8 +242,9 @@ def _main(argv: Iterable[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     cmd = args[0] if args else "check"
     if cmd not in ("check", "sha") or (cmd == "check" and len(args) > 1):
-        print(f"python -m sdsl.data: error: expected 'check' or 'sha [CSV ...]', got {' '.join(args)!r}",
-              file=sys.stderr)
+        print(
+            f"python -m sdsl.data: error: expected 'check' or 'sha [CSV ...]', got {' '.join(args)!r}", file=sys.stderr
+        )
         return 2
     if cmd == "sha" and len(args) > 1:
         for f in args[1:]:

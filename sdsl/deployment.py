@@ -40,8 +40,7 @@ from sdsl.model.optimal_draft import DraftOptimum, optimal_draft_size
 from sdsl.model.throughput import optimal_gamma, optimal_tokens_per_flop
 from sdsl.plan.interval import n_star_intervals
 
-__all__ = ["DTYPES", "WallClockInputs", "check_wall_clock", "perplexity_warnings",
-           "suggest_draft", "deployment_report"]
+__all__ = ["DTYPES", "WallClockInputs", "check_wall_clock", "perplexity_warnings", "suggest_draft", "deployment_report"]
 
 #: Bytes per weight and KV-cache element of the number formats ``--dtype`` accepts.
 DTYPES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp32": 4.0}
@@ -88,10 +87,21 @@ def _list(values: Any, name: str, low: float, what: str, integer: bool, default:
     return tuple(out)
 
 
-def check_wall_clock(cost_ratio: Any = None, draft_latency: Any = None, target_latency: Any = None,
-                     verify_latency: Any = None, verify_tokens: Any = None, hardware: Any = None,
-                     gpus: Any = None, dtype: Any = None, batch: Any = None, context: Any = None,
-                     overlap: bool = False, step_overhead: Any = None, gamma_max: Any = None) -> WallClockInputs:
+def check_wall_clock(
+    cost_ratio: Any = None,
+    draft_latency: Any = None,
+    target_latency: Any = None,
+    verify_latency: Any = None,
+    verify_tokens: Any = None,
+    hardware: Any = None,
+    gpus: Any = None,
+    dtype: Any = None,
+    batch: Any = None,
+    context: Any = None,
+    overlap: bool = False,
+    step_overhead: Any = None,
+    gamma_max: Any = None,
+) -> WallClockInputs:
     """Validate the wall-clock options of ``sdsl plan`` (one ``ValueError`` with one line per problem).
 
     At most one source of the cost coefficient: ``cost_ratio`` (``c``), the latencies
@@ -100,40 +110,75 @@ def check_wall_clock(cost_ratio: Any = None, draft_latency: Any = None, target_l
     ``dtype``, batch sizes ``batch``, context lengths ``context``, ``overlap``, ``step_overhead`` in
     seconds and ``gamma_max``, the largest draft length searched, default 32). None of them: the FLOP
     model, ``c = N*/M``. An option the chosen source does not use is refused, not ignored."""
-    gm = 32 if gamma_max is None else V.integer(gamma_max, "gamma_max", low=1, high=1024,
-                                                 what="largest draft length searched")
+    gm = (
+        32
+        if gamma_max is None
+        else V.integer(gamma_max, "gamma_max", low=1, high=1024, what="largest draft length searched")
+    )
     lat = [v is not None for v in (draft_latency, target_latency, verify_latency, verify_tokens)]
-    given = [n for n, on in ((shown("cost_ratio"), cost_ratio is not None),
-                             ("/".join(shown(n) for n, on in zip(("draft_latency", "target_latency", "verify_latency",
-                                                                   "verify_tokens"), lat) if on), any(lat)),
-                             (shown("hardware"), hardware is not None)) if on]
+    given = [
+        n
+        for n, on in (
+            (shown("cost_ratio"), cost_ratio is not None),
+            (
+                "/".join(
+                    shown(n)
+                    for n, on in zip(("draft_latency", "target_latency", "verify_latency", "verify_tokens"), lat)
+                    if on
+                ),
+                any(lat),
+            ),
+            (shown("hardware"), hardware is not None),
+        )
+        if on
+    ]
     if len(given) > 1:
         raise ValueError(f"give one source of the cost of drafting, not {' and '.join(given)}")
-    hw_only = [shown(n) for n, v in (("batch", batch), ("context", context), ("dtype", dtype),
-                                     ("step_overhead", step_overhead), ("gpus", gpus), ("gamma_max", gamma_max))
-               if v is not None] + ([shown("overlap")] if overlap else [])
+    hw_only = [
+        shown(n)
+        for n, v in (
+            ("batch", batch),
+            ("context", context),
+            ("dtype", dtype),
+            ("step_overhead", step_overhead),
+            ("gpus", gpus),
+            ("gamma_max", gamma_max),
+        )
+        if v is not None
+    ] + ([shown("overlap")] if overlap else [])
     if hw_only and hardware is None:
-        raise ValueError(f"{', '.join(hw_only)} {'needs' if len(hw_only) == 1 else 'need'} {shown('hardware')} (an "
-                         f"accelerator preset: {', '.join(H.accelerator_names())}); without it {'it is' if len(hw_only) == 1 else 'they are'} "
-                         f"not used")
+        raise ValueError(
+            f"{', '.join(hw_only)} {'needs' if len(hw_only) == 1 else 'need'} {shown('hardware')} (an "
+            f"accelerator preset: {', '.join(H.accelerator_names())}); without it {'it is' if len(hw_only) == 1 else 'they are'} "
+            f"not used"
+        )
     if cost_ratio is not None:
         c = _number(cost_ratio, "cost_ratio", 0, "seconds of a draft step over seconds of a target step")
         return WallClockInputs("cost_ratio", c=c, gamma_max=gm)
     if any(lat):
         if draft_latency is None or target_latency is None:
-            raise ValueError(f"latencies need both {shown('draft_latency')} and {shown('target_latency')} (seconds per "
-                             f"step of one token)")
+            raise ValueError(
+                f"latencies need both {shown('draft_latency')} and {shown('target_latency')} (seconds per "
+                f"step of one token)"
+            )
         if (verify_latency is None) != (verify_tokens is None):
-            raise ValueError(f"{shown('verify_latency')} and {shown('verify_tokens')} go together (the seconds of one "
-                             f"verification pass and its tokens): give both or neither")
+            raise ValueError(
+                f"{shown('verify_latency')} and {shown('verify_tokens')} go together (the seconds of one "
+                f"verification pass and its tokens): give both or neither"
+            )
         td = _number(draft_latency, "draft_latency", 0, "seconds per draft step", strict=True)
         tt = _number(target_latency, "target_latency", 0, "seconds per target step", strict=True)
         tv = None if verify_latency is None else _number(verify_latency, "verify_latency", 0, "seconds", strict=True)
-        kt = None if verify_tokens is None else _number(verify_tokens, "verify_tokens", 2, "gamma + 1 tokens",
-                                                        integer=True)
+        kt = (
+            None
+            if verify_tokens is None
+            else _number(verify_tokens, "verify_tokens", 2, "gamma + 1 tokens", integer=True)
+        )
         if tv is not None and tv < tt:
-            raise ValueError(f"{shown('verify_latency')} = {tv:g} s is below {shown('target_latency')} = {tt:g} s: a pass "
-                             f"over {kt:g} tokens cannot be faster than over one; check the measurements")
+            raise ValueError(
+                f"{shown('verify_latency')} = {tv:g} s is below {shown('target_latency')} = {tt:g} s: a pass "
+                f"over {kt:g} tokens cannot be faster than over one; check the measurements"
+            )
         c, k = S.cost_from_latencies(td, tt, tv, kt)
         return WallClockInputs("latencies", c=c, verify_slope=k, gamma_max=gm)
     if hardware is None:
@@ -147,10 +192,14 @@ def check_wall_clock(cost_ratio: Any = None, draft_latency: Any = None, target_l
         from dataclasses import replace
 
         acc = replace(acc, step_overhead=_number(step_overhead, "step_overhead", 0, "seconds per forward pass"))
-    return WallClockInputs("hardware", hardware=acc,
-                           batches=_list(batch, "batch", 1, "sequences decoded together", True, 1.0),
-                           contexts=_list(context, "context", 0, "tokens in each KV cache", True, 0.0),
-                           overlap=bool(overlap), gamma_max=gm)
+    return WallClockInputs(
+        "hardware",
+        hardware=acc,
+        batches=_list(batch, "batch", 1, "sequences decoded together", True, 1.0),
+        contexts=_list(context, "context", 0, "tokens in each KV cache", True, 0.0),
+        overlap=bool(overlap),
+        gamma_max=gm,
+    )
 
 
 def perplexity_warnings(inputs, opt: DraftOptimum) -> list[str]:
@@ -164,8 +213,10 @@ def perplexity_warnings(inputs, opt: DraftOptimum) -> list[str]:
     out = []
     for what, v, lo, hi in (("draft at N*", x, rng[0], rng[1]), ("target", y, rng[2], rng[3])):
         if not lo <= v <= hi:
-            out.append(f"the predicted perplexity of the {what}, {v:.3g}, lies outside the range the acceptance "
-                       f"plane ({inputs.alpha.label}) was fitted on, {lo:.3g} to {hi:.3g}: alpha is extrapolated")
+            out.append(
+                f"the predicted perplexity of the {what}, {v:.3g}, lies outside the range the acceptance "
+                f"plane ({inputs.alpha.label}) was fitted on, {lo:.3g} to {hi:.3g}: alpha is extrapolated"
+            )
     return out
 
 
@@ -186,8 +237,13 @@ def suggest_draft(inputs, opt: DraftOptimum) -> dict[str, Any] | None:
     best = None
     for r in preset_records():
         tok = r["tokens"]
-        if (r["tokenizer"] != t.tokenizer or r["architecture"] != "dense" or not r["params"] <= t.params / 2
-                or tok is None or not math.isfinite(tok)):
+        if (
+            r["tokenizer"] != t.tokenizer
+            or r["architecture"] != "dense"
+            or not r["params"] <= t.params / 2
+            or tok is None
+            or not math.isfinite(tok)
+        ):
             continue
         n = float(r["params"])
         a = float(_alpha(n, tok, y, inputs))
@@ -195,20 +251,33 @@ def suggest_draft(inputs, opt: DraftOptimum) -> dict[str, Any] | None:
             continue
         share = float(optimal_tokens_per_flop(a, n, t.params, True)) / opt.tokens_per_flop
         if best is None or share > best["share_of_optimum"]:
-            best = {"model": r["model"], "hf_id": r["hf_id"] or None, "params": n, "tokens": float(tok), "alpha": a,
-                    "gamma_integer": int(optimal_gamma(a, n, t.params, integer=True)), "share_of_optimum": share}
+            best = {
+                "model": r["model"],
+                "hf_id": r["hf_id"] or None,
+                "params": n,
+                "tokens": float(tok),
+                "alpha": a,
+                "gamma_integer": int(optimal_gamma(a, n, t.params, integer=True)),
+                "share_of_optimum": share,
+            }
     return best
 
 
 def _theorem_38(alpha: float, c: float, k: float) -> dict[str, Any]:
     rep = S.speedup_report(alpha, c, None, k)
-    return {"speedup": rep.speedup_at_best, "gamma_integer": rep.gamma_integer,
-            "gamma_continuous": None if math.isinf(rep.gamma_continuous) else rep.gamma_continuous,
-            "cost_coefficient": c, "verify_cost_slope": k, "break_even_alpha": rep.break_even_alpha}
+    return {
+        "speedup": rep.speedup_at_best,
+        "gamma_integer": rep.gamma_integer,
+        "gamma_continuous": None if math.isinf(rep.gamma_continuous) else rep.gamma_continuous,
+        "cost_coefficient": c,
+        "verify_cost_slope": k,
+        "break_even_alpha": rep.break_even_alpha,
+    }
 
 
-def deployment_report(inputs, opt: DraftOptimum, wc: WallClockInputs, draft_model: str | None = None,
-                      target_model: str | None = None) -> dict[str, Any]:
+def deployment_report(
+    inputs, opt: DraftOptimum, wc: WallClockInputs, draft_model: str | None = None, target_model: str | None = None
+) -> dict[str, Any]:
     """Everything ``sdsl plan`` prints beyond ``N*``: see the module's docstring.
 
     Parameters
@@ -231,12 +300,23 @@ def deployment_report(inputs, opt: DraftOptimum, wc: WallClockInputs, draft_mode
             V.text(v, name, "a repository id or path written into the engine settings")
     m, d = inputs.target.params, inputs.draft_tokens[0]
     il = D.integer_draft_length(opt.alpha, opt.n_star, m)
-    opt_int = opt if inputs.integer else optimal_draft_size(
-        m, d, inputs.target.tokens, inputs.constants, inputs.alpha.coefficients, True, inputs.n_range)
-    opt_cont = optimal_draft_size(m, d, inputs.target.tokens, inputs.constants, inputs.alpha.coefficients, False,
-                                  inputs.n_range) if inputs.integer else opt
+    opt_int = (
+        opt
+        if inputs.integer
+        else optimal_draft_size(
+            m, d, inputs.target.tokens, inputs.constants, inputs.alpha.coefficients, True, inputs.n_range
+        )
+    )
+    opt_cont = (
+        optimal_draft_size(
+            m, d, inputs.target.tokens, inputs.constants, inputs.alpha.coefficients, False, inputs.n_range
+        )
+        if inputs.integer
+        else opt
+    )
     out: dict[str, Any] = {
-        "gamma_star_continuous": il.gamma_continuous, "gamma_star_integer": il.gamma_integer,
+        "gamma_star_continuous": il.gamma_continuous,
+        "gamma_star_integer": il.gamma_integer,
         "rounding_loss": il.rounding_loss,
         "n_star_integer_gamma": opt_int.n_star,
         "rounding_loss_reoptimised": max(0.0, 1.0 - opt_int.tokens_per_flop / opt_cont.tokens_per_flop),
@@ -256,35 +336,61 @@ def deployment_report(inputs, opt: DraftOptimum, wc: WallClockInputs, draft_mode
         rows = []
         for b in wc.batches:
             for ctx in wc.contexts:
-                hp = H.plan_on_hardware(shape, alpha_of_n, wc.hardware, inputs.n_range, b, ctx, wc.overlap, wc.gamma_max)
-                g_flop, s_flop = H.speedup_at(opt.n_star, opt.alpha, shape, wc.hardware, b, ctx, wc.overlap, wc.gamma_max)
+                hp = H.plan_on_hardware(
+                    shape, alpha_of_n, wc.hardware, inputs.n_range, b, ctx, wc.overlap, wc.gamma_max
+                )
+                g_flop, s_flop = H.speedup_at(
+                    opt.n_star, opt.alpha, shape, wc.hardware, b, ctx, wc.overlap, wc.gamma_max
+                )
                 row = hp.as_dict()
                 row.update(flop_n_star_gamma=g_flop, flop_n_star_speedup=s_flop)
                 rows.append(row)
                 if not hp.fits_in_memory:
-                    warnings.append(f"batch {b:g}, context {ctx:g}: weights and KV caches need "
-                                    f"{hp.memory_needed / 1e9:.4g} GB, more than the {wc.hardware.memory / 1e9:.4g} GB of "
-                                    f"{wc.hardware.name} (try --gpus{'' if wc.hardware.bytes_per_param <= 1 else ' or --dtype fp8'})")
+                    warnings.append(
+                        f"batch {b:g}, context {ctx:g}: weights and KV caches need "
+                        f"{hp.memory_needed / 1e9:.4g} GB, more than the {wc.hardware.memory / 1e9:.4g} GB of "
+                        f"{wc.hardware.name} (try --gpus{'' if wc.hardware.bytes_per_param <= 1 else ' or --dtype fp8'})"
+                    )
         head = rows[0]
-        wall = {"source": f"roofline of {wc.hardware.name} ({wc.hardware.dtype}), drafting "
-                          f"{'overlapped with' if wc.overlap else 'before'} verification",
-                "speedup": head["speedup"], "gamma_integer": head["gamma_star"], "n_star": head["n_star"],
-                "cost_coefficient": head["cost_coefficient"], "verify_cost": head["verify_cost"],
-                "batch": head["batch"], "context": head["context"], "by_batch_and_context": rows,
-                "shape_known": known}
+        wall = {
+            "source": f"roofline of {wc.hardware.name} ({wc.hardware.dtype}), drafting "
+            f"{'overlapped with' if wc.overlap else 'before'} verification",
+            "speedup": head["speedup"],
+            "gamma_integer": head["gamma_star"],
+            "n_star": head["n_star"],
+            "cost_coefficient": head["cost_coefficient"],
+            "verify_cost": head["verify_cost"],
+            "batch": head["batch"],
+            "context": head["context"],
+            "by_batch_and_context": rows,
+            "shape_known": known,
+        }
         gamma = int(head["gamma_star"])
         if sugg is not None:
             sugg["gamma_hardware"], sugg["speedup_hardware"] = H.speedup_at(
-                sugg["params"], sugg["alpha"], shape, wc.hardware, head["batch"], head["context"], wc.overlap, wc.gamma_max)
+                sugg["params"],
+                sugg["alpha"],
+                shape,
+                wc.hardware,
+                head["batch"],
+                head["context"],
+                wc.overlap,
+                wc.gamma_max,
+            )
     else:
         if wc.source == "flop":
             c, k = opt.n_star / m, 0.0
-            label = ("Theorem 3.8 with c = N*/M: the paper's FLOP model, i.e. batch 1, memory-bound, no overhead "
-                     "(give --cost-ratio, --draft-latency/--target-latency or --hardware for your deployment)")
+            label = (
+                "Theorem 3.8 with c = N*/M: the paper's FLOP model, i.e. batch 1, memory-bound, no overhead "
+                "(give --cost-ratio, --draft-latency/--target-latency or --hardware for your deployment)"
+            )
         else:
             c, k = wc.c, wc.verify_slope
-            label = ("Theorem 3.8 with the given cost ratio c" if wc.source == "cost_ratio" else
-                     "Theorem 3.8 with c and the verification cost from the measured latencies")
+            label = (
+                "Theorem 3.8 with the given cost ratio c"
+                if wc.source == "cost_ratio"
+                else "Theorem 3.8 with c and the verification cost from the measured latencies"
+            )
         wall = {"source": label, **_theorem_38(opt.alpha, c, k)}
         gamma = int(wall["gamma_integer"])
         if sugg is not None and wc.source == "flop":
@@ -294,16 +400,26 @@ def deployment_report(inputs, opt: DraftOptimum, wc: WallClockInputs, draft_mode
     use_sugg = draft_model is None and sugg is not None and sugg.get("hf_id")
     eng_gamma = gamma
     if use_sugg:
-        eng_gamma = int(sugg.get("gamma_hardware", sugg["gamma_integer"])) if wc.source in ("flop", "hardware") else gamma
+        eng_gamma = (
+            int(sugg.get("gamma_hardware", sugg["gamma_integer"])) if wc.source in ("flop", "hardware") else gamma
+        )
     out["num_speculative_tokens"] = eng_gamma
-    out["engines"] = D.engine_settings(eng_gamma, target_model or inputs.target.hf_id,
-                                       draft_model or (sugg["hf_id"] if use_sugg else None))
-    out["engines"]["draft"] = ("given (--draft-model)" if draft_model else
-                               f"suggested: {sugg['model']}" if use_sugg else "placeholder: a draft of about N* parameters")
+    out["engines"] = D.engine_settings(
+        eng_gamma, target_model or inputs.target.hf_id, draft_model or (sugg["hf_id"] if use_sugg else None)
+    )
+    out["engines"]["draft"] = (
+        "given (--draft-model)"
+        if draft_model
+        else f"suggested: {sugg['model']}"
+        if use_sugg
+        else "placeholder: a draft of about N* parameters"
+    )
     out["interval"] = n_star_intervals(inputs, opt.n_star)
     for law, what in _law_extrapolation(out["interval"]):
-        warnings.append(f"the {law} of the N* interval is evaluated at {what} (the range of the pairs it was "
-                        f"fitted on): its N* there is an extrapolation")
+        warnings.append(
+            f"the {law} of the N* interval is evaluated at {what} (the range of the pairs it was "
+            f"fitted on): its N* there is an extrapolation"
+        )
     out["warnings"] = warnings
     return _json_safe(out)
 

@@ -11,8 +11,17 @@ import os
 from pathlib import Path
 
 __all__ = [
-    "ROOT", "DATA", "NOTEBOOKS", "BOOK", "EXECUTED", "BUILD", "BASELINE", "BENCHMARKS",
-    "RUNS_FILE", "artifacts_root", "artifacts_dir",
+    "ROOT",
+    "DATA",
+    "NOTEBOOKS",
+    "BOOK",
+    "EXECUTED",
+    "BUILD",
+    "BASELINE",
+    "BENCHMARKS",
+    "RUNS_FILE",
+    "artifacts_root",
+    "artifacts_dir",
 ]
 
 ROOT = Path(__file__).resolve().parent.parent

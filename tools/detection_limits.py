@@ -44,7 +44,7 @@ def smallest_detected(artifact: str, column: str, row: int, mode: str) -> float:
         detected = np.inf
         for k in range(-4, 17):
             for m in (5.0, 2.0, 1.0):
-                delta = m * 10.0 ** -k
+                delta = m * 10.0**-k
                 if mode == "absolute" and frame[column].dtype.kind in "iu" and delta < 1:
                     continue
                 f = frame.copy()

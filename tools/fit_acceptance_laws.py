@@ -29,10 +29,20 @@ YML = DATA / "acceptance_laws.yml"
 COLUMNS = [
     {"name": "law", "type": "str", "unit": "", "description": "name of the law in sdsl.model.alpha_laws.LAWS"},
     {"name": "label", "type": "str", "unit": "", "description": "the law's form, as the beyond chapter writes it"},
-    {"name": "formula", "type": "str", "unit": "", "description": "the regression, alpha on the covariates (x, y "
-     "perplexities of draft and target; ln_n, ln_d logs of the draft's parameters and pre-training tokens)"},
-    {"name": "parameter", "type": "str", "unit": "", "description": "coefficient (Intercept or the covariate it "
-     "multiplies)", "allowed": ["Intercept", "x", "y", "ln_n", "ln_d"]},
+    {
+        "name": "formula",
+        "type": "str",
+        "unit": "",
+        "description": "the regression, alpha on the covariates (x, y "
+        "perplexities of draft and target; ln_n, ln_d logs of the draft's parameters and pre-training tokens)",
+    },
+    {
+        "name": "parameter",
+        "type": "str",
+        "unit": "",
+        "description": "coefficient (Intercept or the covariate it multiplies)",
+        "allowed": ["Intercept", "x", "y", "ln_n", "ln_d"],
+    },
     {"name": "estimate", "type": "float", "unit": "", "description": "OLS estimate (alpha per unit of the covariate)"},
     {"name": "std_error", "type": "float", "unit": "", "description": "its standard error (non-robust OLS)", "min": 0},
     {"name": "nobs", "type": "int", "unit": "pairs", "description": "(target, draft) pairs fitted", "min": 1},
@@ -53,27 +63,33 @@ def yml_text(csv_sha: str) -> str:
     inputs = {name: data.sha256(DATA / f"{name}.csv") for name in ("acceptance", "models")}
     meta = {
         "title": "Fitted acceptance laws that predict a new target (for the N* interval of sdsl plan)",
-        "source": ("Fitted by tools/fit_acceptance_laws.py (sdsl.plan.interval.fit_law_rows: "
-                   "sdsl.model.alpha_laws.fit_laws, statsmodels OLS) on the 50 (target, draft) pairs of "
-                   "Tables 1 and 2 of Bozorgkhoo and Molybog 2026, arXiv 2603.11053 (data/acceptance.csv), "
-                   "draft sizes and tokens from data/models.csv; the log-linear forms follow Scylla, "
-                   "arXiv 2505.07858"),
+        "source": (
+            "Fitted by tools/fit_acceptance_laws.py (sdsl.plan.interval.fit_law_rows: "
+            "sdsl.model.alpha_laws.fit_laws, statsmodels OLS) on the 50 (target, draft) pairs of "
+            "Tables 1 and 2 of Bozorgkhoo and Molybog 2026, arXiv 2603.11053 (data/acceptance.csv), "
+            "draft sizes and tokens from data/models.csv; the log-linear forms follow Scylla, "
+            "arXiv 2505.07858"
+        ),
         "licence": "Computed by the project from transcribed data: MIT, as the project.",
-        "description": ("Coefficients of the laws of sdsl.model.alpha_laws.LAWS that are refitted and carry "
-                        "the target through its perplexity y (cross_target), so that they can predict a "
-                        "target they were not fitted on: the Eq. 5 plane refitted, a + b ln N + c y and "
-                        "a + b ln N + c ln D + e y. sdsl plan solves N* under each of them (the law source of "
-                        "its interval, sdsl.plan.interval) from these numbers instead of refitting, which would "
-                        "import pandas and statsmodels. tests/unit/plan/test_interval.py refits and compares. "
-                        "Rewrite with the tool after data/acceptance.csv or data/models.csv changes (their "
-                        "sha256 at fitting time: fitted_on)."),
+        "description": (
+            "Coefficients of the laws of sdsl.model.alpha_laws.LAWS that are refitted and carry "
+            "the target through its perplexity y (cross_target), so that they can predict a "
+            "target they were not fitted on: the Eq. 5 plane refitted, a + b ln N + c y and "
+            "a + b ln N + c ln D + e y. sdsl plan solves N* under each of them (the law source of "
+            "its interval, sdsl.plan.interval) from these numbers instead of refitting, which would "
+            "import pandas and statsmodels. tests/unit/plan/test_interval.py refits and compares. "
+            "Rewrite with the tool after data/acceptance.csv or data/models.csv changes (their "
+            "sha256 at fitting time: fitted_on)."
+        ),
         "key": ["law", "parameter"],
         "fitted_on": inputs,
         "columns": COLUMNS,
         "sha256": csv_sha,
     }
-    head = ("# Provenance and schema of acceptance_laws.csv; read it with sdsl.data.load('acceptance_laws').\n"
-            "# Written by tools/fit_acceptance_laws.py: edit the tool, not this file.\n")
+    head = (
+        "# Provenance and schema of acceptance_laws.csv; read it with sdsl.data.load('acceptance_laws').\n"
+        "# Written by tools/fit_acceptance_laws.py: edit the tool, not this file.\n"
+    )
     return head + yaml.safe_dump(meta, sort_keys=False, width=100, allow_unicode=False)
 
 

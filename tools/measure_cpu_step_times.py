@@ -57,9 +57,26 @@ CONTEXT = 256
 #: the context sweep: one model, one token per sequence, batch 4
 CONTEXT_SWEEP = ("llama-d512-l8", (64, 1024, 2048))
 
-STEP_COLUMNS = ["config", "architecture", "params", "embedding_params", "tied_embeddings", "vocab",
-                "hidden", "layers", "heads", "kv_heads", "head_dim", "intermediate", "batch", "context",
-                "tokens", "seconds", "seconds_min", "repeats"]
+STEP_COLUMNS = [
+    "config",
+    "architecture",
+    "params",
+    "embedding_params",
+    "tied_embeddings",
+    "vocab",
+    "hidden",
+    "layers",
+    "heads",
+    "kv_heads",
+    "head_dim",
+    "intermediate",
+    "batch",
+    "context",
+    "tokens",
+    "seconds",
+    "seconds_min",
+    "repeats",
+]
 BENCH_COLUMNS = ["quantity", "value", "unit", "detail"]
 
 
@@ -67,22 +84,41 @@ def build(name: str):
     arch, d, layers, heads, kv, inter = CONFIGS[name]
     torch.manual_seed(0)  # the values do not matter for timing; fixed for reproducibility
     if arch == "gpt2":
-        cfg = GPT2Config(vocab_size=VOCAB[arch], n_embd=d, n_layer=layers, n_head=heads, n_inner=inter,
-                         n_positions=4096)
+        cfg = GPT2Config(
+            vocab_size=VOCAB[arch], n_embd=d, n_layer=layers, n_head=heads, n_inner=inter, n_positions=4096
+        )
         model = GPT2LMHeadModel(cfg)
         tied = True
     else:
-        cfg = LlamaConfig(vocab_size=VOCAB[arch], hidden_size=d, num_hidden_layers=layers,
-                          num_attention_heads=heads, num_key_value_heads=kv, intermediate_size=inter,
-                          max_position_embeddings=4096, tie_word_embeddings=False)
+        cfg = LlamaConfig(
+            vocab_size=VOCAB[arch],
+            hidden_size=d,
+            num_hidden_layers=layers,
+            num_attention_heads=heads,
+            num_key_value_heads=kv,
+            intermediate_size=inter,
+            max_position_embeddings=4096,
+            tie_word_embeddings=False,
+        )
         model = LlamaForCausalLM(cfg)
         tied = False
     model.eval()
     params = sum(p.numel() for p in model.parameters())  # tied weights counted once
     emb = VOCAB[arch] * d
-    info = {"config": name, "architecture": arch, "params": params, "embedding_params": emb,
-            "tied_embeddings": int(tied), "vocab": VOCAB[arch], "hidden": d, "layers": layers,
-            "heads": heads, "kv_heads": kv, "head_dim": d // heads, "intermediate": inter}
+    info = {
+        "config": name,
+        "architecture": arch,
+        "params": params,
+        "embedding_params": emb,
+        "tied_embeddings": int(tied),
+        "vocab": VOCAB[arch],
+        "hidden": d,
+        "layers": layers,
+        "heads": heads,
+        "kv_heads": kv,
+        "head_dim": d // heads,
+        "intermediate": inter,
+    }
     return model, info
 
 
@@ -122,8 +158,14 @@ def microbench(repeats: int) -> list[dict]:
             ts.append(time.perf_counter() - t0)
         rate = 2.0 * m * k * n / min(ts)
         best = max(best, rate)
-        rows.append({"quantity": "matmul_flops", "value": f"{rate:.4g}", "unit": "FLOP/s",
-                     "detail": f"float32 torch.mm {m}x{k} @ {k}x{n}; best of {repeats}"})
+        rows.append(
+            {
+                "quantity": "matmul_flops",
+                "value": f"{rate:.4g}",
+                "unit": "FLOP/s",
+                "detail": f"float32 torch.mm {m}x{k} @ {k}x{n}; best of {repeats}",
+            }
+        )
     x = torch.randn(256 * 2**20 // 4)  # 256 MiB, far beyond the 32 MiB of L3
     x.sum()
     ts = []
@@ -132,10 +174,17 @@ def microbench(repeats: int) -> list[dict]:
         x.sum()
         ts.append(time.perf_counter() - t0)
     bw = x.numel() * 4 / min(ts)
-    rows.append({"quantity": "read_bandwidth", "value": f"{bw:.4g}", "unit": "bytes/s",
-                 "detail": f"float32 sum over a 256 MiB tensor; best of {repeats}"})
-    rows.append({"quantity": "peak_flops", "value": f"{best:.4g}", "unit": "FLOP/s",
-                 "detail": "largest matmul_flops above"})
+    rows.append(
+        {
+            "quantity": "read_bandwidth",
+            "value": f"{bw:.4g}",
+            "unit": "bytes/s",
+            "detail": f"float32 sum over a 256 MiB tensor; best of {repeats}",
+        }
+    )
+    rows.append(
+        {"quantity": "peak_flops", "value": f"{best:.4g}", "unit": "FLOP/s", "detail": "largest matmul_flops above"}
+    )
     return rows
 
 
@@ -170,16 +219,29 @@ def main(argv: list[str] | None = None) -> int:
             points += [(4, c, 1) for c in CONTEXT_SWEEP[1]]
         for b, c, k in points:
             med, low = time_step(model, b, c, k, repeats)
-            rows.append({**info, "batch": b, "context": c, "tokens": k, "seconds": f"{med:.4g}",
-                         "seconds_min": f"{low:.4g}", "repeats": repeats})
-            print(f"{name:>15} params {info['params']:>10,} batch {b} context {c:>4} tokens {k:>3}: "
-                  f"{med * 1e3:9.3f} ms", flush=True)
+            rows.append(
+                {
+                    **info,
+                    "batch": b,
+                    "context": c,
+                    "tokens": k,
+                    "seconds": f"{med:.4g}",
+                    "seconds_min": f"{low:.4g}",
+                    "repeats": repeats,
+                }
+            )
+            print(
+                f"{name:>15} params {info['params']:>10,} batch {b} context {c:>4} tokens {k:>3}: {med * 1e3:9.3f} ms",
+                flush=True,
+            )
     sha_steps = write_csv(out_dir / "cpu_step_times.csv", STEP_COLUMNS, rows)
     sha_bench = write_csv(out_dir / "cpu_microbench.csv", BENCH_COLUMNS, bench)
     when = _dt.date.today().isoformat()
-    machine = (f"{cpu_model()}, {torch.get_num_threads()} thread of {torch.get_num_interop_threads()} "
-               f"inter-op; Python {platform.python_version()}, torch {torch.__version__}, "
-               f"transformers {transformers.__version__}; measured {when}")
+    machine = (
+        f"{cpu_model()}, {torch.get_num_threads()} thread of {torch.get_num_interop_threads()} "
+        f"inter-op; Python {platform.python_version()}, torch {torch.__version__}, "
+        f"transformers {transformers.__version__}; measured {when}"
+    )
     print(f"machine: {machine}")
     print(f"sha256 cpu_step_times.csv {sha_steps}")
     print(f"sha256 cpu_microbench.csv {sha_bench}")

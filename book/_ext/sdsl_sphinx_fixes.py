@@ -11,9 +11,7 @@ every page declares the constant twice and the browser logs ``SyntaxError: Ident
 def _drop_early_inline_scripts(app, env, docnames):
     builder = app.builder
     if hasattr(builder, "_js_files"):
-        builder._js_files = [
-            js for js in builder._js_files if not (js.filename is None and "body" in js.attributes)
-        ]
+        builder._js_files = [js for js in builder._js_files if not (js.filename is None and "body" in js.attributes)]
 
 
 def setup(app):

@@ -30,19 +30,27 @@ def loss_constants(value: Any, name: str = "constants") -> Any:
     try:
         return resolve_constants(value)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{shown(name)} must be {' or '.join(repr(k) for k in LOSS_CONSTANTS)} or five numbers "
-                         f"[E, A, B, a, b]: {one_line(exc)}") from None
+        raise ValueError(
+            f"{shown(name)} must be {' or '.join(repr(k) for k in LOSS_CONSTANTS)} or five numbers "
+            f"[E, A, B, a, b]: {one_line(exc)}"
+        ) from None
 
 
 def coefficients(value: Any, name: str = "coefficients") -> tuple[float, float, float]:
     """Coefficients ``[A, B, C]`` of the acceptance plane (Eq. 5): three finite numbers."""
-    a, b, c = sequence(value, name, rule(number), min_len=3, max_len=3, what="A, B, C of alpha = A x + B y + C",
-                       noun="numbers")
+    a, b, c = sequence(
+        value, name, rule(number), min_len=3, max_len=3, what="A, B, C of alpha = A x + B y + C", noun="numbers"
+    )
     return a, b, c
 
 
-def optimum_inside(configs: Iterable[tuple[float, float, float]], constants: Any, coefficients: Any, integer: bool,
-                   names: str = "constants and coefficients") -> None:
+def optimum_inside(
+    configs: Iterable[tuple[float, float, float]],
+    constants: Any,
+    coefficients: Any,
+    integer: bool,
+    names: str = "constants and coefficients",
+) -> None:
     """Each configuration ``(M, D, D')`` has its optimum ``N*`` strictly inside the default search
     range (:func:`sdsl.model.optimal_draft.optimal_draft_size`) with these loss-law constants and
     plane coefficients; otherwise one line naming ``names``."""
@@ -52,13 +60,20 @@ def optimum_inside(configs: Iterable[tuple[float, float, float]], constants: Any
         try:
             o = optimal_draft_size(m, d, dp, constants, coefficients, integer)
         except ValueError as exc:
-            raise ValueError(f"{names} leave no plan for M = {m:.4g}, D = {d:.3g}, D' = {dp:.3g}: {one_line(exc)}") from None
+            raise ValueError(
+                f"{names} leave no plan for M = {m:.4g}, D = {d:.3g}, D' = {dp:.3g}: {one_line(exc)}"
+            ) from None
         if not o.interior:
             raise ValueError(f"{names} leave no optimum for M = {m:.4g}, D = {d:.3g}, D' = {dp:.3g}: {o.status}")
 
 
-def plane_inside(configs: Iterable[tuple[float, float, float]], sizes: tuple[float, float], constants: Any,
-                 coefficients: Any, names: str) -> None:
+def plane_inside(
+    configs: Iterable[tuple[float, float, float]],
+    sizes: tuple[float, float],
+    constants: Any,
+    coefficients: Any,
+    names: str,
+) -> None:
     """Draft sizes ``sizes = (low, high)`` below each configuration's target ``M`` and the acceptance
     plane (Eq. 5 through the loss law) inside (0, 1) at both (alpha is monotone in N); otherwise one
     line naming ``names`` (the parameters that set the sizes)."""
@@ -67,8 +82,12 @@ def plane_inside(configs: Iterable[tuple[float, float, float]], sizes: tuple[flo
     for m, d, dp in configs:
         if sizes[1] >= m:
             raise ValueError(f"{names}: the draft size {sizes[1]:g} is not below the target size M = {m:.4g}")
-        a = acceptance_rate(perplexity(np.array(sizes), d, constants), float(perplexity(m, dp, constants)), coefficients)
+        a = acceptance_rate(
+            perplexity(np.array(sizes), d, constants), float(perplexity(m, dp, constants)), coefficients
+        )
         bad = [(n, x) for n, x in zip(sizes, a) if not 0 < x < 1]
         if bad:
-            raise ValueError(f"{names}: the acceptance rate leaves (0, 1) at draft size {bad[0][0]:g} (alpha = "
-                             f"{bad[0][1]:.4g}) for M = {m:.4g}, D = {d:.3g}: choose draft sizes where 0 < alpha < 1")
+            raise ValueError(
+                f"{names}: the acceptance rate leaves (0, 1) at draft size {bad[0][0]:g} (alpha = "
+                f"{bad[0][1]:.4g}) for M = {m:.4g}, D = {d:.3g}: choose draft sizes where 0 < alpha < 1"
+            )

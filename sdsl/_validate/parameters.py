@@ -20,8 +20,10 @@ def unknown_names(given: Iterable[str], allowed: Iterable[str], what: str = "par
     allowed = list(allowed)
     for name in given:
         if name not in allowed:
-            raise ValueError(f"unknown {what} {name!r}{' ' + where if where else ''}; {suggestion(name, allowed)}"
-                             f"allowed: {', '.join(allowed)}")
+            raise ValueError(
+                f"unknown {what} {name!r}{' ' + where if where else ''}; {suggestion(name, allowed)}"
+                f"allowed: {', '.join(allowed)}"
+            )
 
 
 Rule = Callable[[Any, str], Any]
@@ -55,8 +57,11 @@ def namespace_parameters(namespace: Mapping[str, Any]) -> dict[str, Any]:
     import types
 
     skip = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
-    return {k: v for k, v in namespace.items()
-            if not k.startswith("_") and k not in _KERNEL_NAMES and not isinstance(v, skip)}
+    return {
+        k: v
+        for k, v in namespace.items()
+        if not k.startswith("_") and k not in _KERNEL_NAMES and not isinstance(v, skip)
+    }
 
 
 def check_parameters(chapter: str, given: Mapping[str, Any], rules: Mapping[str, Rule]) -> dict[str, Any]:

@@ -16,9 +16,24 @@ import numpy as np
 from sdsl._validate.messages import _fail, _what, show, shown, suggestion
 
 __all__ = [
-    "MIN_DRAWS", "MAX_DRAWS", "MAX_SEED", "MODEL_PARAMS", "TARGET_PARAMS", "TOKENS",
-    "number", "integer", "boolean", "choice", "text", "sequence", "interval", "draws", "seed",
-    "existing_file", "folder", "mapping",
+    "MIN_DRAWS",
+    "MAX_DRAWS",
+    "MAX_SEED",
+    "MODEL_PARAMS",
+    "TARGET_PARAMS",
+    "TOKENS",
+    "number",
+    "integer",
+    "boolean",
+    "choice",
+    "text",
+    "sequence",
+    "interval",
+    "draws",
+    "seed",
+    "existing_file",
+    "folder",
+    "mapping",
 ]
 
 #: Bootstrap draws (resamples): 0 for none, else at least MIN_DRAWS (below it the 2.5 % tails of a
@@ -58,16 +73,27 @@ def _range_text(low: float | None, high: float | None, low_open: bool, high_open
 
 
 def _in_range(x: float, low: float | None, high: float | None, low_open: bool, high_open: bool) -> bool:
-    return not ((low is not None and (x <= low if low_open else x < low))
-                or (high is not None and (x >= high if high_open else x > high)))
+    return not (
+        (low is not None and (x <= low if low_open else x < low))
+        or (high is not None and (x >= high if high_open else x > high))
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # scalars
 
 
-def number(value: Any, name: str, *, low: float | None = None, high: float | None = None, low_open: bool = False,
-           high_open: bool = False, what: str = "", strings: bool = True) -> float:
+def number(
+    value: Any,
+    name: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    what: str = "",
+    strings: bool = True,
+) -> float:
     """``value`` as a finite float in the given range (``low_open``: ``low`` itself excluded).
 
     Accepts Python and numpy numbers and, with ``strings``, numeric text; never ``bool`` or ``None``."""
@@ -88,8 +114,16 @@ def number(value: Any, name: str, *, low: float | None = None, high: float | Non
     return x
 
 
-def integer(value: Any, name: str, *, low: int | None = None, high: int | None = None, what: str = "",
-            strings: bool = True, floats: bool = True) -> int:
+def integer(
+    value: Any,
+    name: str,
+    *,
+    low: int | None = None,
+    high: int | None = None,
+    what: str = "",
+    strings: bool = True,
+    floats: bool = True,
+) -> int:
     """``value`` as an exact ``int`` in ``[low, high]``: an ``int``, an integral float below 2**53
     (with ``floats``) or, with ``strings``, integer text (``"12"``, or ``"1e3"`` read through a float
     below 2**53)."""
@@ -128,13 +162,15 @@ def choice(value: Any, name: str, options: Sequence[Any], what: str = "", fold_c
     """``value`` if it is one of ``options`` (with ``fold_case``, compared without case: the option is
     returned); otherwise the closest options are suggested."""
     for o in options:
-        if value == o or (fold_case and isinstance(value, str) and isinstance(o, str)
-                          and value.strip().lower() == o.lower()):
+        if value == o or (
+            fold_case and isinstance(value, str) and isinstance(o, str) and value.strip().lower() == o.lower()
+        ):
             return o
     listed = ", ".join(repr(o) for o in options)
     hint = suggestion(value, options) if isinstance(value, str) else ""
-    raise ValueError(f"{shown(name)} must be one of {listed}{_what(what)}, got {show(value)}"
-                     + (f"; {hint.strip()}" if hint else ""))
+    raise ValueError(
+        f"{shown(name)} must be one of {listed}{_what(what)}, got {show(value)}" + (f"; {hint.strip()}" if hint else "")
+    )
 
 
 def text(value: Any, name: str, what: str = "") -> str:
@@ -146,12 +182,20 @@ def text(value: Any, name: str, what: str = "") -> str:
 
 def seed(value: Any, name: str = "seed", strings: bool = True, floats: bool = True) -> int:
     """A seed: an integer in [0, 2**63 - 1], read exactly."""
-    return integer(value, name, low=0, high=MAX_SEED, what="seed of the random generator", strings=strings,
-                   floats=floats)
+    return integer(
+        value, name, low=0, high=MAX_SEED, what="seed of the random generator", strings=strings, floats=floats
+    )
 
 
-def draws(value: Any, name: str, *, allow_zero: bool = True, strings: bool = True, floats: bool = True,
-          what: str = "bootstrap draws") -> int:
+def draws(
+    value: Any,
+    name: str,
+    *,
+    allow_zero: bool = True,
+    strings: bool = True,
+    floats: bool = True,
+    what: str = "bootstrap draws",
+) -> int:
     """Bootstrap draws: 0 (none, if ``allow_zero``) or an integer in [MIN_DRAWS, MAX_DRAWS]."""
     zero = "0 (none) or " if allow_zero else ""
     allowed = f"{zero}an integer in [{MIN_DRAWS}, {MAX_DRAWS}] ({what})"
@@ -168,13 +212,25 @@ def draws(value: Any, name: str, *, allow_zero: bool = True, strings: bool = Tru
 # collections, files
 
 
-def sequence(value: Any, name: str, item: Callable[[Any, str], Any] | None = None, *, min_len: int = 1,
-             max_len: int | None = None, unique: bool = False, what: str = "", noun: str = "items") -> list[Any]:
+def sequence(
+    value: Any,
+    name: str,
+    item: Callable[[Any, str], Any] | None = None,
+    *,
+    min_len: int = 1,
+    max_len: int | None = None,
+    unique: bool = False,
+    what: str = "",
+    noun: str = "items",
+) -> list[Any]:
     """``value`` as a list (a list, tuple or 1-D array; a string is not a sequence of characters),
     each item checked by ``item(value, name)`` (named ``name[i]``), of ``min_len`` to ``max_len``
     items, distinct if ``unique``."""
-    size = f"{min_len} to {max_len}" if max_len is not None and max_len != min_len else (
-        f"{min_len}" if max_len == min_len else f"at least {min_len}")
+    size = (
+        f"{min_len} to {max_len}"
+        if max_len is not None and max_len != min_len
+        else (f"{min_len}" if max_len == min_len else f"at least {min_len}")
+    )
     allowed = f"a list of {size} {'distinct ' if unique else ''}{noun}{_what(what)}"
     if isinstance(value, np.ndarray) and value.ndim == 1:
         value = value.tolist()
@@ -192,16 +248,25 @@ def sequence(value: Any, name: str, item: Callable[[Any, str], Any] | None = Non
     return out
 
 
-def mapping(value: Any, name: str, key: Callable[[Any, str], Any], item: Callable[[Any, str], Any],
-            what: str = "") -> dict[Any, Any]:
+def mapping(
+    value: Any, name: str, key: Callable[[Any, str], Any], item: Callable[[Any, str], Any], what: str = ""
+) -> dict[Any, Any]:
     """``value`` as a dict, each key checked by ``key(k, name)`` and each value by ``item(v, name[k])``."""
     if not isinstance(value, Mapping):
         _fail(name, "a mapping {key: value}" + _what(what), value)
     return {key(k, name): item(v, f"{name}[{k!r}]") for k, v in value.items()}
 
 
-def interval(value: Any, name: str, *, low: float | None = None, high: float | None = None, low_open: bool = False,
-             what: str = "", strings: bool = True) -> tuple[float, float]:
+def interval(
+    value: Any,
+    name: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    what: str = "",
+    strings: bool = True,
+) -> tuple[float, float]:
     """Two numbers ``[lo, hi]`` with ``lo < hi``, both in the range."""
     if isinstance(value, str) and strings:
         value = value.replace(",", " ").split()
@@ -211,8 +276,10 @@ def interval(value: Any, name: str, *, low: float | None = None, high: float | N
         value = value.tolist()
     if not isinstance(value, (list, tuple)) or len(value) != 2:
         _fail(name, allowed, value)
-    lo, hi = (number(v, f"{name} {end}", low=low, high=high, low_open=low_open, what=what, strings=strings)
-              for v, end in zip(value, ("low", "high")))
+    lo, hi = (
+        number(v, f"{name} {end}", low=low, high=high, low_open=low_open, what=what, strings=strings)
+        for v, end in zip(value, ("low", "high"))
+    )
     if not lo < hi:
         _fail(name, allowed, value)
     return lo, hi

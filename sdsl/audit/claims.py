@@ -45,8 +45,15 @@ def latency_claims(table6: pd.DataFrame) -> pd.DataFrame:
             if f"{m}_s" not in g.columns:
                 raise ValueError(f"latency table lacks column {m + '_s'!r}")
             v = g[f"{m}_s"].to_numpy(dtype=float)
-            rows.append({"draft_family": fam, "metric": m.upper(), "drafts": len(g),
-                         "rises": bool(np.all(np.diff(v) > 0)), "nearest_fastest": bool(v[0] == v.min())})
+            rows.append(
+                {
+                    "draft_family": fam,
+                    "metric": m.upper(),
+                    "drafts": len(g),
+                    "rises": bool(np.all(np.diff(v) > 0)),
+                    "nearest_fastest": bool(v[0] == v.min()),
+                }
+            )
     return pd.DataFrame(rows, columns=["draft_family", "metric", "drafts", "rises", "nearest_fastest"])
 
 
@@ -60,8 +67,12 @@ def claim_values(root: Path, card: pd.DataFrame) -> dict[str, Callable[[], tuple
         return float(ok.mean()), f"{int(ok.sum())} of {len(sub)} reproduced"
 
     def latency(column: str) -> tuple[float, str]:
-        table = latency_claims(_read(root, "latency/table6.csv", ("draft_family", "distance", "ttft_s", "ttot_s", "tpot_s")))
-        fails = ", ".join(f"{f} {m}" for f, m in table.loc[~table[column], ["draft_family", "metric"]].itertuples(index=False))
+        table = latency_claims(
+            _read(root, "latency/table6.csv", ("draft_family", "distance", "ttft_s", "ttot_s", "tpot_s"))
+        )
+        fails = ", ".join(
+            f"{f} {m}" for f, m in table.loc[~table[column], ["draft_family", "metric"]].itertuples(index=False)
+        )
         return float(table[column].mean()), (f"it fails for {fails}" if fails else "")
 
     def families() -> tuple[float, str]:
@@ -78,7 +89,9 @@ def claim_values(root: Path, card: pd.DataFrame) -> dict[str, Callable[[], tuple
         best = ours.set_index(["target", "draft_family"])["tokens_per_flop"]
         ok = []
         for (_, p), (_, t) in zip(t5.iterrows(), tol.iterrows()):
-            at = throughput_curve(np.array([p["n_star"]]), p["m"], p["d_draft"], p["d_target"], BESIROGLU_2024, PAPER_EQ5)
+            at = throughput_curve(
+                np.array([p["n_star"]]), p["m"], p["d_draft"], p["d_target"], BESIROGLU_2024, PAPER_EQ5
+            )
             top = float(best.loc[(p["target"], p["draft_family"])])
             ok.append(top - float(np.asarray(at["tokens_per_flop"])[0]) <= t["tokens_per_flop"])
         return float(np.mean(ok)), f"{sum(ok)} of {len(ok)} stars at their curve's maximum"
@@ -89,20 +102,24 @@ def claim_values(root: Path, card: pd.DataFrame) -> dict[str, Callable[[], tuple
         for _, g in sol.groupby(["d_draft", "d_target"]):
             fit = np.polyfit(g["m"], g["n_star"], 1)
             resid = g["n_star"] - np.polyval(fit, g["m"])
-            r2.append(1.0 - float(np.sum(resid ** 2) / np.sum((g["n_star"] - g["n_star"].mean()) ** 2)))
+            r2.append(1.0 - float(np.sum(resid**2) / np.sum((g["n_star"] - g["n_star"].mean()) ** 2)))
             worst = max(worst, float(np.max(np.abs(resid) / g["n_star"])))
         eff = _read(root, "scaling/data_effects.csv", ("factor", "elasticity_median")).set_index("factor")
-        return (float(np.mean(np.asarray(r2) >= threshold)),
-                f"R^2 {min(r2):.3f} to {max(r2):.3f}; the line bends (d ln N*/d ln M = "
-                f"{eff.loc['M', 'elasticity_median']:.2f}, largest residual {100 * worst:.0f} % of N*)")
+        return (
+            float(np.mean(np.asarray(r2) >= threshold)),
+            f"R^2 {min(r2):.3f} to {max(r2):.3f}; the line bends (d ln N*/d ln M = "
+            f"{eff.loc['M', 'elasticity_median']:.2f}, largest residual {100 * worst:.0f} % of N*)",
+        )
 
     def second_order() -> tuple[float, str]:
         eff = _read(root, "scaling/data_effects.csv", ("factor", "change_min", "change_max")).set_index("factor")
         m_min = float(eff.loc["M", "change_min"])
         big = {f: float(max(abs(eff.loc[f, "change_min"]), abs(eff.loc[f, "change_max"]))) for f in ("D", "D'")}
-        return (float(np.mean([v < m_min for v in big.values()])),
-                f"N* changes by at most {100 * big['D']:.1f} % over D and {100 * big[chr(68) + chr(39)]:.2f} % over D', "
-                f"by at least {100 * m_min:.0f} % over M")
+        return (
+            float(np.mean([v < m_min for v in big.values()])),
+            f"N* changes by at most {100 * big['D']:.1f} % over D and {100 * big[chr(68) + chr(39)]:.2f} % over D', "
+            f"by at least {100 * m_min:.0f} % over M",
+        )
 
     return {
         "latency_rises_with_distance": lambda: latency("rises"),

@@ -33,12 +33,12 @@ NUMBER_COLUMNS = ["table", "line", "row", "label", "column", "k", "text", "value
 _NUM = r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _SUFFIX = {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
 _PATTERNS: tuple[tuple[re.Pattern, str], ...] = (
-    (re.compile(rf"^\$\{{({_NUM})\}}_\{{\\pm\s*({_NUM})\}}\$$"), "plain"),                  # ${a}_{\pm b}$
-    (re.compile(rf"^\$?({_NUM})\s*\\pm\s*({_NUM})\$?$"), "plain"),                          # $a\pm b$
-    (re.compile(rf"^\$?\\pm\s*({_NUM})\$?$"), "plain"),                                     # $\pm a$
-    (re.compile(rf"^\[({_NUM}),\s*({_NUM})\]$"), "plain"),                                  # [a, b]
-    (re.compile(rf"^({_NUM})([KMBT])$"), "suffix"),                                         # 180B
-    (re.compile(rf"^\$?({_NUM})\$?$"), "plain"),                                            # 0.5959, $288$
+    (re.compile(rf"^\$\{{({_NUM})\}}_\{{\\pm\s*({_NUM})\}}\$$"), "plain"),  # ${a}_{\pm b}$
+    (re.compile(rf"^\$?({_NUM})\s*\\pm\s*({_NUM})\$?$"), "plain"),  # $a\pm b$
+    (re.compile(rf"^\$?\\pm\s*({_NUM})\$?$"), "plain"),  # $\pm a$
+    (re.compile(rf"^\[({_NUM}),\s*({_NUM})\]$"), "plain"),  # [a, b]
+    (re.compile(rf"^({_NUM})([KMBT])$"), "suffix"),  # 180B
+    (re.compile(rf"^\$?({_NUM})\$?$"), "plain"),  # 0.5959, $288$
 )
 _SCI = re.compile(rf"\$?(?:({_NUM})\s*\\times\s*)?10\^\{{({_NUM})\}}\$?")
 _GRID = re.compile(r"\\\|[^|]*?\\\|\s*=\s*(\d+)")
@@ -64,7 +64,7 @@ def cell_numbers(cell: str) -> list[tuple[str, float, float]]:
         for p in parts:
             m = _SCI.fullmatch(p)
             mant, exp = m.group(1) or "1", int(m.group(2))
-            scale = 10.0 ** exp
+            scale = 10.0**exp
             out.append((p, float(mant) * scale, (_half_unit(mant) if m.group(1) else 0.0) * scale))
         return out
     for pattern, kind in _PATTERNS:
@@ -97,8 +97,10 @@ def read_tables(path: str | Path | None = None) -> dict[str, list[list[str]]]:
     if meta_path.is_file():
         recorded = (yaml.safe_load(meta_path.read_text(encoding="utf-8")) or {}).get("sha256")
         if recorded and recorded != sha256(p):
-            raise ValueError(f"{p}: sha256 {sha256(p)[:12]}... differs from {str(recorded)[:12]}... recorded in "
-                             f"{meta_path.name}; update it after a deliberate edit")
+            raise ValueError(
+                f"{p}: sha256 {sha256(p)[:12]}... differs from {str(recorded)[:12]}... recorded in "
+                f"{meta_path.name}; update it after a deliberate edit"
+            )
     tables: dict[str, list[list[str]]] = {}
     current = None
     for line in p.read_text(encoding="utf-8").splitlines():
@@ -136,9 +138,19 @@ def printed_numbers(path: str | Path | None = None) -> pd.DataFrame:
             previous = row
             for j, cell in enumerate(cells):
                 for k, (text, value, tol) in enumerate(cell_numbers(cell)):
-                    rows.append({"table": table, "line": i, "row": row, "label": labels[-1] if labels else "",
-                                 "column": header[j] if j < len(header) else "", "k": k,
-                                 "text": text, "value": value, "tolerance": tol})
+                    rows.append(
+                        {
+                            "table": table,
+                            "line": i,
+                            "row": row,
+                            "label": labels[-1] if labels else "",
+                            "column": header[j] if j < len(header) else "",
+                            "k": k,
+                            "text": text,
+                            "value": value,
+                            "tolerance": tol,
+                        }
+                    )
     return pd.DataFrame(rows, columns=NUMBER_COLUMNS)
 
 
@@ -170,8 +182,16 @@ def _input(table: str, item: str, printed, values: pd.Series, dataset: str, colu
     vals = sorted(set(float(v) for v in values))
     if len(vals) != 1:
         raise ValueError(f"data/{dataset}.csv: expected one value of {column} for {table} {item!r}, found {vals}")
-    return {"table": table, "item": item, "printed_text": printed.text, "printed": float(printed.value),
-            "tolerance": float(printed.tolerance), "transcribed": vals[0], "dataset": dataset, "column": column}
+    return {
+        "table": table,
+        "item": item,
+        "printed_text": printed.text,
+        "printed": float(printed.value),
+        "tolerance": float(printed.tolerance),
+        "transcribed": vals[0],
+        "dataset": dataset,
+        "column": column,
+    }
 
 
 def transcription(numbers: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -183,12 +203,17 @@ def transcription(numbers: pd.DataFrame | None = None) -> pd.DataFrame:
     from sdsl import data
 
     nums = printed_numbers() if numbers is None else numbers
-    rows = [*_acceptance_inputs(nums, data.load("acceptance"), "Table 1"),
-            *_acceptance_inputs(nums, data.load("acceptance"), "Table 2")]
+    rows = [
+        *_acceptance_inputs(nums, data.load("acceptance"), "Table 1"),
+        *_acceptance_inputs(nums, data.load("acceptance"), "Table 2"),
+    ]
     t5 = data.load("paper_table5")
     for r in nums[nums["table"] == "Table 5"].itertuples(index=False):
-        col = {"M (target size)": "m", "$D^{\\prime}$ (training target size)": "d_target",
-               "$D$ (training draft size)": "d_draft"}.get(r.column)
+        col = {
+            "M (target size)": "m",
+            "$D^{\\prime}$ (training target size)": "d_target",
+            "$D$ (training draft size)": "d_draft",
+        }.get(r.column)
         if col is None:
             continue
         sub = t5[t5["target"] == r.row]
@@ -213,6 +238,14 @@ def transcription(numbers: pd.DataFrame | None = None) -> pd.DataFrame:
     for r in nums[nums["table"] == "Table 7"].itertuples(index=False):
         p = names[r.row]
         col = "points" if r.column == "Number of Grid Points" else ("low" if r.k == 0 else "high")
-        rows.append(_input("Table 7", f"{p} {col if col == 'points' else col + ' end'}", r,
-                           pd.Series([t7.loc[p, col]]), "paper_table7", col))
+        rows.append(
+            _input(
+                "Table 7",
+                f"{p} {col if col == 'points' else col + ' end'}",
+                r,
+                pd.Series([t7.loc[p, col]]),
+                "paper_table7",
+                col,
+            )
+        )
     return pd.DataFrame(rows)

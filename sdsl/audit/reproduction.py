@@ -39,10 +39,17 @@ def interval_rule(card: pd.DataFrame) -> pd.Series:
     est = card["item"].str.contains(r" (?:estimate|p\d)$")
     end_key = card["item"].str.replace(r" ci(\d?)_(lower|upper)$", r" @\1", regex=True)
     est_key = card["item"].str.replace(r" (?:estimate|p(\d))$", r" @\1", regex=True)
-    differs = set(zip(card.loc[est & (card["status"] == DIFFERS), "table"], card.loc[est & (card["status"] == DIFFERS), "reading"],
-                      est_key[est & (card["status"] == DIFFERS)]))
-    hit = [bool(e) and s != DIFFERS and (t, r, k) in differs
-           for t, r, k, e, s in zip(card["table"], card["reading"], end_key, end, card["status"])]
+    differs = set(
+        zip(
+            card.loc[est & (card["status"] == DIFFERS), "table"],
+            card.loc[est & (card["status"] == DIFFERS), "reading"],
+            est_key[est & (card["status"] == DIFFERS)],
+        )
+    )
+    hit = [
+        bool(e) and s != DIFFERS and (t, r, k) in differs
+        for t, r, k, e, s in zip(card["table"], card["reading"], end_key, end, card["status"])
+    ]
     return pd.Series(hit, index=card.index)
 
 
@@ -94,6 +101,13 @@ def coverage(card: pd.DataFrame, numbers: pd.DataFrame | None = None) -> pd.Data
                 missing.append(r.text)
             else:
                 pool.pop(hit)
-        rows.append({"table": table, "printed": len(g), "accounted": len(g) - len(missing),
-                     "missing": ", ".join(missing), "rows_without_printed_number": len(pool)})
+        rows.append(
+            {
+                "table": table,
+                "printed": len(g),
+                "accounted": len(g) - len(missing),
+                "missing": ", ".join(missing),
+                "rows_without_printed_number": len(pool),
+            }
+        )
     return pd.DataFrame(rows)

@@ -27,16 +27,29 @@ from sdsl.audit.claims import claim_values
 from sdsl.audit.reproduction import AS_PRINTED
 from sdsl.audit.rules import D_TARGET_4E12, GRID_1E14
 
-__all__ = ["REQUIRED_ARTIFACTS", "MissingArtifactsError", "check_artifacts", "parse_millions", "number_rows",
-           "claim_rows"]
+__all__ = [
+    "REQUIRED_ARTIFACTS",
+    "MissingArtifactsError",
+    "check_artifacts",
+    "parse_millions",
+    "number_rows",
+    "claim_rows",
+]
 
 #: Artifacts the scorecard reads: chapter -> files.
 REQUIRED_ARTIFACTS: dict[str, tuple[str, ...]] = {
     "acceptance": ("table3.csv", "table4.csv"),
     "optimal_draft": ("table5.csv", "hypotheses_14b.csv"),
     "latency": ("table6.csv",),
-    "scaling": ("table7.csv", "table8.csv", "table9.csv", "fit_metrics.csv", "variants.csv", "grid_solution.csv",
-                "data_effects.csv"),
+    "scaling": (
+        "table7.csv",
+        "table8.csv",
+        "table9.csv",
+        "fit_metrics.csv",
+        "variants.csv",
+        "grid_solution.csv",
+        "data_effects.csv",
+    ),
 }
 
 _T34 = ("estimate", "std_error", "moe", "ci_lower", "ci_upper")
@@ -56,7 +69,8 @@ def check_artifacts(root: Path | str) -> None:
         chapters = sorted({m.split("/")[0] for m in missing})
         raise MissingArtifactsError(
             f"the scorecard needs artifacts that are missing under {root}: {', '.join(missing)}; run "
-            f"`python -m sdsl.build.pipeline run {' '.join(chapters)}` first")
+            f"`python -m sdsl.build.pipeline run {' '.join(chapters)}` first"
+        )
 
 
 def _read(root: Path, rel: str, columns: tuple[str, ...]) -> pd.DataFrame:
@@ -81,10 +95,30 @@ def parse_millions(text: str) -> tuple[float, float]:
     return float(digits) * 1e6, 0.5 * 10.0 ** (-decimals) * 1e6
 
 
-def _row(table: str, item: str, paper: float, ours: float, tol: float, chapter: str, artifact: str,
-         kind: str = "number", reading: str = AS_PRINTED, detail: str = "") -> dict:
-    return {"table": table, "item": item, "kind": kind, "reading": reading, "paper": float(paper), "ours": float(ours),
-            "printed_tol": float(tol), "chapter": chapter, "artifact": artifact, "detail": detail}
+def _row(
+    table: str,
+    item: str,
+    paper: float,
+    ours: float,
+    tol: float,
+    chapter: str,
+    artifact: str,
+    kind: str = "number",
+    reading: str = AS_PRINTED,
+    detail: str = "",
+) -> dict:
+    return {
+        "table": table,
+        "item": item,
+        "kind": kind,
+        "reading": reading,
+        "paper": float(paper),
+        "ours": float(ours),
+        "printed_tol": float(tol),
+        "chapter": chapter,
+        "artifact": artifact,
+        "detail": detail,
+    }
 
 
 def _lookup(series: pd.Series, key, artifact: str) -> float:
@@ -97,16 +131,27 @@ def _lookup(series: pd.Series, key, artifact: str) -> float:
 def _metrics(number: int) -> list[tuple[str, float, float]]:
     met, tol = _data.load("paper_metrics"), _data.printed_tolerance("paper_metrics")
     sel = met["table"] == number
-    return [(m, v, t) for (m, v), t in zip(met.loc[sel, ["metric", "value"]].itertuples(index=False), tol.loc[sel, "value"])]
+    return [
+        (m, v, t) for (m, v), t in zip(met.loc[sel, ["metric", "value"]].itertuples(index=False), tol.loc[sel, "value"])
+    ]
 
 
 def _table3(root: Path) -> list[dict]:
     art = "acceptance/table3.csv"
     ours = _read(root, art, ("parameter", "quantity", "refit")).set_index(["parameter", "quantity"])["refit"]
-    paper, tol = _data.load("paper_table3").set_index("parameter"), _data.printed_tolerance("paper_table3").set_index("parameter")
-    rows = [_row("Table 3", f"{p} {q}", paper.loc[p, q], _lookup(ours, (p, q), art), tol.loc[p, q], "acceptance", art)
-            for p in paper.index for q in _T34]
-    rows += [_row("Table 3", f"model {m}", v, _lookup(ours, ("model", m), art), t, "acceptance", art) for m, v, t in _metrics(3)]
+    paper, tol = (
+        _data.load("paper_table3").set_index("parameter"),
+        _data.printed_tolerance("paper_table3").set_index("parameter"),
+    )
+    rows = [
+        _row("Table 3", f"{p} {q}", paper.loc[p, q], _lookup(ours, (p, q), art), tol.loc[p, q], "acceptance", art)
+        for p in paper.index
+        for q in _T34
+    ]
+    rows += [
+        _row("Table 3", f"model {m}", v, _lookup(ours, ("model", m), art), t, "acceptance", art)
+        for m, v, t in _metrics(3)
+    ]
     return rows
 
 
@@ -114,21 +159,29 @@ def _table4(root: Path) -> list[dict]:
     art = "acceptance/table4.csv"
     ours = _read(root, art, ("target", "function", *_T4)).set_index(["target", "function"])
     rows = []
-    for (_, p), (_, t) in zip(_data.load("paper_table4").iterrows(), _data.printed_tolerance("paper_table4").iterrows()):
+    for (_, p), (_, t) in zip(
+        _data.load("paper_table4").iterrows(), _data.printed_tolerance("paper_table4").iterrows()
+    ):
         key = (p["target"], p["function"])
         if key not in ours.index:
             raise ValueError(f"{art}: no row for {key} (the scorecard needs it)")
-        rows += [_row("Table 4", f"{key[0]} {key[1]} {q}", p[q], ours.loc[key, q], t[q], "acceptance", art) for q in _T4]
+        rows += [
+            _row("Table 4", f"{key[0]} {key[1]} {q}", p[q], ours.loc[key, q], t[q], "acceptance", art) for q in _T4
+        ]
     return rows
 
 
 def _table5(root: Path) -> list[dict]:
     art, hart = "optimal_draft/table5.csv", "optimal_draft/hypotheses_14b.csv"
-    ours = _read(root, art, ("target", "draft_family", "n_star", "tokens_per_flop")).set_index(["target", "draft_family"])
+    ours = _read(root, art, ("target", "draft_family", "n_star", "tokens_per_flop")).set_index(
+        ["target", "draft_family"]
+    )
     hyp = _read(root, hart, ("hypothesis", "target", "draft_family", "n_star", "tokens_per_flop"))
     alt = hyp[hyp["hypothesis"].str.replace(" ", "").str.startswith("D'=4")].set_index(["target", "draft_family"])
     rows = []
-    for (_, p), (_, t) in zip(_data.load("paper_table5").iterrows(), _data.printed_tolerance("paper_table5").iterrows()):
+    for (_, p), (_, t) in zip(
+        _data.load("paper_table5").iterrows(), _data.printed_tolerance("paper_table5").iterrows()
+    ):
         key = (p["target"], p["draft_family"])
         if key not in ours.index:
             raise ValueError(f"{art}: no row for {key} (the scorecard needs it)")
@@ -138,8 +191,11 @@ def _table5(root: Path) -> list[dict]:
             if key[0] == "Qwen1.5-14B":
                 if key not in alt.index:
                     raise ValueError(f"{hart}: no D' = 4e12 row for {key} (the scorecard needs it)")
-                rows.append(_row("Table 5", item, p[q], alt.loc[key, q], t[q], "optimal_draft", hart,
-                                 reading=D_TARGET_4E12.name))
+                rows.append(
+                    _row(
+                        "Table 5", item, p[q], alt.loc[key, q], t[q], "optimal_draft", hart, reading=D_TARGET_4E12.name
+                    )
+                )
     return rows
 
 
@@ -147,13 +203,17 @@ def _table6(root: Path) -> list[dict]:
     art = "latency/table6.csv"
     ours = _read(root, art, ("draft", "n_star", "distance")).set_index("draft")
     rows = []
-    for (_, p), (_, t) in zip(_data.load("paper_table6").iterrows(), _data.printed_tolerance("paper_table6").iterrows()):
+    for (_, p), (_, t) in zip(
+        _data.load("paper_table6").iterrows(), _data.printed_tolerance("paper_table6").iterrows()
+    ):
         d = p["draft"]
         if d not in ours.index:
             raise ValueError(f"{art}: no row for draft {d!r} (the scorecard needs it)")
         n_paper, n_tol = parse_millions(p["n_star_printed"])
         rows.append(_row("Table 6", f"{d} N*", n_paper, ours.loc[d, "n_star"], n_tol, "latency", art))
-        rows.append(_row("Table 6", f"{d} |N-N*|/M", p["distance"], ours.loc[d, "distance"], t["distance"], "latency", art))
+        rows.append(
+            _row("Table 6", f"{d} |N-N*|/M", p["distance"], ours.loc[d, "distance"], t["distance"], "latency", art)
+        )
     return rows
 
 
@@ -168,11 +228,20 @@ def _table89(root: Path, number: int) -> list[dict]:
     art = "scaling/variants.csv"
     var = _read(root, art, ("spacing", "d_high", "n_spacing", "table", "parameter", *_T89, "r2"))
     grid = _read(root, "scaling/table7.csv", ("parameter", "points", "spacing")).set_index("parameter")
-    n = int(_lookup(_read(root, "scaling/fit_metrics.csv", ("table", "metric", "ours"))
-                    .assign(table=lambda f: f["table"].astype(int)).set_index(["table", "metric"])["ours"],
-                    (number, "observations"), "scaling/fit_metrics.csv"))
-    var = var[(var["table"] == number) & (var["spacing"] == grid.loc["M", "spacing"])
-              & (var["n_spacing"] == grid.loc["N", "spacing"])]
+    n = int(
+        _lookup(
+            _read(root, "scaling/fit_metrics.csv", ("table", "metric", "ours"))
+            .assign(table=lambda f: f["table"].astype(int))
+            .set_index(["table", "metric"])["ours"],
+            (number, "observations"),
+            "scaling/fit_metrics.csv",
+        )
+    )
+    var = var[
+        (var["table"] == number)
+        & (var["spacing"] == grid.loc["M", "spacing"])
+        & (var["n_spacing"] == grid.loc["N", "spacing"])
+    ]
     paper, tol = _data.load(f"paper_table{number}"), _data.printed_tolerance(f"paper_table{number}")
     rows = []
     for reading, d_high in ((AS_PRINTED, 1e13), (GRID_1E14.name, 1e14)):
@@ -180,15 +249,30 @@ def _table89(root: Path, number: int) -> list[dict]:
         if v.empty or v.index.duplicated().any():
             raise ValueError(f"{art}: need exactly one set of Table {number} rows with d_high = {d_high:g}")
         for (_, p), (_, t) in zip(paper.iterrows(), tol.iterrows()):
-            rows += [_row(f"Table {number}", f"{p['parameter']} {q}", p[q], _lookup(v[q], p["parameter"], art), t[q],
-                          "scaling", art, reading=reading) for q in _T89]
+            rows += [
+                _row(
+                    f"Table {number}",
+                    f"{p['parameter']} {q}",
+                    p[q],
+                    _lookup(v[q], p["parameter"], art),
+                    t[q],
+                    "scaling",
+                    art,
+                    reading=reading,
+                )
+                for q in _T89
+            ]
         r2 = float(v["r2"].iloc[0])
         ours = {"r2": r2, "adj_r2": _adjusted_r2(r2, n, len(v) - 1), "observations": n}
-        rows += [_row(f"Table {number}", f"model {m}", val, ours[m], tl, "scaling", art, reading=reading)
-                 for m, val, tl in _metrics(number)]
+        rows += [
+            _row(f"Table {number}", f"model {m}", val, ours[m], tl, "scaling", art, reading=reading)
+            for m, val, tl in _metrics(number)
+        ]
     if number == 9:
-        rows += [_row("Table 9", f"grid points |{p}|", pts, grid.loc[p, "points"], 0.5, "scaling", "scaling/table7.csv")
-                 for p, pts in (("M", 8), ("D", 6), ("D_prime", 6))]
+        rows += [
+            _row("Table 9", f"grid points |{p}|", pts, grid.loc[p, "points"], 0.5, "scaling", "scaling/table7.csv")
+            for p, pts in (("M", 8), ("D", 6), ("D_prime", 6))
+        ]
     return rows
 
 
@@ -201,11 +285,33 @@ def _inputs() -> list[dict]:
     for r in transcription().itertuples(index=False):
         rows.append(_row(r.table, r.item, r.printed, r.transcribed, r.tolerance, "", f"data/{r.dataset}.csv", "input"))
         if r.table == "Table 7" and r.item in ("D high end", "D_prime high end"):
-            rows.append(_row(r.table, r.item, r.printed, 1e14, r.tolerance, GRID_1E14.chapter, "scaling/table7.csv",
-                             "input", GRID_1E14.name))
+            rows.append(
+                _row(
+                    r.table,
+                    r.item,
+                    r.printed,
+                    1e14,
+                    r.tolerance,
+                    GRID_1E14.chapter,
+                    "scaling/table7.csv",
+                    "input",
+                    GRID_1E14.name,
+                )
+            )
         if r.table == "Table 5" and r.item == "Qwen1.5-14B D'":
-            rows.append(_row(r.table, r.item, r.printed, 4e12, r.tolerance, D_TARGET_4E12.chapter,
-                             "optimal_draft/hypotheses_14b.csv", "input", D_TARGET_4E12.name))
+            rows.append(
+                _row(
+                    r.table,
+                    r.item,
+                    r.printed,
+                    4e12,
+                    r.tolerance,
+                    D_TARGET_4E12.chapter,
+                    "optimal_draft/hypotheses_14b.csv",
+                    "input",
+                    D_TARGET_4E12.name,
+                )
+            )
     return rows
 
 
@@ -217,8 +323,19 @@ def _claims(root: Path, card: pd.DataFrame) -> list[dict]:
             raise ValueError(f"data/paper_claims.csv: the scorecard does not know how to compute claim {c.claim!r}")
         value, detail = computed[c.claim]()
         table = c.source.replace(" caption", "")
-        rows.append(_row(table, c.quote, c.value, value, 0.0, c.chapter, "", "claim",
-                         detail=f"{c.quantity}: {detail}" if detail else c.quantity))
+        rows.append(
+            _row(
+                table,
+                c.quote,
+                c.value,
+                value,
+                0.0,
+                c.chapter,
+                "",
+                "claim",
+                detail=f"{c.quantity}: {detail}" if detail else c.quantity,
+            )
+        )
     return rows
 
 
@@ -226,8 +343,15 @@ def number_rows(root: Path | str) -> list[dict]:
     """The rows of every printed number of Tables 1 to 9 under the artifacts tree ``root``: the
     transcribed inputs first, then Tables 3, 4, 5, 6, 8 and 9 (every reading of each)."""
     root = Path(root)
-    return [*_inputs(), *_table3(root), *_table4(root), *_table5(root), *_table6(root), *_table89(root, 8),
-            *_table89(root, 9)]
+    return [
+        *_inputs(),
+        *_table3(root),
+        *_table4(root),
+        *_table5(root),
+        *_table6(root),
+        *_table89(root, 8),
+        *_table89(root, 9),
+    ]
 
 
 def claim_rows(root: Path | str, card: pd.DataFrame) -> list[dict]:

@@ -18,8 +18,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["TableTolerance", "TOLERANCES", "Reading", "GRID_1E14", "D_TARGET_4E12", "READINGS", "Reason", "REASONS",
-           "COINCIDENCE", "reason_for"]
+__all__ = [
+    "TableTolerance",
+    "TOLERANCES",
+    "Reading",
+    "GRID_1E14",
+    "D_TARGET_4E12",
+    "READINGS",
+    "Reason",
+    "REASONS",
+    "COINCIDENCE",
+    "reason_for",
+]
 
 
 @dataclass(frozen=True)
@@ -34,7 +44,8 @@ _CLAIM = TableTolerance(0.0, "a claim holds or it does not: exact")
 _INPUT = TableTolerance(0.0, "a transcribed input: equal to every printed digit")
 #: Per table, the relative tolerance for "within tolerance".
 TOLERANCES: dict[str, TableTolerance] = {
-    "Table 1": _INPUT, "Table 2": _INPUT,
+    "Table 1": _INPUT,
+    "Table 2": _INPUT,
     "Table 3": TableTolerance(0.05, "a refit of Eq. 5: 5 % of the paper's value"),
     "Table 4": TableTolerance(1e-3, "closed-form OLS and a nonlinear least-squares fit: 0.1 %"),
     "Table 5": TableTolerance(1e-3, "a bounded maximisation of a flat optimum: 0.1 %"),
@@ -56,10 +67,18 @@ class Reading:
     chapter: str
 
 
-GRID_1E14 = Reading("D, D' to 1e14", "Table 7's data axes D and D' run to 1e14, not the printed 1e13 (a likely "
-                    "misprint: every estimate and margin of Tables 8 and 9 then lands next to the paper's)", "scaling")
-D_TARGET_4E12 = Reading("D' = 4e12", "Table 5's Qwen1.5-14B rows were computed with D' = 4e12, not the printed 3T "
-                        "(each row implies 4.000e12 to four digits)", "optimal_draft")
+GRID_1E14 = Reading(
+    "D, D' to 1e14",
+    "Table 7's data axes D and D' run to 1e14, not the printed 1e13 (a likely "
+    "misprint: every estimate and margin of Tables 8 and 9 then lands next to the paper's)",
+    "scaling",
+)
+D_TARGET_4E12 = Reading(
+    "D' = 4e12",
+    "Table 5's Qwen1.5-14B rows were computed with D' = 4e12, not the printed 3T "
+    "(each row implies 4.000e12 to four digits)",
+    "optimal_draft",
+)
 READINGS: tuple[Reading, ...] = (GRID_1E14, D_TARGET_4E12)
 
 
@@ -74,33 +93,57 @@ class Reason:
     text: str
 
 
-_GRID = ("on the printed grid (D, D' to 1e13) the regression lands away from the paper's values; the chapter shows "
-         "that data axes to 1e14 (a likely misprint of Table 7) bring every value next to the paper's, and the "
-         "other readings")
+_GRID = (
+    "on the printed grid (D, D' to 1e13) the regression lands away from the paper's values; the chapter shows "
+    "that data axes to 1e14 (a likely misprint of Table 7) bring every value next to the paper's, and the "
+    "other readings"
+)
 #: Reasons for "differs", first match wins.
 REASONS: tuple[Reason, ...] = (
-    Reason("Table 3", r".*", "acceptance",
-           "the paper fitted Eq. 5 on more targets than Tables 1 and 2 list, so a refit on the pairs we hold "
-           "cannot give the paper's coefficients (later chapters use the paper's)"),
+    Reason(
+        "Table 3",
+        r".*",
+        "acceptance",
+        "the paper fitted Eq. 5 on more targets than Tables 1 and 2 list, so a refit on the pairs we hold "
+        "cannot give the paper's coefficients (later chapters use the paper's)",
+    ),
     Reason("Table 4", r".*", "acceptance", "per-target fits on the pairs of Tables 1 and 2; see the chapter"),
-    Reason("Table 5", r".*", "optimal_draft",
-           "for the Qwen1.5-14B target our T(N*) is higher and N* lower than printed, beyond rounding; of the "
-           "explanations the chapter tests, only D' = 4e12 instead of the printed 3T reproduces every digit"),
+    Reason(
+        "Table 5",
+        r".*",
+        "optimal_draft",
+        "for the Qwen1.5-14B target our T(N*) is higher and N* lower than printed, beyond rounding; of the "
+        "explanations the chapter tests, only D' = 4e12 instead of the printed 3T reproduces every digit",
+    ),
     Reason("Table 6", r".*", "latency", "N* of the OPT-13B target and the draft sizes used; see the chapter"),
     Reason("Table 8", r".*", "scaling", _GRID),
     Reason("Table 9", r".*", "scaling", _GRID),
-    Reason("Figure 1", r".*", "acceptance",
-           "the least-squares plane of the points of Tables 1 and 2 is not Table 3's: the paper fitted more targets"),
-    Reason("Figure 4", r"OPT, Qwen1.5, or Qwen2.5 families", "latency",
-           "Table 6, the data of the figure, lists no Qwen2.5 draft"),
-    Reason("Figure 4", r".*", "latency",
-           "in the paper's own measurements (Table 6) the claim does not hold for every draft family and metric"),
+    Reason(
+        "Figure 1",
+        r".*",
+        "acceptance",
+        "the least-squares plane of the points of Tables 1 and 2 is not Table 3's: the paper fitted more targets",
+    ),
+    Reason(
+        "Figure 4",
+        r"OPT, Qwen1.5, or Qwen2.5 families",
+        "latency",
+        "Table 6, the data of the figure, lists no Qwen2.5 draft",
+    ),
+    Reason(
+        "Figure 4",
+        r".*",
+        "latency",
+        "in the paper's own measurements (Table 6) the claim does not hold for every draft family and metric",
+    ),
     Reason("Figure", r".*", "", "the claim does not hold under the stated criterion; see the chapter"),
 )
 
 #: The reason of an interval end that :func:`sdsl.audit.reproduction.interval_rule` counts as differing.
-COINCIDENCE = ("the interval end lies near the paper's only by coincidence: the estimate of the same parameter "
-               "differs, so the interval does not reproduce")
+COINCIDENCE = (
+    "the interval end lies near the paper's only by coincidence: the estimate of the same parameter "
+    "differs, so the interval does not reproduce"
+)
 
 
 def reason_for(table: str, item: str) -> Reason:

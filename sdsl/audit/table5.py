@@ -60,6 +60,7 @@ def implied_d_target(
     lo, hi = (float(v) for v in as_positive(bracket, "bracket"))
     rows = []
     for r in paper.itertuples(index=False):
+
         def gap(log_dp: float) -> float:
             return optimal_draft_size(r.m, r.d_draft, math.exp(log_dp), c, coefficients).n_star / r.n_star - 1.0
 
@@ -68,8 +69,14 @@ def implied_d_target(
                 f"no D' in bracket [{lo:.3g}, {hi:.3g}] reproduces N* = {r.n_star} for {r.target}/{r.draft_family}"
             )
         root = brentq(gap, math.log(lo), math.log(hi), xtol=1e-12)
-        rows.append({"target": r.target, "draft_family": r.draft_family,
-                     "d_target_printed": float(r.d_target), "d_target_implied": math.exp(root)})
+        rows.append(
+            {
+                "target": r.target,
+                "draft_family": r.draft_family,
+                "d_target_printed": float(r.d_target),
+                "d_target_implied": math.exp(root),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -106,41 +113,62 @@ def deviation_hypotheses(
             "as specified": lambda: optimal_draft_size(r.m, r.d_draft, r.d_target, c, coefficients),
             "integer gamma": lambda: optimal_draft_size(r.m, r.d_draft, r.d_target, c, coefficients, integer=True),
             "Table 7 N grid, log": lambda: _grid_optimum(r.m, r.d_draft, r.d_target, n_grid("log"), c, coefficients),
-            "Table 7 N grid, linear": lambda: _grid_optimum(r.m, r.d_draft, r.d_target, n_grid("linear"), c, coefficients),
-            f"M = {m_alternative:.3g}": lambda: optimal_draft_size(m_alternative, r.d_draft, r.d_target, c, coefficients),
-            f"D' = {d_target_alternative:.3g}": lambda: optimal_draft_size(r.m, r.d_draft, d_target_alternative, c, coefficients),
+            "Table 7 N grid, linear": lambda: _grid_optimum(
+                r.m, r.d_draft, r.d_target, n_grid("linear"), c, coefficients
+            ),
+            f"M = {m_alternative:.3g}": lambda: optimal_draft_size(
+                m_alternative, r.d_draft, r.d_target, c, coefficients
+            ),
+            f"D' = {d_target_alternative:.3g}": lambda: optimal_draft_size(
+                r.m, r.d_draft, d_target_alternative, c, coefficients
+            ),
         }
         for name, fn in cases.items():
             o = fn()
             n_star, tpf = (o.n_star, o.tokens_per_flop) if isinstance(o, DraftOptimum) else o
-            rows.append({"hypothesis": name, "target": target, "draft_family": r.draft_family,
-                         "n_star": n_star, "tokens_per_flop": tpf,
-                         "n_star_rel_dev": n_star / r.n_star - 1.0,
-                         "tokens_per_flop_rel_dev": tpf / r.tokens_per_flop - 1.0,
-                         "tokens_per_flop_within_print": bool(equal_to_printed(tpf, r.tokens_per_flop,
-                                                                                t.tokens_per_flop))})
+            rows.append(
+                {
+                    "hypothesis": name,
+                    "target": target,
+                    "draft_family": r.draft_family,
+                    "n_star": n_star,
+                    "tokens_per_flop": tpf,
+                    "n_star_rel_dev": n_star / r.n_star - 1.0,
+                    "tokens_per_flop_rel_dev": tpf / r.tokens_per_flop - 1.0,
+                    "tokens_per_flop_within_print": bool(equal_to_printed(tpf, r.tokens_per_flop, t.tokens_per_flop)),
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def hypotheses_summary(hyp: pd.DataFrame) -> pd.DataFrame:
     """:func:`deviation_hypotheses` per hypothesis: the largest ``|N*|`` and ``|T(N*)|`` relative
     deviations over the target's rows and whether every ``T(N*)`` agrees with every printed digit."""
-    return hyp.groupby("hypothesis", sort=False).agg(
-        max_abs_n_dev=("n_star_rel_dev", lambda v: v.abs().max()),
-        max_abs_t_dev=("tokens_per_flop_rel_dev", lambda v: v.abs().max()),
-        t_every_digit=("tokens_per_flop_within_print", "all"),
-    ).reset_index()
+    return (
+        hyp.groupby("hypothesis", sort=False)
+        .agg(
+            max_abs_n_dev=("n_star_rel_dev", lambda v: v.abs().max()),
+            max_abs_t_dev=("tokens_per_flop_rel_dev", lambda v: v.abs().max()),
+            t_every_digit=("tokens_per_flop_within_print", "all"),
+        )
+        .reset_index()
+    )
 
 
-def flatness(table: pd.DataFrame, constants: LossConstants | str = BESIROGLU_2024,
-             coefficients: AcceptanceCoefficients = PAPER_EQ5) -> pd.Series:
+def flatness(
+    table: pd.DataFrame,
+    constants: LossConstants | str = BESIROGLU_2024,
+    coefficients: AcceptanceCoefficients = PAPER_EQ5,
+) -> pd.Series:
     """How flat ``T`` is at the optimum: for each printed row of ``table``
     (:func:`sdsl.chapters.optimal_draft.table5`), ``T`` at the paper's ``N*`` over ``T`` at ours,
     minus 1, with our model (Eq. 9 at ``gamma*``)."""
     c = resolve_constants(constants)
     r = table.dropna(subset=["paper_n_star"])
-    alpha = acceptance_rate(perplexity(r["paper_n_star"].to_numpy(), r["d_draft"].to_numpy(), c),
-                            perplexity(r["m"].to_numpy(), r["d_target"].to_numpy(), c), coefficients)
+    alpha = acceptance_rate(
+        perplexity(r["paper_n_star"].to_numpy(), r["d_draft"].to_numpy(), c),
+        perplexity(r["m"].to_numpy(), r["d_target"].to_numpy(), c),
+        coefficients,
+    )
     t = optimal_tokens_per_flop(alpha, r["paper_n_star"].to_numpy(), r["m"].to_numpy())
     return pd.Series(np.asarray(t, dtype=float) / r["tokens_per_flop"].to_numpy() - 1.0, index=r.index)
-

@@ -31,7 +31,7 @@ def scaled(ax, axis: str, label: str, unit: str, values: Iterable[float] | None 
     if values is None:
         values = ax.get_ylim() if axis == "y" else ax.get_xlim()
     k = power_of_ten(values)
-    scale = 10.0 ** k
+    scale = 10.0**k
     target = ax.yaxis if axis == "y" else ax.xaxis
     target.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v / scale:g}"))
     text = f"{label} ($10^{{{k}}}$ {unit})" if k else f"{label} ({unit})"

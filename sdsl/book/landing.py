@@ -21,9 +21,14 @@ def _numbers(counts: pd.DataFrame, view: str) -> dict[str, int]:
     """Counts of one view over the tables (results and inputs) and over the figures (claims)."""
     c = counts[(counts["view"] == view) & (counts["table"] != "All")]
     tables, figures = c[c["table"].str.startswith("Table")], c[c["table"].str.startswith("Figure")]
-    return {"equal": int(tables[_EQUAL].sum()), "within": int(tables[_WITHIN].sum()),
-            "differs": int(tables[_DIFFERS].sum()), "inputs": int(tables[_INPUT_OK].sum()),
-            "claims": int(figures[[_EQUAL, _WITHIN, _DIFFERS]].to_numpy().sum()), "hold": int(figures[_EQUAL].sum())}
+    return {
+        "equal": int(tables[_EQUAL].sum()),
+        "within": int(tables[_WITHIN].sum()),
+        "differs": int(tables[_DIFFERS].sum()),
+        "inputs": int(tables[_INPUT_OK].sum()),
+        "claims": int(figures[[_EQUAL, _WITHIN, _DIFFERS]].to_numpy().sum()),
+        "hold": int(figures[_EQUAL].sum()),
+    }
 
 
 def reproduction_markdown(root: Path | str) -> str:
@@ -47,11 +52,13 @@ def reproduction_markdown(root: Path | str) -> str:
         f"Of the {int(cover['printed'].sum())} numbers printed in the paper's nine tables, "
         f"{int(cover['accounted'].sum())} have a row in the {{doc}}`scorecard <executed/scorecard>`: "
         f"{p['inputs']} are inputs the companion takes from the paper, each checked against the paper's text, "
-        f"and {n} are results it recomputes.", "",
+        f"and {n} are results it recomputes.",
+        "",
         "| the paper's inputs | equal to printed precision | within tolerance | differ | reproduce |",
         "|:--|--:|--:|--:|--:|",
         f"| as printed | {p['equal']} | {p['within']} | {p['differs']} | {share(p)} |",
-        f"| as the chapters reinterpret them | {r['equal']} | {r['within']} | {r['differs']} | {share(r)} |", "",
+        f"| as the chapters reinterpret them | {r['equal']} | {r['within']} | {r['differs']} | {share(r)} |",
+        "",
         f"Of the {p['claims']} checkable claims of the paper's figure captions, {p['hold']} hold. "
         "Every number that differs, and every claim that fails, has its reason in the scorecard.",
     ]

@@ -24,9 +24,11 @@ def download_links(chapter: str, name: str, artifacts_dir: str | os.PathLike | N
     from sdsl.book.outputs import chapter_dir
 
     folder = Path(chapter_dir(chapter, artifacts_dir))
-    links = [f"[{label}](../_static/artifacts/{chapter}/{name}{suffix})"
-             for suffix, label in KINDS if (folder / f"{name}{suffix}").is_file()
-             and not (suffix == ".csv" and name.endswith(".data"))]
+    links = [
+        f"[{label}](../_static/artifacts/{chapter}/{name}{suffix})"
+        for suffix, label in KINDS
+        if (folder / f"{name}{suffix}").is_file() and not (suffix == ".csv" and name.endswith(".data"))
+    ]
     if not links:
         raise ValueError(f"artifact {chapter}/{name} has no file in {folder}: nothing to link")
     return "Download: " + " | ".join(links)

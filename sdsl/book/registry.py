@@ -17,8 +17,19 @@ import inspect
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["REPOSITORY", "ARXIV", "Item", "REGISTRY", "paper_items", "by_key", "artifact_files", "resolve",
-           "source_link", "index_markdown", "gallery_markdown"]
+__all__ = [
+    "REPOSITORY",
+    "ARXIV",
+    "Item",
+    "REGISTRY",
+    "paper_items",
+    "by_key",
+    "artifact_files",
+    "resolve",
+    "source_link",
+    "index_markdown",
+    "gallery_markdown",
+]
 
 #: The companion's repository and the paper's arXiv page.
 REPOSITORY = "https://github.com/sdsl-companion/sdsl-companion"
@@ -235,8 +246,12 @@ _SUFFIXES = (".csv", ".svg", ".png", ".data.csv")
 def artifact_files(item: Item, root: Path | str) -> list[str]:
     """The files of ``item`` that exist under the artifacts tree ``root`` (``chapter/name.suffix``)."""
     root = Path(root)
-    return [f"{item.chapter}/{a}{s}" for a in item.artifacts for s in _SUFFIXES
-            if (root / item.chapter / f"{a}{s}").is_file() and not (s == ".csv" and a.endswith(".data"))]
+    return [
+        f"{item.chapter}/{a}{s}"
+        for a in item.artifacts
+        for s in _SUFFIXES
+        if (root / item.chapter / f"{a}{s}").is_file() and not (s == ".csv" and a.endswith(".data"))
+    ]
 
 
 def resolve(function: str):
@@ -270,6 +285,7 @@ def index_markdown(root: Path | str, static_prefix: str = "_static/artifacts") -
     """The artifact index page's body (MyST): one table for the paper's items and one per chapter
     for the companion's, with the chapter, the function (linked to its source), the artifact files
     (linked to the copies the book serves under ``static_prefix``) and the datasets."""
+
     def row(item: Item) -> str:
         files = " ".join(f"[{f.split('/', 1)[1]}]({static_prefix}/{f})" for f in artifact_files(item, root)) or "\u2013"
         data = ", ".join(_data_link(d) for d in item.data) or "\u2013"
@@ -281,8 +297,13 @@ def index_markdown(root: Path | str, static_prefix: str = "_static/artifacts") -
     out = ["## The paper's tables and figures", "", *head, *[row(i) for i in paper_items()], ""]
     chapters = list(dict.fromkeys(i.chapter for i in REGISTRY if not i.paper))
     for ch in chapters:
-        out += [f"## The companion's artifacts: {{doc}}`executed/{ch}`", "", *head,
-                *[row(i) for i in REGISTRY if not i.paper and i.chapter == ch], ""]
+        out += [
+            f"## The companion's artifacts: {{doc}}`executed/{ch}`",
+            "",
+            *head,
+            *[row(i) for i in REGISTRY if not i.paper and i.chapter == ch],
+            "",
+        ]
     return "\n".join(out)
 
 
@@ -294,7 +315,15 @@ def gallery_markdown(root: Path | str, static_prefix: str = "_static/artifacts")
         png = Path(root) / item.chapter / f"{item.artifacts[0]}.png"
         if not png.is_file():
             raise ValueError(f"{png}: the landing page's thumbnail of {item.key} is missing; run the pipeline first")
-        cards += [f":::{{grid-item-card}} {item.key}", f":link: executed/{item.chapter}", ":link-type: doc",
-                  f":img-top: {static_prefix}/{item.chapter}/{item.artifacts[0]}.png", f":img-alt: {item.key}: {item.title}",
-                  "", item.title[0].upper() + item.title[1:] + ".", ":::", ""]
+        cards += [
+            f":::{{grid-item-card}} {item.key}",
+            f":link: executed/{item.chapter}",
+            ":link-type: doc",
+            f":img-top: {static_prefix}/{item.chapter}/{item.artifacts[0]}.png",
+            f":img-alt: {item.key}: {item.title}",
+            "",
+            item.title[0].upper() + item.title[1:] + ".",
+            ":::",
+            "",
+        ]
     return "\n".join(["::::{grid} 1 2 3 3", ":gutter: 2", "", *cards, "::::"])

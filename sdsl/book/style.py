@@ -51,8 +51,6 @@ def use() -> None:
     )
 
 
-
-
 def fix_layout(fig):
     """Solve the figure's constrained layout once and keep it: the SVG, the PNG and the
     notebook's display then reuse the positions instead of solving the layout three times

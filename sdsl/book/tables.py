@@ -90,8 +90,10 @@ def show(
     styler = out.style.set_uuid(uid).format(fmt).hide(axis="index")
     shown_wrap = [(columns or {}).get(c, c) for c in wrap]
     if shown_wrap:
-        styler = styler.set_properties(subset=shown_wrap, **{"white-space": "normal", "min-width": "18em",
-                                                              "max-width": "36em", "text-align": "left"})
+        styler = styler.set_properties(
+            subset=shown_wrap,
+            **{"white-space": "normal", "min-width": "18em", "max-width": "36em", "text-align": "left"},
+        )
     if caption:
         styler = styler.set_caption(caption)
     return styler

@@ -25,10 +25,12 @@ __all__ = ["VIEWS", "view", "variants_side_by_side", "FigureFiles", "figure"]
 
 def _fmt(spec: str) -> Callable[[Any], str]:
     """A cell formatter with Python format ``spec``; a dash for a missing value."""
+
     def f(v: Any) -> str:
         if v is None or (isinstance(v, float) and math.isnan(v)):
             return DASH
         return format(v, spec)
+
     return f
 
 
@@ -38,141 +40,363 @@ _PCT, _PCT3, _INT, _ONE, _E2 = _fmt("+.2%"), _fmt("+.3%"), _fmt(",.0f"), _fmt(",
 def _per_1e11(digits: int) -> Callable[[Any], str]:
     """Throughput in units of 1e-11 tokens per FLOP (the scale of Table 5), ``digits`` significant."""
     return lambda v: DASH if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v * 1e11:.{digits}g}"
+
+
 _SCI3, _SCI4, _G6, _F6, _G3 = _fmt(".3e"), _fmt(".4e"), _fmt(".6g"), _fmt(".6f"), _fmt(".3g")
 #: Axes of the scaling grid and the coefficients of Tables 8 and 9, as a reader says them.
-_AXIS = {"N": "N, draft size (parameters)", "M": "M, target size (parameters)", "D": "D, draft tokens",
-         "D_prime": "D′, target tokens", "D'": "D′, target tokens"}
+_AXIS = {
+    "N": "N, draft size (parameters)",
+    "M": "M, target size (parameters)",
+    "D": "D, draft tokens",
+    "D_prime": "D′, target tokens",
+    "D'": "D′, target tokens",
+}
 _COEF = {"mu": "μ", "M0": "M₀ (parameters)", "g": "g (of ln D)", "g_prime": "g′ (of ln D′)"}
 _METRIC = {"r2": "R²", "adj_r2": "adjusted R²", "observations": "observations"}
 #: Names of the quantities of a coefficient table, as a reader says them.
-_QUANTITY = {"estimate": "estimate", "std_error": "standard error", "moe": "margin of error (95 %)",
-             "ci_lower": "CI lower (95 %)", "ci_upper": "CI upper (95 %)", "mse": "MSE", "r2": "R²",
-             "n": "observations"}
+_QUANTITY = {
+    "estimate": "estimate",
+    "std_error": "standard error",
+    "moe": "margin of error (95 %)",
+    "ci_lower": "CI lower (95 %)",
+    "ci_upper": "CI upper (95 %)",
+    "mse": "MSE",
+    "r2": "R²",
+    "n": "observations",
+}
 
 #: Keyword arguments of :func:`sdsl.book.tables.show` per chapter and table name.
 VIEWS: dict[str, dict[str, dict[str, Any]]] = {
     "acceptance": {
-        "table3": {"formats": {"quantity": lambda q: _QUANTITY.get(q, q), "paper": _G6, "refit": _G6,
-                               "difference": _G6},
-                   "columns": {"parameter": "parameter", "quantity": "quantity", "paper": "paper (Table 3)",
-                               "refit": "our refit", "difference": "refit − paper"}},
-        "table3_implied_df": {"digits": 7, "columns": {
-            "parameter": "parameter", "ratio": "MoE / SE as printed", "ratio_low": "lowest ratio the digits allow",
-            "ratio_high": "highest ratio the digits allow", "df_min": "fewest residual df",
-            "df_max": "most residual df"}},
-        "eq5_coefficients": {"digits": 6, "columns": {"parameter": "parameter", "estimate": "estimate",
-                                                      "source": "source"}},
-        "table4": {"formats": {c: _F6 for c in ("p1", "moe1", "p2", "moe2", "mse", "r2")},
-                   "columns": {"target": "target", "function": "form", "p1": "p₁", "moe1": "MoE p₁", "ci1": "95 % CI p₁",
-                               "p2": "p₂", "moe2": "MoE p₂", "ci2": "95 % CI p₂", "mse": "MSE", "r2": "R²",
-                               "n": "drafts"}},
-        "table4_agreement": {"digits": 3, "columns": {
-            "target": "target", "function": "form", "printed": "printed numbers",
-            "equal": "equal to every printed digit", "max_last_digits": "largest deviation (last printed digits)"}},
-        "table4_vs_paper": {"digits": 6, "columns": {
-            "target": "target", "function": "form", "quantity": "quantity", "ours": "ours", "paper": "paper",
-            "last_digits": "deviation (last printed digits)"}},
+        "table3": {
+            "formats": {"quantity": lambda q: _QUANTITY.get(q, q), "paper": _G6, "refit": _G6, "difference": _G6},
+            "columns": {
+                "parameter": "parameter",
+                "quantity": "quantity",
+                "paper": "paper (Table 3)",
+                "refit": "our refit",
+                "difference": "refit − paper",
+            },
+        },
+        "table3_implied_df": {
+            "digits": 7,
+            "columns": {
+                "parameter": "parameter",
+                "ratio": "MoE / SE as printed",
+                "ratio_low": "lowest ratio the digits allow",
+                "ratio_high": "highest ratio the digits allow",
+                "df_min": "fewest residual df",
+                "df_max": "most residual df",
+            },
+        },
+        "eq5_coefficients": {
+            "digits": 6,
+            "columns": {"parameter": "parameter", "estimate": "estimate", "source": "source"},
+        },
+        "table4": {
+            "formats": {c: _F6 for c in ("p1", "moe1", "p2", "moe2", "mse", "r2")},
+            "columns": {
+                "target": "target",
+                "function": "form",
+                "p1": "p₁",
+                "moe1": "MoE p₁",
+                "ci1": "95 % CI p₁",
+                "p2": "p₂",
+                "moe2": "MoE p₂",
+                "ci2": "95 % CI p₂",
+                "mse": "MSE",
+                "r2": "R²",
+                "n": "drafts",
+            },
+        },
+        "table4_agreement": {
+            "digits": 3,
+            "columns": {
+                "target": "target",
+                "function": "form",
+                "printed": "printed numbers",
+                "equal": "equal to every printed digit",
+                "max_last_digits": "largest deviation (last printed digits)",
+            },
+        },
+        "table4_vs_paper": {
+            "digits": 6,
+            "columns": {
+                "target": "target",
+                "function": "form",
+                "quantity": "quantity",
+                "ours": "ours",
+                "paper": "paper",
+                "last_digits": "deviation (last printed digits)",
+            },
+        },
     },
     "optimal_draft": {
         "gamma_check": {
             "digits": {"alpha": 4, "m_over_n": 3, "gamma_closed": 7, "gamma_brute": 7, "abs_diff": 2, "t_rel_diff": 2},
             "formats": {"n": _SCI3, "m": _SCI4},
-            "columns": {"alpha": "α", "n": "N (parameters)", "m": "M (parameters)", "m_over_n": "M / N",
-                        "gamma_closed": "γ* closed form", "gamma_brute": "γ* on the grid",
-                        "abs_diff": "|difference|", "t_rel_diff": "T(closed) / T(grid) − 1"}},
+            "columns": {
+                "alpha": "α",
+                "n": "N (parameters)",
+                "m": "M (parameters)",
+                "m_over_n": "M / N",
+                "gamma_closed": "γ* closed form",
+                "gamma_brute": "γ* on the grid",
+                "abs_diff": "|difference|",
+                "t_rel_diff": "T(closed) / T(grid) − 1",
+            },
+        },
         "table5": {
             "digits": {"gamma_star": 4, "alpha": 4},
-            "formats": {"n_star": _ONE, "paper_n_star": _ONE, "n_star_rel_dev": _E2, "tokens_per_flop_rel_dev": _E2,
-                        "tokens_per_flop": _per_1e11(5), "paper_tokens_per_flop": _per_1e11(4)},
-            "columns": {"target": "target", "draft_family": "draft family", "n_star": "N* (parameters)",
-                        "paper_n_star": "paper N* (parameters)", "n_star_rel_dev": "N* / paper − 1",
-                        "gamma_star": "γ* (tokens)", "alpha": "α at N*",
-                        "tokens_per_flop": "T(N*) (10⁻¹¹ tokens per FLOP)",
-                        "paper_tokens_per_flop": "paper T(N*) (10⁻¹¹ tokens per FLOP)",
-                        "tokens_per_flop_rel_dev": "T / paper − 1"}},
+            "formats": {
+                "n_star": _ONE,
+                "paper_n_star": _ONE,
+                "n_star_rel_dev": _E2,
+                "tokens_per_flop_rel_dev": _E2,
+                "tokens_per_flop": _per_1e11(5),
+                "paper_tokens_per_flop": _per_1e11(4),
+            },
+            "columns": {
+                "target": "target",
+                "draft_family": "draft family",
+                "n_star": "N* (parameters)",
+                "paper_n_star": "paper N* (parameters)",
+                "n_star_rel_dev": "N* / paper − 1",
+                "gamma_star": "γ* (tokens)",
+                "alpha": "α at N*",
+                "tokens_per_flop": "T(N*) (10⁻¹¹ tokens per FLOP)",
+                "paper_tokens_per_flop": "paper T(N*) (10⁻¹¹ tokens per FLOP)",
+                "tokens_per_flop_rel_dev": "T / paper − 1",
+            },
+        },
         "hypotheses_14b": {
-            "digits": 2, "columns": {"hypothesis": "hypothesis", "max_abs_n_dev": "largest |N* / paper − 1|",
-                                     "max_abs_t_dev": "largest |T / paper − 1|",
-                                     "t_every_digit": "T(N*) equal to every printed digit"}},
+            "digits": 2,
+            "columns": {
+                "hypothesis": "hypothesis",
+                "max_abs_n_dev": "largest |N* / paper − 1|",
+                "max_abs_t_dev": "largest |T / paper − 1|",
+                "t_every_digit": "T(N*) equal to every printed digit",
+            },
+        },
         "implied_d_target": {
             "formats": {"d_target_printed": _SCI3, "d_target_implied": _fmt(".5e")},
-            "columns": {"target": "target", "draft_family": "draft family", "d_target_printed": "D′ printed (tokens)",
-                        "d_target_implied": "D′ that gives the printed N* (tokens)"}},
+            "columns": {
+                "target": "target",
+                "draft_family": "draft family",
+                "d_target_printed": "D′ printed (tokens)",
+                "d_target_implied": "D′ that gives the printed N* (tokens)",
+            },
+        },
         "speedup": {
             "digits": {"gamma_star": 3, "alpha": 4, "speedup": 4},
             "formats": {"m": _INT, "n_star": _INT, "tokens_per_flop": _per_1e11(4)},
-            "columns": {"target": "target", "draft_family": "draft family", "m": "M (parameters)",
-                        "n_star": "N* (parameters)", "gamma_star": "γ* (tokens)", "alpha": "α at N*",
-                        "tokens_per_flop": "T(N*) (10⁻¹¹ tokens per FLOP)",
-                        "speedup": "T(N*) · 2M (× plain decoding)"}},
+            "columns": {
+                "target": "target",
+                "draft_family": "draft family",
+                "m": "M (parameters)",
+                "n_star": "N* (parameters)",
+                "gamma_star": "γ* (tokens)",
+                "alpha": "α at N*",
+                "tokens_per_flop": "T(N*) (10⁻¹¹ tokens per FLOP)",
+                "speedup": "T(N*) · 2M (× plain decoding)",
+            },
+        },
     },
     "latency": {
-        "table6": {"formats": {"n": _INT, "n_star": _INT, "distance": _fmt(".6f"), "paper_distance": _fmt(".4g"),
-                               "distance_diff": _fmt("+.1e")},
-                   "columns": {"draft": "draft", "draft_family": "draft family", "n": "N (parameters)",
-                               "n_star": "N* (parameters)", "paper_n_star_printed": "paper N*",
-                               "distance": "|N − N*| / M", "paper_distance": "paper |N − N*| / M",
-                               "distance_diff": "ours − paper", "ttft": "TTFT (s)", "ttot": "TTOT (s)",
-                               "tpot": "TPOT (s)"}},
-        "rank_correlations": {"digits": 3, "formats": {"min_p": _fmt(".3f"), "noise_p_positive": _fmt(".0%")},
-                              "columns": {"scope": "drafts", "metric": "metric", "n": "n", "spearman": "Spearman ρ",
-                                          "spearman_p": "exact p (ρ)", "kendall": "Kendall τ",
-                                          "kendall_p": "exact p (τ)", "min_p": "smallest possible p",
-                                          "boot": "bootstrap 95 % interval of ρ",
-                                          "noise": "ρ under measurement noise (95 %)",
-                                          "noise_p_positive": "share of ρ > 0 under noise"}},
-        "stratified_trend_test": {"digits": 3, "columns": {
-            "metric": "metric", "s": "Kendall S within families", "pairs": "within-family pairs",
-            "permutations": "within-family permutations", "p": "exact p"}},
+        "table6": {
+            "formats": {
+                "n": _INT,
+                "n_star": _INT,
+                "distance": _fmt(".6f"),
+                "paper_distance": _fmt(".4g"),
+                "distance_diff": _fmt("+.1e"),
+            },
+            "columns": {
+                "draft": "draft",
+                "draft_family": "draft family",
+                "n": "N (parameters)",
+                "n_star": "N* (parameters)",
+                "paper_n_star_printed": "paper N*",
+                "distance": "|N − N*| / M",
+                "paper_distance": "paper |N − N*| / M",
+                "distance_diff": "ours − paper",
+                "ttft": "TTFT (s)",
+                "ttot": "TTOT (s)",
+                "tpot": "TPOT (s)",
+            },
+        },
+        "rank_correlations": {
+            "digits": 3,
+            "formats": {"min_p": _fmt(".3f"), "noise_p_positive": _fmt(".0%")},
+            "columns": {
+                "scope": "drafts",
+                "metric": "metric",
+                "n": "n",
+                "spearman": "Spearman ρ",
+                "spearman_p": "exact p (ρ)",
+                "kendall": "Kendall τ",
+                "kendall_p": "exact p (τ)",
+                "min_p": "smallest possible p",
+                "boot": "bootstrap 95 % interval of ρ",
+                "noise": "ρ under measurement noise (95 %)",
+                "noise_p_positive": "share of ρ > 0 under noise",
+            },
+        },
+        "stratified_trend_test": {
+            "digits": 3,
+            "columns": {
+                "metric": "metric",
+                "s": "Kendall S within families",
+                "pairs": "within-family pairs",
+                "permutations": "within-family permutations",
+                "p": "exact p",
+            },
+        },
     },
     "scaling": {
-        "table7": {"formats": {"parameter": lambda p: _AXIS.get(p, p), "low": _G3, "high": _G3, "paper_low": _G3,
-                               "paper_high": _G3},
-                   "columns": {"parameter": "axis", "low": "low", "high": "high", "points": "points",
-                               "spacing": "spacing", "paper_low": "paper low", "paper_high": "paper high",
-                               "paper_points": "paper points", "as_printed": "as printed"}},
-        "grid_check": {"formats": {"m": _G3, "d_draft": _G3, "d_target": _G3, "n_star": _ONE,
-                                   "n_star_scalar": _ONE, "rel_diff": _fmt("+.1e")},
-                       "columns": {"m": "M (parameters)", "d_draft": "D (tokens)", "d_target": "D′ (tokens)",
-                                   "n_star": "N* on the grid (parameters)", "n_star_scalar": "N* scalar (parameters)",
-                                   "rel_diff": "grid / scalar − 1"}},
-        "coefficients": {"formats": {"parameter": lambda p: _COEF.get(p, p), "estimate": _SCI3, "moe": _SCI3,
-                                     "paper_estimate": _SCI3, "paper_moe": _SCI3, "rel_deviation": _PCT,
-                                     "deviation_in_moe": _fmt("+.3f")},
-                         "columns": {"parameter": "coefficient", "estimate": "ours", "moe": "MoE (95 %)",
-                                     "ci": "95 % CI", "paper_estimate": "paper", "paper_moe": "paper MoE",
-                                     "paper_ci": "paper 95 % CI", "rel_deviation": "ours / paper − 1",
-                                     "deviation_in_moe": "(ours − paper) / paper MoE",
-                                     "paper_in_our_ci": "paper in our CI", "ours_in_paper_ci": "ours in paper CI",
-                                     "printed_digits_equal": "every printed digit"}},
-        "fit_metrics": {"digits": 5, "formats": {"metric": lambda m: _METRIC.get(m, m)},
-                        "columns": {"table": "table", "metric": "metric", "ours": "ours", "paper": "paper",
-                                    "difference": "ours − paper"}},
-        "variants": {"formats": {"parameter": lambda p: _COEF.get(p, p), "d_high": _G3, "estimate": _SCI3,
-                                 "paper_estimate": _SCI3, "moe": _SCI3, "paper_moe": _SCI3, "rel_deviation": _PCT},
-                     "digits": {"r2": 4},
-                     "columns": {"spacing": "spacing of M, D, D′", "d_high": "upper end of D, D′ (tokens)",
-                                 "table": "table", "parameter": "coefficient", "estimate": "ours",
-                                 "paper_estimate": "paper", "rel_deviation": "ours / paper − 1", "moe": "MoE",
-                                 "paper_moe": "paper MoE", "paper_in_our_ci": "paper in our CI",
-                                 "ours_in_paper_ci": "ours in paper CI", "r2": "R²"}},
-        "variants_n_grid": {"formats": {"d_high": _G3, "estimate": _SCI3, "paper_estimate": _SCI3,
-                                        "rel_deviation": _PCT},
-                            "columns": {"d_high": "upper end of D, D′ (tokens)", "n_spacing": "spacing of N",
-                                        "refined": "refined", "estimate": "g (ours)", "paper_estimate": "g (paper)",
-                                        "rel_deviation": "ours / paper − 1", "paper_in_our_ci": "paper in our CI",
-                                        "ours_in_paper_ci": "ours in paper CI"}},
-        "size_ratio": {"formats": {"m": _G3}, "digits": 4,
-                       "columns": {"m": "target size M (parameters)", "min": "smallest M / N*",
-                                   "median": "median M / N*", "max": "largest M / N*"}},
-        "data_effects": {"formats": {"factor": lambda f: _AXIS.get(f, f), "low": _G3, "high": _G3,
-                                     **{c: _PCT for c in ("change_min", "change_median", "change_max")}},
-                         "digits": 4,
-                         "columns": {"factor": "axis", "low": "from", "high": "to",
-                                     "change_min": "N* change, least", "change_median": "N* change, median",
-                                     "change_max": "N* change, most", "elasticity_min": "d ln N* / d ln x, least",
-                                     "elasticity_median": "d ln N* / d ln x, median",
-                                     "elasticity_max": "d ln N* / d ln x, most"}},
+        "table7": {
+            "formats": {
+                "parameter": lambda p: _AXIS.get(p, p),
+                "low": _G3,
+                "high": _G3,
+                "paper_low": _G3,
+                "paper_high": _G3,
+            },
+            "columns": {
+                "parameter": "axis",
+                "low": "low",
+                "high": "high",
+                "points": "points",
+                "spacing": "spacing",
+                "paper_low": "paper low",
+                "paper_high": "paper high",
+                "paper_points": "paper points",
+                "as_printed": "as printed",
+            },
+        },
+        "grid_check": {
+            "formats": {
+                "m": _G3,
+                "d_draft": _G3,
+                "d_target": _G3,
+                "n_star": _ONE,
+                "n_star_scalar": _ONE,
+                "rel_diff": _fmt("+.1e"),
+            },
+            "columns": {
+                "m": "M (parameters)",
+                "d_draft": "D (tokens)",
+                "d_target": "D′ (tokens)",
+                "n_star": "N* on the grid (parameters)",
+                "n_star_scalar": "N* scalar (parameters)",
+                "rel_diff": "grid / scalar − 1",
+            },
+        },
+        "coefficients": {
+            "formats": {
+                "parameter": lambda p: _COEF.get(p, p),
+                "estimate": _SCI3,
+                "moe": _SCI3,
+                "paper_estimate": _SCI3,
+                "paper_moe": _SCI3,
+                "rel_deviation": _PCT,
+                "deviation_in_moe": _fmt("+.3f"),
+            },
+            "columns": {
+                "parameter": "coefficient",
+                "estimate": "ours",
+                "moe": "MoE (95 %)",
+                "ci": "95 % CI",
+                "paper_estimate": "paper",
+                "paper_moe": "paper MoE",
+                "paper_ci": "paper 95 % CI",
+                "rel_deviation": "ours / paper − 1",
+                "deviation_in_moe": "(ours − paper) / paper MoE",
+                "paper_in_our_ci": "paper in our CI",
+                "ours_in_paper_ci": "ours in paper CI",
+                "printed_digits_equal": "every printed digit",
+            },
+        },
+        "fit_metrics": {
+            "digits": 5,
+            "formats": {"metric": lambda m: _METRIC.get(m, m)},
+            "columns": {
+                "table": "table",
+                "metric": "metric",
+                "ours": "ours",
+                "paper": "paper",
+                "difference": "ours − paper",
+            },
+        },
+        "variants": {
+            "formats": {
+                "parameter": lambda p: _COEF.get(p, p),
+                "d_high": _G3,
+                "estimate": _SCI3,
+                "paper_estimate": _SCI3,
+                "moe": _SCI3,
+                "paper_moe": _SCI3,
+                "rel_deviation": _PCT,
+            },
+            "digits": {"r2": 4},
+            "columns": {
+                "spacing": "spacing of M, D, D′",
+                "d_high": "upper end of D, D′ (tokens)",
+                "table": "table",
+                "parameter": "coefficient",
+                "estimate": "ours",
+                "paper_estimate": "paper",
+                "rel_deviation": "ours / paper − 1",
+                "moe": "MoE",
+                "paper_moe": "paper MoE",
+                "paper_in_our_ci": "paper in our CI",
+                "ours_in_paper_ci": "ours in paper CI",
+                "r2": "R²",
+            },
+        },
+        "variants_n_grid": {
+            "formats": {"d_high": _G3, "estimate": _SCI3, "paper_estimate": _SCI3, "rel_deviation": _PCT},
+            "columns": {
+                "d_high": "upper end of D, D′ (tokens)",
+                "n_spacing": "spacing of N",
+                "refined": "refined",
+                "estimate": "g (ours)",
+                "paper_estimate": "g (paper)",
+                "rel_deviation": "ours / paper − 1",
+                "paper_in_our_ci": "paper in our CI",
+                "ours_in_paper_ci": "ours in paper CI",
+            },
+        },
+        "size_ratio": {
+            "formats": {"m": _G3},
+            "digits": 4,
+            "columns": {
+                "m": "target size M (parameters)",
+                "min": "smallest M / N*",
+                "median": "median M / N*",
+                "max": "largest M / N*",
+            },
+        },
+        "data_effects": {
+            "formats": {
+                "factor": lambda f: _AXIS.get(f, f),
+                "low": _G3,
+                "high": _G3,
+                **{c: _PCT for c in ("change_min", "change_median", "change_max")},
+            },
+            "digits": 4,
+            "columns": {
+                "factor": "axis",
+                "low": "from",
+                "high": "to",
+                "change_min": "N* change, least",
+                "change_median": "N* change, median",
+                "change_max": "N* change, most",
+                "elasticity_min": "d ln N* / d ln x, least",
+                "elasticity_median": "d ln N* / d ln x, median",
+                "elasticity_max": "d ln N* / d ln x, most",
+            },
+        },
     },
 }
 
@@ -181,8 +405,12 @@ def variants_side_by_side(var: pd.DataFrame) -> pd.DataFrame:
     """The ``optimal_draft`` table ``variants`` as one row per (target, draft family) and one column
     per variant: ``N*`` and its deviation from the paper, e.g. ``n_star besiroglu2024 continuous``."""
     v = var.assign(gamma=np.where(var["integer"], "integer", "continuous"))
-    wide = v.pivot_table(index=["target", "draft_family"], columns=["constants", "gamma"],
-                         values=["n_star", "n_star_rel_dev"], sort=False)
+    wide = v.pivot_table(
+        index=["target", "draft_family"],
+        columns=["constants", "gamma"],
+        values=["n_star", "n_star_rel_dev"],
+        sort=False,
+    )
     wide.columns = [" ".join(c) for c in wide.columns]
     return wide.reset_index()
 
@@ -192,20 +420,28 @@ def _special(chapter: str, name: str, table: pd.DataFrame):
         drafts = {c: c for c in table.columns if c not in ("target", "target_ppl")}
         return show(table, columns={"target": "target", "target_ppl": "target perplexity", **drafts}, digits=10)
     if chapter == "acceptance" and name == "table4":  # the paper's layout: each interval in one cell
-        ci = {k: [f"[{lo:.6f}, {hi:.6f}]" for lo, hi in zip(table[f"{k}_lower"], table[f"{k}_upper"])]
-              for k in ("ci1", "ci2")}
+        ci = {
+            k: [f"[{lo:.6f}, {hi:.6f}]" for lo, hi in zip(table[f"{k}_lower"], table[f"{k}_upper"])]
+            for k in ("ci1", "ci2")
+        }
         return show(table.assign(**ci), **VIEWS[chapter][name])
     if chapter == "latency" and name == "table6":  # latencies as the paper prints them: mean ± MoE
-        lat = {k: [f"{m:.4g} ± {e:.3g}" for m, e in zip(table[f"{k}_s"], table[f"{k}_moe_s"])]
-               for k in ("ttft", "ttot", "tpot")}
+        lat = {
+            k: [f"{m:.4g} ± {e:.3g}" for m, e in zip(table[f"{k}_s"], table[f"{k}_moe_s"])]
+            for k in ("ttft", "ttot", "tpot")
+        }
         return show(table.assign(**lat), **VIEWS[chapter][name])
     if chapter == "latency" and name == "rank_correlations":
-        iv = {k: [DASH if np.isnan(lo) else f"[{lo:.2f}, {hi:.2f}]" for lo, hi in zip(table[f"{k}_lo"], table[f"{k}_hi"])]
-              for k in ("boot", "noise")}
+        iv = {
+            k: [DASH if np.isnan(lo) else f"[{lo:.2f}, {hi:.2f}]" for lo, hi in zip(table[f"{k}_lo"], table[f"{k}_hi"])]
+            for k in ("boot", "noise")
+        }
         return show(table.assign(**iv), **VIEWS[chapter][name])
     if chapter == "scaling" and name in ("table8", "table9"):
-        ci = {k: [f"[{lo:.3e}, {hi:.3e}]" for lo, hi in zip(table[f"{p}ci_lower"], table[f"{p}ci_upper"])]
-              for k, p in (("ci", ""), ("paper_ci", "paper_"))}
+        ci = {
+            k: [f"[{lo:.3e}, {hi:.3e}]" for lo, hi in zip(table[f"{p}ci_lower"], table[f"{p}ci_upper"])]
+            for k, p in (("ci", ""), ("paper_ci", "paper_"))
+        }
         return show(table.assign(**ci), **VIEWS[chapter]["coefficients"])
     if chapter == "optimal_draft" and name == "variants":
         wide = variants_side_by_side(table)
@@ -213,7 +449,9 @@ def _special(chapter: str, name: str, table: pd.DataFrame):
         for c in wide.columns[2:]:
             what, const, gamma = c.split(" ")
             cols[c] = f"{'N* (parameters)' if what == 'n_star' else 'N* / paper − 1'}, {const}, {gamma} γ"
-        return show(wide, columns=cols, formats={c: (_INT if c.startswith("n_star ") else _PCT) for c in wide.columns[2:]})
+        return show(
+            wide, columns=cols, formats={c: (_INT if c.startswith("n_star ") else _PCT) for c in wide.columns[2:]}
+        )
     return None
 
 

@@ -40,10 +40,33 @@ from sdsl.model.compare import equal_to_printed
 from sdsl.model.laws import AcceptanceCoefficients
 
 __all__ = [
-    "CHAPTER", "EXTRAPOLATE", "FORMS", "PlaneFit", "CurveFit", "fit_plane", "fit_per_target", "fit_targets", "fit_power_loglog",
-    "has_table", "acceptance_matrix", "TABLE4_QUANTITIES", "implied_residual_df", "table1", "table2", "table3",
-    "table4", "table4_vs_paper", "figure1", "figure1_sections", "figure3", "measurements", "tables12",
-    "coefficients", "eq5_table", "table4_agreement", "summary",
+    "CHAPTER",
+    "EXTRAPOLATE",
+    "FORMS",
+    "PlaneFit",
+    "CurveFit",
+    "fit_plane",
+    "fit_per_target",
+    "fit_targets",
+    "fit_power_loglog",
+    "has_table",
+    "acceptance_matrix",
+    "TABLE4_QUANTITIES",
+    "implied_residual_df",
+    "table1",
+    "table2",
+    "table3",
+    "table4",
+    "table4_vs_paper",
+    "figure1",
+    "figure1_sections",
+    "figure3",
+    "measurements",
+    "tables12",
+    "coefficients",
+    "eq5_table",
+    "table4_agreement",
+    "summary",
 ]
 
 #: Chapter name: notebook stem and artifacts folder.
@@ -52,7 +75,16 @@ CHAPTER = "acceptance"
 
 #: Quantities of one Table 4 row, in the paper's column order.
 TABLE4_QUANTITIES: tuple[str, ...] = (
-    "p1", "moe1", "ci1_lower", "ci1_upper", "p2", "moe2", "ci2_lower", "ci2_upper", "mse", "r2",
+    "p1",
+    "moe1",
+    "ci1_lower",
+    "ci1_upper",
+    "p2",
+    "moe2",
+    "ci2_lower",
+    "ci2_upper",
+    "mse",
+    "r2",
 )
 
 
@@ -85,8 +117,10 @@ def table4_vs_paper(ours: pd.DataFrame, paper: pd.DataFrame, tolerance: pd.DataF
         if missing:
             raise ValueError(f"{name} is missing Table 4 column(s) {missing}")
     key = ["target", "function"]
-    long = [f.melt(id_vars=key, value_vars=list(TABLE4_QUANTITIES), var_name="quantity", value_name=name)
-            for f, name in ((paper, "paper"), (ours, "ours"), (tolerance, "tolerance"))]
+    long = [
+        f.melt(id_vars=key, value_vars=list(TABLE4_QUANTITIES), var_name="quantity", value_name=name)
+        for f, name in ((paper, "paper"), (ours, "ours"), (tolerance, "tolerance"))
+    ]
     rows = paper[key].reset_index(drop=True).reset_index(names="_row")
     out = rows.merge(long[0], on=key).merge(long[1], on=[*key, "quantity"])
     out = out.merge(long[2], on=[*key, "quantity"], how="left")
@@ -94,8 +128,17 @@ def table4_vs_paper(ours: pd.DataFrame, paper: pd.DataFrame, tolerance: pd.DataF
     out["difference"] = out["ours"] - out["paper"]
     out["last_digits"] = out["difference"].abs() / (2.0 * out["tolerance"])
     out["equal_to_printed"] = equal_to_printed(out["ours"], out["paper"], out["tolerance"]).astype(bool)
-    cols = ["target", "function", "quantity", "ours", "paper", "difference", "tolerance", "last_digits",
-            "equal_to_printed"]
+    cols = [
+        "target",
+        "function",
+        "quantity",
+        "ours",
+        "paper",
+        "difference",
+        "tolerance",
+        "last_digits",
+        "equal_to_printed",
+    ]
     return out[cols].reset_index(drop=True).astype({c: float for c in cols[3:8]})
 
 
@@ -143,9 +186,7 @@ def table2(df: pd.DataFrame) -> pd.DataFrame:
     return _by_table(df, 2)
 
 
-def table3(
-    fit: PlaneFit, paper: pd.DataFrame, paper_metrics: pd.DataFrame | None = None
-) -> pd.DataFrame:
+def table3(fit: PlaneFit, paper: pd.DataFrame, paper_metrics: pd.DataFrame | None = None) -> pd.DataFrame:
     """The paper's Table 3 (Eq. 5 coefficients and fit quality) beside our refit, long form.
 
     Parameters
@@ -222,9 +263,15 @@ def eq5_table(coef: AcceptanceCoefficients) -> pd.DataFrame:
 def table4_agreement(cmp4: pd.DataFrame) -> pd.DataFrame:
     """:func:`table4_vs_paper` per (target, function): printed numbers, how many agree with every
     printed digit, and the largest deviation in units of the last printed digit."""
-    return cmp4.groupby(["target", "function"], sort=False).agg(
-        printed=("quantity", "size"), equal=("equal_to_printed", "sum"), max_last_digits=("last_digits", "max"),
-    ).reset_index()
+    return (
+        cmp4.groupby(["target", "function"], sort=False)
+        .agg(
+            printed=("quantity", "size"),
+            equal=("equal_to_printed", "sum"),
+            max_last_digits=("last_digits", "max"),
+        )
+        .reset_index()
+    )
 
 
 def summary(
@@ -264,30 +311,55 @@ def summary(
     se_ratio = plane.std_error / paper3.set_index("parameter")["std_error"]
     inside = [k for k in ("A", "B", "C") if plane.ci_lower[k] <= est[k] <= plane.ci_upper[k]]
     out: dict[str, object] = {
-        "n_pairs": len(df), "n_targets": df["target"].nunique(), "n_drafts": df["draft"].nunique(),
-        "paper_r2": float(pm["r2"]), "paper_mse": float(pm["mse"]), "refit_r2": plane.r2, "refit_mse": plane.mse,
-        "refit_dof": plane.df_resid, "paper_dof": int(tight["df_min"]), "paper_ratio": float(tight["ratio"]),
-        "paper_n": n_paper, "paper_drafts": drafts, "paper_tables_targets": paper_pairs["target"].nunique(),
-        "paper_targets": n_paper / drafts, "se_ratio_lo": float(se_ratio.min()), "se_ratio_hi": float(se_ratio.max()),
+        "n_pairs": len(df),
+        "n_targets": df["target"].nunique(),
+        "n_drafts": df["draft"].nunique(),
+        "paper_r2": float(pm["r2"]),
+        "paper_mse": float(pm["mse"]),
+        "refit_r2": plane.r2,
+        "refit_mse": plane.mse,
+        "refit_dof": plane.df_resid,
+        "paper_dof": int(tight["df_min"]),
+        "paper_ratio": float(tight["ratio"]),
+        "paper_n": n_paper,
+        "paper_drafts": drafts,
+        "paper_tables_targets": paper_pairs["target"].nunique(),
+        "paper_targets": n_paper / drafts,
+        "se_ratio_lo": float(se_ratio.min()),
+        "se_ratio_hi": float(se_ratio.max()),
         "paper_in_refit_ci": ", ".join(inside) if inside else "none",
-        "t4_cells": len(cmp4), "t4_equal": int(cmp4["equal_to_printed"].sum()),
+        "t4_cells": len(cmp4),
+        "t4_equal": int(cmp4["equal_to_printed"].sum()),
         "t4_rows": len(cmp4.groupby(["target", "function"])),
         "t4_targets": ", ".join(cmp4["target"].unique()) if len(cmp4) else "none",
         "t4_max_digits": float(cmp4["last_digits"].max()) if len(cmp4) else 0.0,
     }
     for k in ("A", "B", "C"):
         out[f"paper_{k}"], out[f"refit_{k}"] = float(est[k]), float(plane.estimate[k])
-    resid = (df["alpha"] - (coef.A * df["draft_ppl"] + coef.B * df["target_ppl"] + coef.C)).groupby(
-        df["target"], sort=False).mean()
-    out.update(resid_low_target=resid.idxmin(), resid_low=float(resid.min()),
-               resid_high_target=resid.idxmax(), resid_high=float(resid.max()))
+    resid = (
+        (df["alpha"] - (coef.A * df["draft_ppl"] + coef.B * df["target_ppl"] + coef.C))
+        .groupby(df["target"], sort=False)
+        .mean()
+    )
+    out.update(
+        resid_low_target=resid.idxmin(),
+        resid_low=float(resid.min()),
+        resid_high_target=resid.idxmax(),
+        resid_high=float(resid.max()),
+    )
     best = t4.loc[t4.groupby("target", sort=False)["r2"].idxmax(), ["target", "function"]]
     out["best_forms"] = "; ".join(f"{t}: {f}" for t, f in zip(best["target"], best["function"]))
     if "Qwen1.5-14B" in set(df["target"]):
         pw, lg = fit_per_target(df, "Qwen1.5-14B", "power"), fit_per_target(df, "Qwen1.5-14B", "logarithmic")
         ll = fit_power_loglog(df, "Qwen1.5-14B")
-        out.update(q14_pow_p1=pw.p1, q14_pow_p2=pw.p2, q14_loglog_p1=ll[0], q14_loglog_p2=ll[1],
-                   q14_pow_r2=pw.r2, q14_log_r2=lg.r2)
+        out.update(
+            q14_pow_p1=pw.p1,
+            q14_pow_p2=pw.p2,
+            q14_loglog_p1=ll[0],
+            q14_loglog_p2=ll[1],
+            q14_pow_r2=pw.r2,
+            q14_log_r2=lg.r2,
+        )
     return out
 
 
@@ -300,19 +372,27 @@ def check_parameters(**params: object) -> None:
     from sdsl import _validate as V
     from sdsl import data as _data
 
-    p = V.check_parameters("acceptance", params, {
-        "artifacts_dir": V.optional(V.rule(V.folder)),
-        "coefficients_source": V.rule(V.choice, options=("paper", "refit"), what="Eq. 5 coefficients used"),
-        "measurements": V.optional(V.rule(V.existing_file, what="a CSV with the columns of data/acceptance.csv")),
-    })
+    p = V.check_parameters(
+        "acceptance",
+        params,
+        {
+            "artifacts_dir": V.optional(V.rule(V.folder)),
+            "coefficients_source": V.rule(V.choice, options=("paper", "refit"), what="Eq. 5 coefficients used"),
+            "measurements": V.optional(V.rule(V.existing_file, what="a CSV with the columns of data/acceptance.csv")),
+        },
+    )
     if p.get("measurements") is None:
         return
     df = _data.load(p["measurements"], schema="acceptance")
     where = f"measurements {p['measurements']}"
     if len(df) < 4 or df["draft_ppl"].nunique() < 2 or df["target_ppl"].nunique() < 2:
-        raise ValueError(f"{where}: the plane alpha = A x + B y + C needs at least 4 pairs with 2 distinct draft_ppl "
-                         f"and 2 distinct target_ppl, got {len(df)} pair(s)")
+        raise ValueError(
+            f"{where}: the plane alpha = A x + B y + C needs at least 4 pairs with 2 distinct draft_ppl "
+            f"and 2 distinct target_ppl, got {len(df)} pair(s)"
+        )
     for t, g in df.groupby("target", sort=False):
         if len(g) < 3 or g["draft_ppl"].nunique() < 2:
-            raise ValueError(f"{where}: target {t!r} has {len(g)} draft(s); its fits of Table 4 need at least 3 drafts "
-                             f"with 2 distinct draft_ppl")
+            raise ValueError(
+                f"{where}: target {t!r} has {len(g)} draft(s); its fits of Table 4 need at least 3 drafts "
+                f"with 2 distinct draft_ppl"
+            )

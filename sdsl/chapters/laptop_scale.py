@@ -68,14 +68,21 @@ def check_parameters(**params: object) -> None:
     from sdsl import _validate as V
     from sdsl.experiment.config import Measurement
 
-    p = V.check_parameters(CHAPTER, params, {
-        "results_dir": V.optional(V.rule(V.folder, must_exist=True, what="raw results of python -m sdsl.experiment run")),
-        "temperature": V.rule(V.choice, options=list(Measurement().temperatures), what="temperatures measured"),
-        "seed": V.rule(V.seed),
-        "loss_resamples": V.rule(V.draws, what="bootstrap refits of the loss law; 0: no intervals"),
-        "alpha_resamples": V.rule(V.draws, allow_zero=False, what="cluster-bootstrap resamples of each alpha"),
-        "law_resamples": V.rule(V.draws, allow_zero=False, what="bootstrap resamples of each held-out RMSE"),
-        "artifacts_dir": V.optional(V.rule(V.folder))})
+    p = V.check_parameters(
+        CHAPTER,
+        params,
+        {
+            "results_dir": V.optional(
+                V.rule(V.folder, must_exist=True, what="raw results of python -m sdsl.experiment run")
+            ),
+            "temperature": V.rule(V.choice, options=list(Measurement().temperatures), what="temperatures measured"),
+            "seed": V.rule(V.seed),
+            "loss_resamples": V.rule(V.draws, what="bootstrap refits of the loss law; 0: no intervals"),
+            "alpha_resamples": V.rule(V.draws, allow_zero=False, what="cluster-bootstrap resamples of each alpha"),
+            "law_resamples": V.rule(V.draws, allow_zero=False, what="bootstrap resamples of each held-out RMSE"),
+            "artifacts_dir": V.optional(V.rule(V.folder)),
+        },
+    )
     folder = p.get("results_dir")
     if folder is not None and not (Path(folder) / "runs.csv").is_file():
         raise ValueError(f"results_dir must hold the runner's results (runs.csv): {str(folder)!r} has no runs.csv")
@@ -84,8 +91,25 @@ def check_parameters(**params: object) -> None:
 def table_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """The training runs: shape, parameter counts, tokens, tokens per parameter (under-trained:
     fewer than Chinchilla's 20), epochs, validation loss and perplexity, wall time, throughput."""
-    cols = ["run", "role", "width", "layers", "params", "non_embedding_params", "tokens", "tokens_per_param",
-            "epochs", "steps", "peak_lr", "val_loss", "val_loss_se", "val_ppl", "train_s", "tokens_per_s", "flops_per_s"]
+    cols = [
+        "run",
+        "role",
+        "width",
+        "layers",
+        "params",
+        "non_embedding_params",
+        "tokens",
+        "tokens_per_param",
+        "epochs",
+        "steps",
+        "peak_lr",
+        "val_loss",
+        "val_loss_se",
+        "val_ppl",
+        "train_s",
+        "tokens_per_s",
+        "flops_per_s",
+    ]
     out = runs[cols].sort_values(["params", "tokens"], ignore_index=True)
     out.insert(8, "under_trained", out["tokens_per_param"] < 20)
     return out
@@ -106,8 +130,21 @@ def table_loss_law(fit: LossFit, fit_non_embedding: LossFit | None = None) -> pd
 
 def table_alpha(summary: pd.DataFrame) -> pd.DataFrame:
     """Alpha per pair and temperature with the interval, beside ``E[sum min(p, q)]``."""
-    cols = ["target", "draft", "temperature", "n", "d", "draft_ppl", "n_prompts", "evaluated", "alpha",
-            "alpha_hw95", "boot_hw95", "min_pq_on_policy", "min_pq_teacher_forced"]
+    cols = [
+        "target",
+        "draft",
+        "temperature",
+        "n",
+        "d",
+        "draft_ppl",
+        "n_prompts",
+        "evaluated",
+        "alpha",
+        "alpha_hw95",
+        "boot_hw95",
+        "min_pq_on_policy",
+        "min_pq_teacher_forced",
+    ]
     return summary[cols]
 
 
@@ -135,8 +172,14 @@ def fig_loss_law(runs: pd.DataFrame, fit: LossFit) -> tuple[Figure, pd.DataFrame
     for i, d in enumerate(budgets):
         sub = runs[runs["tokens"] == d]
         c = cm.viridis(i / max(len(budgets) - 1, 1))
-        ax.errorbar(sub["params"], sub["val_loss"], yerr=1.96 * sub["val_loss_se"], fmt="o", color=c,
-                    label=f"D = {d / 1e6:.2f}M tokens")
+        ax.errorbar(
+            sub["params"],
+            sub["val_loss"],
+            yerr=1.96 * sub["val_loss_se"],
+            fmt="o",
+            color=c,
+            label=f"D = {d / 1e6:.2f}M tokens",
+        )
         ax.plot(grid, fit.predict(grid, d), color=c, lw=1)
         rows += [{"kind": "run", "tokens": d, "params": n, "loss": v} for n, v in zip(sub["params"], sub["val_loss"])]
         rows += [{"kind": "law", "tokens": d, "params": n, "loss": v} for n, v in zip(grid, fit.predict(grid, d))]
@@ -167,8 +210,17 @@ def fig_alpha_predicted(pred: pd.DataFrame) -> Figure:
     for i, (t, g) in enumerate(pred.groupby("target", sort=False)):
         c = _TARGET_COLORS[i % len(_TARGET_COLORS)]
         seen, held = g[~g["held_out"]], g[g["held_out"]]
-        ax.plot(seen["alpha"], seen["predicted"], "o", color=c, label=f"target {str(t).split('-d')[0]}: drafts fitted on")
-        ax.plot(held["alpha"], held["predicted"], "o", mfc="none", color=c, label=f"target {str(t).split('-d')[0]}: drafts held out")
+        ax.plot(
+            seen["alpha"], seen["predicted"], "o", color=c, label=f"target {str(t).split('-d')[0]}: drafts fitted on"
+        )
+        ax.plot(
+            held["alpha"],
+            held["predicted"],
+            "o",
+            mfc="none",
+            color=c,
+            label=f"target {str(t).split('-d')[0]}: drafts held out",
+        )
     lo = float(min(pred["alpha"].min(), pred["predicted"].min())) - 0.02
     hi = float(max(pred["alpha"].max(), pred["predicted"].max())) + 0.02
     ax.plot([lo, hi], [lo, hi], color="0.5", lw=0.8, ls="--")
@@ -187,8 +239,13 @@ def fig_throughput(frame: pd.DataFrame, curves: pd.DataFrame, preds: pd.DataFram
     for ax, t in zip(axes[0], targets):
         sub = frame[(frame["target"] == t) & np.isclose(frame["d"], d)].sort_values("n")
         m = float(sub["m"].iloc[0])
-        ax.plot(sub["n"], 2 * m * optimal_tokens_per_flop(np.clip(sub["alpha"], 1e-9, 1 - 1e-9), sub["n"], m),
-                "o", color="C0", label="trained drafts, measured alpha")
+        ax.plot(
+            sub["n"],
+            2 * m * optimal_tokens_per_flop(np.clip(sub["alpha"], 1e-9, 1 - 1e-9), sub["n"], m),
+            "o",
+            color="C0",
+            label="trained drafts, measured alpha",
+        )
         c = curves[curves["target"] == t]
         ax.plot(c["n"], c["speedup_smooth"], color="C0", lw=1, label="smooth curve")
         ax.plot(c["n"], c["speedup_predicted"], color="C3", lw=1, ls="--", label="predicted (smaller drafts)")
@@ -208,8 +265,13 @@ def fig_wallclock(wall: pd.DataFrame) -> Figure:
     ratio, one colour per target."""
     fig, ax = _subplots(figsize=(4.8, 4.4))
     for i, (t, g) in enumerate(wall.groupby("target", sort=False)):
-        ax.plot(g["predicted_speedup"], g["speedup"], "o", color=_TARGET_COLORS[i % 3],
-                label=_target_label(t, float(g["m"].iloc[0])))
+        ax.plot(
+            g["predicted_speedup"],
+            g["speedup"],
+            "o",
+            color=_TARGET_COLORS[i % 3],
+            label=_target_label(t, float(g["m"].iloc[0])),
+        )
     lo = float(min(wall["speedup"].min(), wall["predicted_speedup"].min())) * 0.95
     hi = float(max(wall["speedup"].max(), wall["predicted_speedup"].max())) * 1.05
     ax.plot([lo, hi], [lo, hi], color="0.5", lw=0.8, ls="--")
@@ -245,13 +307,28 @@ def fig_alpha_overlap(summary: pd.DataFrame) -> Figure:
     fig, axes = _subplots(1, len(temps), figsize=(4.2 * len(temps), 3.9), squeeze=False)
     for ax, t in zip(axes[0], temps):
         s = summary[summary["temperature"] == t]
-        ax.errorbar(s["alpha"], s["min_pq_on_policy"], xerr=np.maximum(s["alpha_hw95"], s["boot_hw95"]), fmt="o",
-                    ms=4, color="C0",
-                    label="on the evaluated positions")
-        ax.plot(s["alpha"], s["min_pq_teacher_forced"], "o", ms=4, mfc="none", color="C1",
-                label="teacher-forced, held-out text")
-        lo, hi = float(s[["alpha", "min_pq_teacher_forced"]].min().min()) - 0.03, \
-            float(s[["alpha", "min_pq_teacher_forced"]].max().max()) + 0.03
+        ax.errorbar(
+            s["alpha"],
+            s["min_pq_on_policy"],
+            xerr=np.maximum(s["alpha_hw95"], s["boot_hw95"]),
+            fmt="o",
+            ms=4,
+            color="C0",
+            label="on the evaluated positions",
+        )
+        ax.plot(
+            s["alpha"],
+            s["min_pq_teacher_forced"],
+            "o",
+            ms=4,
+            mfc="none",
+            color="C1",
+            label="teacher-forced, held-out text",
+        )
+        lo, hi = (
+            float(s[["alpha", "min_pq_teacher_forced"]].min().min()) - 0.03,
+            float(s[["alpha", "min_pq_teacher_forced"]].max().max()) + 0.03,
+        )
         ax.plot([lo, hi], [lo, hi], color="0.5", lw=0.8, ls="--")
         ax.set_xlabel(r"$\alpha$, speculative sampling (acceptance rate)")
         ax.text(0.03, 0.93, "temperature 1" if t > 0 else "greedy", transform=ax.transAxes, fontsize="small")
@@ -271,20 +348,30 @@ def summary_family(runs: pd.DataFrame, prov: dict) -> dict[str, object]:
     ne = runs.groupby("shape")["non_embedding_params"].first()
     nn = runs.groupby("shape")["params"].first()
     return {
-        "n_shapes": runs["shape"].nunique(), "n_runs": len(runs),
+        "n_shapes": runs["shape"].nunique(),
+        "n_runs": len(runs),
         "corpus_tokens_m": sum(v["tokens"] for v in splits.values()) / 1e6,
-        "duration_min": prov["duration_s"] / 60, "cpus": prov["machine"]["logical_cpus"],
+        "duration_min": prov["duration_s"] / 60,
+        "cpus": prov["machine"]["logical_cpus"],
         "cpu": str(prov["machine"]["cpu"]),
-        "train_tokens_m": splits["train"]["tokens"] / 1e6, "val_tokens_k": splits["val"]["tokens"] / 1e3,
-        "prompt_tokens_k": splits["prompts"]["tokens"] / 1e3, "vocab": scale["vocab_size"],
-        "batch": scale["recipe"]["batch_size"], "seq_len": scale["recipe"]["seq_len"],
-        "ne_decades": float(np.log10(ne.max() / ne.min())), "n_decades": float(np.log10(nn.max() / nn.min())),
-        "d_common_m": d_common / 1e6, "n_multi": int((runs.groupby("shape")["tokens"].nunique() >= 3).sum()),
+        "train_tokens_m": splits["train"]["tokens"] / 1e6,
+        "val_tokens_k": splits["val"]["tokens"] / 1e3,
+        "prompt_tokens_k": splits["prompts"]["tokens"] / 1e3,
+        "vocab": scale["vocab_size"],
+        "batch": scale["recipe"]["batch_size"],
+        "seq_len": scale["recipe"]["seq_len"],
+        "ne_decades": float(np.log10(ne.max() / ne.min())),
+        "n_decades": float(np.log10(nn.max() / nn.min())),
+        "d_common_m": d_common / 1e6,
+        "n_multi": int((runs.groupby("shape")["tokens"].nunique() >= 3).sum()),
         "extra_budgets": " and ".join(f"{b / 1e6:g} M" for b in sorted(set(runs["tokens"]) - {d_common})),
-        "n_under": int(table_runs(runs)["under_trained"].sum()), "max_epochs": runs["epochs"].max(),
+        "n_under": int(table_runs(runs)["under_trained"].sum()),
+        "max_epochs": runs["epochs"].max(),
         "train_gflops_median": runs["flops_per_s"].median() / 1e9,
         "train_gflops_max": runs.loc[runs["params"].idxmax(), "flops_per_s"] / 1e9,
-        "train_min": runs["train_s"].sum() / 60, "n_min": runs["params"].min(), "n_max": runs["params"].max(),
+        "train_min": runs["train_s"].sum() / 60,
+        "n_min": runs["params"].min(),
+        "n_max": runs["params"].max(),
         "n_budgets": runs["tokens"].nunique(),
     }
 
@@ -295,17 +382,37 @@ def summary_loss(runs: pd.DataFrame, fit: LossFit, loss_resamples: int) -> dict[
     t = table_loss_law(fit).set_index("parameter")
     out: dict[str, object] = {"loss_resamples": int(loss_resamples)}
     for p in ("a", "b"):
-        out.update({f"loss_{p}": float(t.loc[p, "estimate"]), f"loss_{p}_lo": finite_or_na(t.loc[p, "ci_lower"]),
-                    f"loss_{p}_hi": finite_or_na(t.loc[p, "ci_upper"]), f"hoffmann_{p}": float(t.loc[p, "hoffmann2022"]),
-                    f"besiroglu_{p}": float(t.loc[p, "besiroglu2024"])})
+        out.update(
+            {
+                f"loss_{p}": float(t.loc[p, "estimate"]),
+                f"loss_{p}_lo": finite_or_na(t.loc[p, "ci_lower"]),
+                f"loss_{p}_hi": finite_or_na(t.loc[p, "ci_upper"]),
+                f"hoffmann_{p}": float(t.loc[p, "hoffmann2022"]),
+                f"besiroglu_{p}": float(t.loc[p, "besiroglu2024"]),
+            }
+        )
     rel = fit.predict(runs["params"], runs["tokens"]) / runs["val_loss"] - 1
-    out["loss_rmse_pct"] = 100 * float(np.sqrt(np.mean(rel ** 2)))
+    out["loss_rmse_pct"] = 100 * float(np.sqrt(np.mean(rel**2)))
     return out
 
 
-def summary(res: dict[str, pd.DataFrame], prov: dict, fit: LossFit, alpha_table: pd.DataFrame, frame: pd.DataFrame,
-            plane, laws: pd.DataFrame, preds: pd.DataFrame, alpha_pred: pd.DataFrame, paper: pd.DataFrame,
-            wall: pd.DataFrame, *, temperature: float, loss_resamples: int, alpha_resamples: int) -> dict[str, object]:
+def summary(
+    res: dict[str, pd.DataFrame],
+    prov: dict,
+    fit: LossFit,
+    alpha_table: pd.DataFrame,
+    frame: pd.DataFrame,
+    plane,
+    laws: pd.DataFrame,
+    preds: pd.DataFrame,
+    alpha_pred: pd.DataFrame,
+    paper: pd.DataFrame,
+    wall: pd.DataFrame,
+    *,
+    temperature: float,
+    loss_resamples: int,
+    alpha_resamples: int,
+) -> dict[str, object]:
     """Every number the chapter's prose cites, by glue name (without the chapter prefix): the
     ``summary_*`` functions merged, from the raw results ``res`` and ``prov``
     (:mod:`sdsl.experiment.results`) and the chapter's tables (the loss law ``fit`` on every run,
@@ -315,6 +422,11 @@ def summary(res: dict[str, pd.DataFrame], prov: dict, fit: LossFit, alpha_table:
     :func:`~sdsl.experiment.analysis.paper_predictions`, :func:`~sdsl.experiment.analysis.wallclock_summary`).
     Plain values for :func:`sdsl.book.glue.glue_summary`."""
     runs = res["runs"]
-    return {**summary_family(runs, prov), **summary_loss(runs, fit, loss_resamples),
-            **summary_alpha(res, prov, alpha_table, alpha_resamples), **summary_laws(frame, plane, laws, temperature),
-            **summary_prediction(runs, preds, alpha_pred, paper), **summary_wallclock(wall, runs, prov)}
+    return {
+        **summary_family(runs, prov),
+        **summary_loss(runs, fit, loss_resamples),
+        **summary_alpha(res, prov, alpha_table, alpha_resamples),
+        **summary_laws(frame, plane, laws, temperature),
+        **summary_prediction(runs, preds, alpha_pred, paper),
+        **summary_wallclock(wall, runs, prov),
+    }

@@ -95,7 +95,9 @@ def table6(
         raise ValueError(f"target must be a model of data/models, got {target!r}")
     lat = latency[latency["target"] == target]
     if lat.empty:
-        raise ValueError(f"no latency measurements for target {target!r}; measured: {sorted(latency['target'].unique())}")
+        raise ValueError(
+            f"no latency measurements for target {target!r}; measured: {sorted(latency['target'].unique())}"
+        )
     m = float(by_name.loc[target, "params"])
     d_target = float(by_name.loc[target, "tokens"])
     c = resolve_constants(constants)
@@ -108,10 +110,18 @@ def table6(
         o = optima[fam]
         n = float(as_positive(by_name.loc[r.draft, "params"], f"params of {r.draft}"))
         rows.append(
-            {"target": target, "draft": r.draft, "draft_family": fam, "n": n,
-             "d_draft": family_tokens(fam, models), "n_star": o.n_star, "gamma_star": o.gamma_star,
-             "alpha_star": o.alpha, "n_star_printed": format_millions(o.n_star),
-             "distance": abs(n - o.n_star) / m}
+            {
+                "target": target,
+                "draft": r.draft,
+                "draft_family": fam,
+                "n": n,
+                "d_draft": family_tokens(fam, models),
+                "n_star": o.n_star,
+                "gamma_star": o.gamma_star,
+                "alpha_star": o.alpha,
+                "n_star_printed": format_millions(o.n_star),
+                "distance": abs(n - o.n_star) / m,
+            }
         )
     out = pd.DataFrame(rows)
     paper = _data.load("paper_table6").rename(
@@ -143,17 +153,38 @@ def figure4(table: pd.DataFrame, metrics: Sequence[str] = METRICS) -> Figure:
     for ax, k in zip(axes, metrics):
         for fam, d in table.groupby("draft_family", sort=False):
             col = family_color(fam)
-            cont = ax.errorbar(d["distance"], d[f"{k}_s"], yerr=d[f"{k}_moe_s"], ls="none", marker="o",
-                               ms=6, capsize=3, color=col, label=f"{fam} drafts")
+            cont = ax.errorbar(
+                d["distance"],
+                d[f"{k}_s"],
+                yerr=d[f"{k}_moe_s"],
+                ls="none",
+                marker="o",
+                ms=6,
+                capsize=3,
+                color=col,
+                label=f"{fam} drafts",
+            )
             cont.lines[0].set_gid(f"errorbar|{k}|{fam}")
             for i, r in enumerate(d.sort_values("distance").itertuples(index=False)):
                 # alternate above and below so that labels of neighbouring drafts do not overlap
-                ax.annotate(r.draft, xy=(r.distance, getattr(r, f"{k}_s")), xytext=(4, 4 if i % 2 else -11),
-                            textcoords="offset points", fontsize=7, color=col)
+                ax.annotate(
+                    r.draft,
+                    xy=(r.distance, getattr(r, f"{k}_s")),
+                    xytext=(4, 4 if i % 2 else -11),
+                    textcoords="offset points",
+                    fontsize=7,
+                    color=col,
+                )
         line = ax.axvline(0.0, color="black", ls="--", lw=1)
         line.set_gid("optimum")
-        ax.annotate("$N^*$", xy=(0.0, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -12),
-                    textcoords="offset points", fontsize=9)
+        ax.annotate(
+            "$N^*$",
+            xy=(0.0, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(3, -12),
+            textcoords="offset points",
+            fontsize=9,
+        )
         ax.set_yscale("log")
         # plain numbers (0.05, 2, 20) rather than a mix of 2x10^0 and 6x10^-2; minor ticks
         # labelled at leading digits 2 and 5 only, so that the labels do not crowd
@@ -212,8 +243,22 @@ def rank_correlations(
             if n >= 2:  # with fewer points there is no statistic
                 row.update(trend_evidence(x, y, se, rng, n_boot, n_noise, q))
             rows.append(row)
-    cols = ["scope", "metric", "n", "spearman", "spearman_p", "kendall", "kendall_p", "min_p",
-            "boot_lo", "boot_hi", "boot_undefined", "noise_lo", "noise_hi", "noise_p_positive"]
+    cols = [
+        "scope",
+        "metric",
+        "n",
+        "spearman",
+        "spearman_p",
+        "kendall",
+        "kendall_p",
+        "min_p",
+        "boot_lo",
+        "boot_hi",
+        "boot_undefined",
+        "noise_lo",
+        "noise_hi",
+        "noise_p_positive",
+    ]
     return pd.DataFrame(rows).reindex(columns=cols)
 
 
@@ -236,8 +281,15 @@ def stratified_trend_test(table: pd.DataFrame, metrics: Sequence[str] = METRICS)
         observed = sum(kendall_s(x, y) for x, y in zip(xs, ys))
         per_group = [[kendall_s(x, y[list(p)]) for p in itertools.permutations(range(y.size))] for x, y in zip(xs, ys)]
         null = np.array([sum(c) for c in itertools.product(*per_group)])
-        rows.append({"metric": k, "s": observed, "pairs": sum(x.size * (x.size - 1) // 2 for x in xs),
-                     "permutations": null.size, "p": float(np.mean(null >= observed))})
+        rows.append(
+            {
+                "metric": k,
+                "s": observed,
+                "pairs": sum(x.size * (x.size - 1) // 2 for x in xs),
+                "permutations": null.size,
+                "p": float(np.mean(null >= observed)),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -252,8 +304,16 @@ def family_gap(table: pd.DataFrame, slow: str = "Qwen1.5", fast: str = "OPT") ->
     a, b = table[table["draft_family"] == slow], table[table["draft_family"] == fast]
     if a.empty or b.empty:
         raise ValueError(f"table must have drafts of both families {slow!r} and {fast!r}")
-    return pd.DataFrame([{"metric": k, "ratio_min": a[f"{k}_s"].min() / b[f"{k}_s"].max(),
-                          "ratio_max": a[f"{k}_s"].max() / b[f"{k}_s"].min()} for k in METRICS])
+    return pd.DataFrame(
+        [
+            {
+                "metric": k,
+                "ratio_min": a[f"{k}_s"].min() / b[f"{k}_s"].max(),
+                "ratio_max": a[f"{k}_s"].max() / b[f"{k}_s"].min(),
+            }
+            for k in METRICS
+        ]
+    )
 
 
 def closest_cross_family_pair(table: pd.DataFrame) -> tuple[str, str]:
@@ -279,8 +339,9 @@ def discordant_pairs(table: pd.DataFrame, metric: str, family: str) -> list[tupl
     return [(names[i], names[j]) for i in range(len(v)) for j in range(i + 1, len(v)) if v[i] > v[j]]
 
 
-def summary(table: pd.DataFrame, rc: pd.DataFrame, strat: pd.DataFrame,
-            acceptance: pd.DataFrame | None = None) -> dict[str, object]:
+def summary(
+    table: pd.DataFrame, rc: pd.DataFrame, strat: pd.DataFrame, acceptance: pd.DataFrame | None = None
+) -> dict[str, object]:
     """Every number the chapter's prose cites, by glue name (without the chapter prefix).
 
     Parameters
@@ -302,9 +363,11 @@ def summary(table: pd.DataFrame, rc: pd.DataFrame, strat: pd.DataFrame,
     t = table.set_index("draft")
     fams = table.groupby("draft_family", sort=False).first()
     out: dict[str, object] = {
-        "target": target, "m": float(_data.load("models").set_index("model").loc[target, "params"]),
+        "target": target,
+        "m": float(_data.load("models").set_index("model").loc[target, "params"]),
         "d_target": float(_data.load("models").set_index("model").loc[target, "tokens"]),
-        "n_drafts": len(table), "distance_equal": int(table["distance_within_print"].sum()),
+        "n_drafts": len(table),
+        "distance_equal": int(table["distance_within_print"].sum()),
         "n_star_equal": int(table["n_star_printed_equal"].sum()),
         "max_abs_diff": table["distance_diff"].abs().max(),
         "max_diff_over_tol": (table["distance_diff"].abs() / table["tol_distance"]).max(),
@@ -316,15 +379,31 @@ def summary(table: pd.DataFrame, rc: pd.DataFrame, strat: pd.DataFrame,
         out[f"ratio_{r.metric}_min"], out[f"ratio_{r.metric}_max"] = r.ratio_min, r.ratio_max
     q, o = closest_cross_family_pair(table)
     acc = acceptance.set_index(["target", "draft"])["alpha"]
-    out.update(pair_q=q, pair_o=o, pair_dist_q=t.loc[q, "distance"], pair_dist_o=t.loc[o, "distance"],
-               pair_tpot_ratio=t.loc[q, "tpot_s"] / t.loc[o, "tpot_s"],
-               pair_alpha_q=float(acc[(target, q)]), pair_alpha_o=float(acc[(target, o)]))
+    out.update(
+        pair_q=q,
+        pair_o=o,
+        pair_dist_q=t.loc[q, "distance"],
+        pair_dist_o=t.loc[o, "distance"],
+        pair_tpot_ratio=t.loc[q, "tpot_s"] / t.loc[o, "tpot_s"],
+        pair_alpha_q=float(acc[(target, q)]),
+        pair_alpha_o=float(acc[(target, o)]),
+    )
     r = rc.set_index(["scope", "metric"])
     for scope, key in (("all drafts", "all"), ("OPT drafts", "opt"), ("Qwen1.5 drafts", "qwen")):
         for k in METRICS:
             row = r.loc[(scope, k)]
-            for col in ("spearman", "spearman_p", "kendall", "min_p", "boot_lo", "boot_hi", "boot_undefined",
-                        "noise_lo", "noise_hi", "noise_p_positive"):
+            for col in (
+                "spearman",
+                "spearman_p",
+                "kendall",
+                "min_p",
+                "boot_lo",
+                "boot_hi",
+                "boot_undefined",
+                "noise_lo",
+                "noise_hi",
+                "noise_p_positive",
+            ):
                 out[f"{key}_{k}_{col}"] = float(row[col])
         out[f"{key}_n"] = int(r.loc[(scope, "ttot"), "n"])
     st = strat.set_index("metric")
@@ -335,9 +414,14 @@ def summary(table: pd.DataFrame, rc: pd.DataFrame, strat: pd.DataFrame,
     out["swaps_opt_ttot"] = len(swaps)
     if swaps:
         near, far = swaps[0]
-        out.update(swap_near=near, swap_far=far, swap_near_ttot=t.loc[near, "ttot_s"],
-                   swap_near_moe=t.loc[near, "ttot_moe_s"], swap_far_ttot=t.loc[far, "ttot_s"],
-                   swap_far_moe=t.loc[far, "ttot_moe_s"])
+        out.update(
+            swap_near=near,
+            swap_far=far,
+            swap_near_ttot=t.loc[near, "ttot_s"],
+            swap_near_moe=t.loc[near, "ttot_moe_s"],
+            swap_far_ttot=t.loc[far, "ttot_s"],
+            swap_far_moe=t.loc[far, "ttot_moe_s"],
+        )
     opt = table[table["draft_family"] == "OPT"]
     out["ttft_opt_spread"] = opt["ttft_s"].max() / opt["ttft_s"].min() - 1
     return out
@@ -351,15 +435,25 @@ def check_parameters(**params: object) -> None:
     from sdsl.model.laws import PAPER_EQ5, AcceptanceCoefficients
 
     lat, mod = data.load("latency"), data.load("models").set_index("model")
-    p = V.check_parameters("latency", params, {
-        "target": V.rule(V.choice, options=list(dict.fromkeys(lat["target"])), what="targets of data/latency.csv"),
-        "constants": V.loss_constants, "coefficients": V.optional(V.coefficients), "integer": V.rule(V.boolean),
-        "n_boot": V.rule(V.draws, allow_zero=False, what="bootstrap resamples over drafts"),
-        "n_noise": V.rule(V.draws, allow_zero=False, what="draws of the measurement noise"),
-        "confidence": V.rule(V.number, low=0, high=1, low_open=True, high_open=True, what="confidence level"),
-        "seed": V.rule(V.seed), "artifacts_dir": V.optional(V.rule(V.folder))})
+    p = V.check_parameters(
+        "latency",
+        params,
+        {
+            "target": V.rule(V.choice, options=list(dict.fromkeys(lat["target"])), what="targets of data/latency.csv"),
+            "constants": V.loss_constants,
+            "coefficients": V.optional(V.coefficients),
+            "integer": V.rule(V.boolean),
+            "n_boot": V.rule(V.draws, allow_zero=False, what="bootstrap resamples over drafts"),
+            "n_noise": V.rule(V.draws, allow_zero=False, what="draws of the measurement noise"),
+            "confidence": V.rule(V.number, low=0, high=1, low_open=True, high_open=True, what="confidence level"),
+            "seed": V.rule(V.seed),
+            "artifacts_dir": V.optional(V.rule(V.folder)),
+        },
+    )
     t = p.get("target", "OPT-13B")
-    coef = PAPER_EQ5 if p.get("coefficients") is None else AcceptanceCoefficients(*p["coefficients"], source="parameter")
+    coef = (
+        PAPER_EQ5 if p.get("coefficients") is None else AcceptanceCoefficients(*p["coefficients"], source="parameter")
+    )
     drafts = lat.loc[lat["target"] == t, "draft"]
     configs = {(float(mod.loc[t, "params"]), float(mod.loc[d, "tokens"]), float(mod.loc[t, "tokens"])) for d in drafts}
     V.optimum_inside(sorted(configs), p.get("constants", "besiroglu2024"), coef, p.get("integer", False))

@@ -86,8 +86,14 @@ class Pair:
     workdir: Any = field(default=None, repr=False)
 
 
-def load_pair(draft: str | os.PathLike | None, target: str | os.PathLike | None, *, rebuild: bool = False,
-              texts: Sequence[str] = (), seed: int = 0) -> Pair:
+def load_pair(
+    draft: str | os.PathLike | None,
+    target: str | os.PathLike | None,
+    *,
+    rebuild: bool = False,
+    texts: Sequence[str] = (),
+    seed: int = 0,
+) -> Pair:
     """The pair the chapter decodes: ``draft`` and ``target`` (local folders or hub names), or,
     both ``None``, the committed local pair of ``data/local_pair`` (sha256-checked,
     :func:`sdsl.measure.local.committed_pair`), trained afresh on ``texts`` with ``seed`` into a
@@ -106,12 +112,20 @@ def load_pair(draft: str | os.PathLike | None, target: str | os.PathLike | None,
         else:
             draft_path, target_path = draft, target
         names = LOCAL_NAMES if draft is None else (str(draft), str(target))
-        return Pair(local.load_model(draft_path), local.load_model(target_path), local.load_tokenizer(target_path),
-                    None if draft is None else local.load_tokenizer(draft_path), names[0], names[1], workdir)
+        return Pair(
+            local.load_model(draft_path),
+            local.load_model(target_path),
+            local.load_tokenizer(target_path),
+            None if draft is None else local.load_tokenizer(draft_path),
+            names[0],
+            names[1],
+            workdir,
+        )
 
 
-def summary_table(measurement: Any, pair: Pair, rng: np.random.Generator, *, n_resamples: int = 2000,
-                  temperature: float = 1.0) -> pd.DataFrame:
+def summary_table(
+    measurement: Any, pair: Pair, rng: np.random.Generator, *, n_resamples: int = 2000, temperature: float = 1.0
+) -> pd.DataFrame:
     """:func:`sdsl.measure.harness.summarize_measurement` with the pair's names and the
     temperature: one row per draft length."""
     from sdsl.measure import harness
@@ -123,8 +137,9 @@ def summary_table(measurement: Any, pair: Pair, rng: np.random.Generator, *, n_r
     return out
 
 
-def summary_row(pair: Pair, prompts: Sequence[str], iterations: pd.DataFrame, summary: pd.DataFrame,
-                draft_family: str) -> pd.DataFrame:
+def summary_row(
+    pair: Pair, prompts: Sequence[str], iterations: pd.DataFrame, summary: pd.DataFrame, draft_family: str
+) -> pd.DataFrame:
     """The measurement as one row of ``data/acceptance.csv`` (validated against its schema): the
     perplexities of both models on ``prompts``, the MLE of alpha at the largest draft length and
     as half-width of its 95 % interval the larger of the profile interval's and the cluster
@@ -136,9 +151,13 @@ def summary_row(pair: Pair, prompts: Sequence[str], iterations: pd.DataFrame, su
     it = iterations[(iterations["gamma"] == main["gamma"]) & (iterations["drafted"] > 0)]
     estimate = alpha_from_accepted(it["accepted"], it["drafted"])
     row = harness.acceptance_row(
-        target=pair.target_name, draft=pair.draft_name, draft_family=draft_family,
+        target=pair.target_name,
+        draft=pair.draft_name,
+        draft_family=draft_family,
         draft_ppl=harness.model_perplexity(pair.draft_model, pair.tokenizer, prompts),
-        target_ppl=harness.model_perplexity(pair.target_model, pair.tokenizer, prompts), estimate=estimate)
+        target_ppl=harness.model_perplexity(pair.target_model, pair.tokenizer, prompts),
+        estimate=estimate,
+    )
     row["alpha_hw95"] = max(row["alpha_hw95"], 0.5 * float(main["boot_ci_high"] - main["boot_ci_low"]))
     return data.validate(pd.DataFrame([row]), "acceptance")
 
@@ -155,8 +174,11 @@ def paper_pair_families(paper: pd.DataFrame, models: pd.DataFrame) -> pd.DataFra
     (``same family`` when both models use the same tokenizer, :data:`VENDOR`, else ``cross
     family``): number of pairs and mean alpha."""
     out = _families(paper, models)
-    return out.groupby(["target_family", "draft_family", "kind"]).agg(
-        pairs=("alpha", "size"), alpha_mean=("alpha", "mean")).reset_index()
+    return (
+        out.groupby(["target_family", "draft_family", "kind"])
+        .agg(pairs=("alpha", "size"), alpha_mean=("alpha", "mean"))
+        .reset_index()
+    )
 
 
 def vocabularies(presets: pd.DataFrame, families: Sequence[str] = ("OPT", "Qwen1.5", "Qwen2.5")) -> pd.DataFrame:
@@ -164,8 +186,12 @@ def vocabularies(presets: pd.DataFrame, families: Sequence[str] = ("OPT", "Qwen1
     (``vocab_size`` of the models' ``config.json``, the rows of the embedding) over the family's
     models in ``data/presets.csv``."""
     sub = presets[presets["family"].isin(families) & presets["vocab"].notna()]
-    out = sub.groupby("family", sort=False).agg(tokenizer=("tokenizer", "first"), models=("model", "size"),
-                                                vocab_min=("vocab", "min"), vocab_max=("vocab", "max"))
+    out = sub.groupby("family", sort=False).agg(
+        tokenizer=("tokenizer", "first"),
+        models=("model", "size"),
+        vocab_min=("vocab", "min"),
+        vocab_max=("vocab", "max"),
+    )
     missing = [f for f in families if f not in out.index]
     if missing:
         raise ValueError(f"data/presets.csv has no vocabulary for the family(ies) {missing}")
@@ -209,8 +235,18 @@ def position_rates(iterations: pd.DataFrame, *, level: float = 0.95) -> pd.DataF
             if t == 0:
                 continue
             _, _, lo, hi = _binomial_interval(int(a), int(t), level, "wilson")
-            rows.append({"gamma": int(g), "position": i, "trials": int(t), "accepted": int(a),
-                         "rate": a / t, "ci_low": lo, "ci_high": hi, "alpha": alpha})
+            rows.append(
+                {
+                    "gamma": int(g),
+                    "position": i,
+                    "trials": int(t),
+                    "accepted": int(a),
+                    "rate": a / t,
+                    "ci_low": lo,
+                    "ci_high": hi,
+                    "alpha": alpha,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -226,9 +262,16 @@ def accepted_distribution(iterations: pd.DataFrame) -> pd.DataFrame:
         a = alpha_from_accepted(full["accepted"], g).alpha
         counts = np.bincount(full["accepted"].to_numpy(), minlength=g + 1)
         for k in range(g + 1):
-            expected = a ** k * (1 - a) if k < g else a ** g
-            rows.append({"gamma": int(g), "k": k, "observed": counts[k] / counts.sum(),
-                         "expected": expected, "iterations": int(counts.sum())})
+            expected = a**k * (1 - a) if k < g else a**g
+            rows.append(
+                {
+                    "gamma": int(g),
+                    "k": k,
+                    "observed": counts[k] / counts.sum(),
+                    "expected": expected,
+                    "iterations": int(counts.sum()),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -242,8 +285,15 @@ def figure_position_rates(iterations: pd.DataFrame, *, level: float = 0.95):
     for j, (g, r) in enumerate(rates.groupby("gamma")):
         colour = f"C{j}"
         off = (j - (rates["gamma"].nunique() - 1) / 2) * 0.08
-        ax.errorbar(r["position"] + off, r["rate"], yerr=[r["rate"] - r["ci_low"], r["ci_high"] - r["rate"]],
-                    fmt="o", color=colour, capsize=3, label=f"$\\gamma$ = {g}")
+        ax.errorbar(
+            r["position"] + off,
+            r["rate"],
+            yerr=[r["rate"] - r["ci_low"], r["ci_high"] - r["rate"]],
+            fmt="o",
+            color=colour,
+            capsize=3,
+            label=f"$\\gamma$ = {g}",
+        )
         ax.axhline(r["alpha"].iloc[0], color=colour, ls="--", lw=1)
     ax.set_xlabel("draft position $i$")
     ax.set_ylabel("P(accept at $i$ | accepted before $i$)")
@@ -271,9 +321,21 @@ def figure_accepted(iterations: pd.DataFrame):
     return _finish_layout(fig)
 
 
-def summary(pair: Pair, prompts_all: Sequence[str], prompts: Sequence[str], iterations: pd.DataFrame,
-            summary_tab: pd.DataFrame, row: pd.DataFrame, paper: pd.DataFrame, models: pd.DataFrame,
-            vocab: pd.DataFrame, latency: pd.DataFrame, *, temperature: float, max_new_tokens: int) -> dict[str, Any]:
+def summary(
+    pair: Pair,
+    prompts_all: Sequence[str],
+    prompts: Sequence[str],
+    iterations: pd.DataFrame,
+    summary_tab: pd.DataFrame,
+    row: pd.DataFrame,
+    paper: pd.DataFrame,
+    models: pd.DataFrame,
+    vocab: pd.DataFrame,
+    latency: pd.DataFrame,
+    *,
+    temperature: float,
+    max_new_tokens: int,
+) -> dict[str, Any]:
     """The numbers the chapter's text cites, by glue name (without the chapter prefix): the pair and
     the run, the estimates at the largest draft length (``summary_tab``'s last row, with whether
     the direct estimate lies inside the MLE's interval and whether the chi-square test rejects a
@@ -285,27 +347,45 @@ def summary(pair: Pair, prompts_all: Sequence[str], prompts: Sequence[str], iter
     qwen = voc.loc[[f for f in voc.index if f != "OPT"]]
     lat = cross_family_latency(latency).set_index("draft_family")
     out: dict[str, Any] = {
-        "n_prompts_file": len(prompts_all), "n_prompts": len(prompts),
+        "n_prompts_file": len(prompts_all),
+        "n_prompts": len(prompts),
         "target_layers": int(getattr(pair.target_model.config, "num_hidden_layers", 0)),
         "draft_layers": int(getattr(pair.draft_model.config, "num_hidden_layers", 0)),
         "target_params": int(sum(p.numel() for p in pair.target_model.parameters())),
         "draft_params": int(sum(p.numel() for p in pair.draft_model.parameters())),
-        "temperature": float(temperature), "max_new_tokens": int(max_new_tokens),
-        "n_iterations": int(len(iterations)), "gamma_main": int(main["gamma"]), "evaluated": int(main["evaluated"]),
+        "temperature": float(temperature),
+        "max_new_tokens": int(max_new_tokens),
+        "n_iterations": int(len(iterations)),
+        "gamma_main": int(main["gamma"]),
+        "evaluated": int(main["evaluated"]),
         "agree": "inside" if main["ci_low"] <= main["alpha_min_pq"] <= main["ci_high"] else "outside",
         "gof_verdict": "rejects" if main["gof_p"] < 0.05 else "does not reject",
-        "draft_ppl": float(row["draft_ppl"].iloc[0]), "target_ppl": float(row["target_ppl"].iloc[0]),
+        "draft_ppl": float(row["draft_ppl"].iloc[0]),
+        "target_ppl": float(row["target_ppl"].iloc[0]),
         "alpha_hw95": float(row["alpha_hw95"].iloc[0]),
-        "paper_alpha_min": float(paper["alpha"].min()), "paper_alpha_max": float(paper["alpha"].max()),
-        "paper_hw_min": float(paper["alpha_hw95"].min()), "paper_hw_max": float(paper["alpha_hw95"].max()),
-        "n_cross": int((fam["kind"] == "cross family").sum()), "n_pairs": int(len(fam)),
-        "vocab_opt": int(voc.loc["OPT", "vocab_max"]), "vocab_qwen_min": int(qwen["vocab_min"].min()),
+        "paper_alpha_min": float(paper["alpha"].min()),
+        "paper_alpha_max": float(paper["alpha"].max()),
+        "paper_hw_min": float(paper["alpha_hw95"].min()),
+        "paper_hw_max": float(paper["alpha_hw95"].max()),
+        "n_cross": int((fam["kind"] == "cross family").sum()),
+        "n_pairs": int(len(fam)),
+        "vocab_opt": int(voc.loc["OPT", "vocab_max"]),
+        "vocab_qwen_min": int(qwen["vocab_min"].min()),
         "vocab_qwen_max": int(qwen["vocab_max"].max()),
         "tpot_qwen_over_opt": float(lat.loc["Qwen1.5", "tpot_s_over_opt"]),
         "ttft_qwen_over_opt": float(lat.loc["Qwen1.5", "ttft_s_over_opt"]),
     }
-    for col in ("alpha", "ci_low", "ci_high", "boot_ci_low", "boot_ci_high", "alpha_mean_tokens",
-                "alpha_min_pq", "alpha_min_pq_se", "gof_p"):
+    for col in (
+        "alpha",
+        "ci_low",
+        "ci_high",
+        "boot_ci_low",
+        "boot_ci_high",
+        "alpha_mean_tokens",
+        "alpha_min_pq",
+        "alpha_min_pq_se",
+        "gof_p",
+    ):
         out[col] = float(main[col])
     return out
 
@@ -327,21 +407,37 @@ def check_parameters(**params: object) -> None:
             raise ValueError(f"{name} must be a model folder or a hub name: the folder {v!r} does not exist")
         return v
 
-    p = V.check_parameters("measure_acceptance", params, {
-        "draft": V.optional(model), "target": V.optional(model), "rebuild_pair": V.rule(V.boolean),
-        "draft_family": V.rule(V.text), "prompts_file": V.optional(V.rule(V.existing_file, what="one prompt a line")),
-        "gammas": V.rule(V.sequence, item=V.rule(V.integer, low=1, high=64), unique=True, noun="draft lengths"),
-        "temperature": V.rule(V.number, low=0, high=10, what="0 is greedy"),
-        "n_prompts": V.rule(V.integer, low=1), "max_new_tokens": V.rule(V.integer, low=1, high=4096),
-        "seed": V.rule(V.seed), "n_resamples": V.rule(V.draws, allow_zero=False, what="cluster-bootstrap resamples"),
-        "threads": V.rule(V.integer, low=1, high=os.cpu_count() or 1, what="torch threads, at most this machine's CPUs"),
-        "artifacts_dir": V.optional(V.rule(V.folder))})
+    p = V.check_parameters(
+        "measure_acceptance",
+        params,
+        {
+            "draft": V.optional(model),
+            "target": V.optional(model),
+            "rebuild_pair": V.rule(V.boolean),
+            "draft_family": V.rule(V.text),
+            "prompts_file": V.optional(V.rule(V.existing_file, what="one prompt a line")),
+            "gammas": V.rule(V.sequence, item=V.rule(V.integer, low=1, high=64), unique=True, noun="draft lengths"),
+            "temperature": V.rule(V.number, low=0, high=10, what="0 is greedy"),
+            "n_prompts": V.rule(V.integer, low=1),
+            "max_new_tokens": V.rule(V.integer, low=1, high=4096),
+            "seed": V.rule(V.seed),
+            "n_resamples": V.rule(V.draws, allow_zero=False, what="cluster-bootstrap resamples"),
+            "threads": V.rule(
+                V.integer, low=1, high=os.cpu_count() or 1, what="torch threads, at most this machine's CPUs"
+            ),
+            "artifacts_dir": V.optional(V.rule(V.folder)),
+        },
+    )
     if (p.get("draft") is None) != (p.get("target") is None):
-        raise ValueError("draft and target go together: give both (model folders or hub names) or neither (the pair "
-                         "committed under data/local_pair)")
+        raise ValueError(
+            "draft and target go together: give both (model folders or hub names) or neither (the pair "
+            "committed under data/local_pair)"
+        )
     if p.get("rebuild_pair") and p.get("draft") is not None:
-        raise ValueError("rebuild_pair=True rebuilds the committed local pair; with draft and target given it would "
-                         "not be used: set it False or drop draft and target")
+        raise ValueError(
+            "rebuild_pair=True rebuilds the committed local pair; with draft and target given it would "
+            "not be used: set it False or drop draft and target"
+        )
     path = p.get("prompts_file") or DATA / "prompts.txt"
     try:
         count = len(read_prompts(path))

@@ -55,10 +55,29 @@ from sdsl.model.optimal_draft import (
 )
 
 __all__ = [
-    "CHAPTER", "D_TARGET_ALTERNATIVE", "TABLE5_TARGETS", "TABLE5_FAMILIES", "resolve_coefficients", "family_tokens",
-    "configurations", "table5", "implied_d_target", "variants", "deviation_hypotheses", "hypotheses_summary",
-    "speedup_table", "gamma_grid_search", "gamma_check", "throughput_curves", "experiment_drafts", "figure2",
-    "paper_n_grid", "brute_force_optimum", "flatness", "draft_losses", "summary",
+    "CHAPTER",
+    "D_TARGET_ALTERNATIVE",
+    "TABLE5_TARGETS",
+    "TABLE5_FAMILIES",
+    "resolve_coefficients",
+    "family_tokens",
+    "configurations",
+    "table5",
+    "implied_d_target",
+    "variants",
+    "deviation_hypotheses",
+    "hypotheses_summary",
+    "speedup_table",
+    "gamma_grid_search",
+    "gamma_check",
+    "throughput_curves",
+    "experiment_drafts",
+    "figure2",
+    "paper_n_grid",
+    "brute_force_optimum",
+    "flatness",
+    "draft_losses",
+    "summary",
 ]
 
 #: Chapter name: notebook stem and artifacts folder.
@@ -91,9 +110,18 @@ def table5(
     for r in configs.itertuples(index=False):
         o = optimal_draft_size(r.m, r.d_draft, r.d_target, c, coefficients, integer=integer)
         rows.append(
-            {"target": r.target, "m": r.m, "d_target": r.d_target, "draft_family": r.draft_family,
-             "d_draft": r.d_draft, "n_star": o.n_star, "gamma_star": o.gamma_star, "alpha": o.alpha,
-             "tokens_per_flop": o.tokens_per_flop, "speedup": o.speedup}
+            {
+                "target": r.target,
+                "m": r.m,
+                "d_target": r.d_target,
+                "draft_family": r.draft_family,
+                "d_draft": r.d_draft,
+                "n_star": o.n_star,
+                "gamma_star": o.gamma_star,
+                "alpha": o.alpha,
+                "tokens_per_flop": o.tokens_per_flop,
+                "speedup": o.speedup,
+            }
         )
     out = pd.DataFrame(rows)
     tol = _data.printed_tolerance("paper_table5")[["target", "draft_family", "n_star", "tokens_per_flop"]]
@@ -104,8 +132,9 @@ def table5(
     out["n_star_rel_dev"] = out["n_star"] / out["paper_n_star"] - 1.0
     out["tokens_per_flop_rel_dev"] = out["tokens_per_flop"] / out["paper_tokens_per_flop"] - 1.0
     out["n_star_within_print"] = equal_to_printed(out["n_star"], out["paper_n_star"], out["tol_n_star"])
-    out["tokens_per_flop_within_print"] = equal_to_printed(out["tokens_per_flop"], out["paper_tokens_per_flop"],
-                                                           out["tol_tokens_per_flop"])
+    out["tokens_per_flop_within_print"] = equal_to_printed(
+        out["tokens_per_flop"], out["paper_tokens_per_flop"], out["tol_tokens_per_flop"]
+    )
     return out.drop(columns=["tol_n_star", "tol_tokens_per_flop"])
 
 
@@ -129,8 +158,19 @@ def variants(
             t.insert(2, "constants", cc.name)
             t.insert(3, "integer", bool(i))
             frames.append(t)
-    cols = ["target", "draft_family", "constants", "integer", "n_star", "gamma_star", "alpha",
-            "tokens_per_flop", "speedup", "n_star_rel_dev", "tokens_per_flop_rel_dev"]
+    cols = [
+        "target",
+        "draft_family",
+        "constants",
+        "integer",
+        "n_star",
+        "gamma_star",
+        "alpha",
+        "tokens_per_flop",
+        "speedup",
+        "n_star_rel_dev",
+        "tokens_per_flop_rel_dev",
+    ]
     return pd.concat(frames, ignore_index=True)[cols]
 
 
@@ -181,8 +221,9 @@ def experiment_drafts(
     frames = []
     for r in configs.itertuples(index=False):
         d = models[(models["family"] == r.draft_family) & (models["role"] == "draft")].sort_values("params")
-        cur = throughput_curve(d["params"].to_numpy(float), r.m, r.d_draft, r.d_target, constants,
-                               coefficients, integer)
+        cur = throughput_curve(
+            d["params"].to_numpy(float), r.m, r.d_draft, r.d_target, constants, coefficients, integer
+        )
         f = pd.DataFrame(cur)
         f.insert(0, "draft", d["model"].to_list())
         f.insert(0, "draft_family", r.draft_family)
@@ -250,54 +291,100 @@ def summary(
     paper5, tol5 = _data.load("paper_table5"), _data.printed_tolerance("paper_table5")
     half = (tol5["tokens_per_flop"] / paper5["tokens_per_flop"])[paper5["target"] == "Qwen1.5-14B"].max()
     out: dict[str, object] = {
-        "ex_alpha": ex["alpha"], "ex_n": ex["n"], "ex_m": ex["m"], "ex_gamma_closed": ex["gamma_closed"],
-        "ex_gamma_brute": ex["gamma_brute"], "gamma_step": gamma_step, "gamma_cases": len(check),
-        "gamma_max_abs_diff": check["abs_diff"].max(), "gamma_min_t_rel": check["t_rel_diff"].min(),
-        "gamma_max_ratio": check["m_over_n"].max(), "gamma_min_ratio": check["m_over_n"].min(),
-        "gamma_alpha_min": check["alpha"].min(), "gamma_alpha_max": check["alpha"].max(),
-        "n_dev_max": pr["n_star_rel_dev"].abs().max(), "t_dev_max": pr["tokens_per_flop_rel_dev"].abs().max(),
-        "n_dev_14_min": a14["n_star_rel_dev"].min(), "n_dev_14_max": a14["n_star_rel_dev"].max(),
+        "ex_alpha": ex["alpha"],
+        "ex_n": ex["n"],
+        "ex_m": ex["m"],
+        "ex_gamma_closed": ex["gamma_closed"],
+        "ex_gamma_brute": ex["gamma_brute"],
+        "gamma_step": gamma_step,
+        "gamma_cases": len(check),
+        "gamma_max_abs_diff": check["abs_diff"].max(),
+        "gamma_min_t_rel": check["t_rel_diff"].min(),
+        "gamma_max_ratio": check["m_over_n"].max(),
+        "gamma_min_ratio": check["m_over_n"].min(),
+        "gamma_alpha_min": check["alpha"].min(),
+        "gamma_alpha_max": check["alpha"].max(),
+        "n_dev_max": pr["n_star_rel_dev"].abs().max(),
+        "t_dev_max": pr["tokens_per_flop_rel_dev"].abs().max(),
+        "n_dev_14_min": a14["n_star_rel_dev"].min(),
+        "n_dev_14_max": a14["n_star_rel_dev"].max(),
         "n_abs_14_max": (a14["n_star"] - a14["paper_n_star"]).abs().max(),
         "n_dev_32_max": a32["n_star_rel_dev"].abs().max(),
         "n_abs_32_max": (a32["n_star"] - a32["paper_n_star"]).abs().max(),
-        "t_dev_14_min": a14["tokens_per_flop_rel_dev"].min(), "t_dev_14_max": a14["tokens_per_flop_rel_dev"].max(),
-        "t_dev_32_max": a32["tokens_per_flop_rel_dev"].abs().max(), "t_half_unit": half,
+        "t_dev_14_min": a14["tokens_per_flop_rel_dev"].min(),
+        "t_dev_14_max": a14["tokens_per_flop_rel_dev"].max(),
+        "t_dev_32_max": a32["tokens_per_flop_rel_dev"].abs().max(),
+        "t_half_unit": half,
         "t_units_14": a14["tokens_per_flop_rel_dev"].min() / half,
-        "t_equal_32": int(a32["tokens_per_flop_within_print"].sum()), "rows_32": len(a32),
-        "m_alt": m_alt, "d_alt": d_alt,
+        "t_equal_32": int(a32["tokens_per_flop_within_print"].sum()),
+        "rows_32": len(a32),
+        "m_alt": m_alt,
+        "d_alt": d_alt,
         "d_printed": float(paper5.loc[paper5["target"] == "Qwen1.5-14B", "d_target"].iloc[0]),
     }
     hs = hypotheses_summary(hyp).set_index("hypothesis")
-    for key, name in (("integer gamma", "int"), ("Table 7 N grid, log", "log"), ("Table 7 N grid, linear", "lin"),
-                      (f"M = {m_alt:.3g}", "m14"), (f"D' = {d_alt:.3g}", "d4")):
+    for key, name in (
+        ("integer gamma", "int"),
+        ("Table 7 N grid, log", "log"),
+        ("Table 7 N grid, linear", "lin"),
+        (f"M = {m_alt:.3g}", "m14"),
+        (f"D' = {d_alt:.3g}", "d4"),
+    ):
         out[f"hyp_{name}_n"], out[f"hyp_{name}_t"] = hs.loc[key, "max_abs_n_dev"], hs.loc[key, "max_abs_t_dev"]
     g_log, g_lin = paper_n_grid("log"), paper_n_grid("linear")
-    out.update(log_step=g_log[1] / g_log[0] - 1, lin_step=g_lin[1] - g_lin[0], grid_points=g_log.size,
-               grid_low=g_log[0], grid_high=g_log[-1])
+    out.update(
+        log_step=g_log[1] / g_log[0] - 1,
+        lin_step=g_lin[1] - g_lin[0],
+        grid_points=g_log.size,
+        grid_low=g_log[0],
+        grid_high=g_log[-1],
+    )
     for tgt, key in (("Qwen1.5-14B", "imp14"), ("Qwen1.5-32B", "imp32")):
         v = implied.loc[implied["target"] == tgt, "d_target_implied"] / 1e12
         out[f"{key}_min"], out[f"{key}_max"] = v.min(), v.max()
     alt = t5_alt.dropna(subset=["paper_n_star"])
-    out.update(d4_n_dev_max=alt["n_star_rel_dev"].abs().max(),
-               d4_n_abs_max=(alt["n_star"] - alt["paper_n_star"]).abs().max(),
-               d4_t_equal=int(alt["tokens_per_flop_within_print"].sum()), d4_rows=len(alt),
-               flat_max=flatness(alt, constants, coefficients).abs().max())
+    out.update(
+        d4_n_dev_max=alt["n_star_rel_dev"].abs().max(),
+        d4_n_abs_max=(alt["n_star"] - alt["paper_n_star"]).abs().max(),
+        d4_t_equal=int(alt["tokens_per_flop_within_print"].sum()),
+        d4_rows=len(alt),
+        flat_max=flatness(alt, constants, coefficients).abs().max(),
+    )
     loss = draft_losses(drafts, t5)
     smallest = drafts.loc[drafts.groupby("draft_family")["n"].idxmin()].set_index("draft_family")
     ratio = t5["n_star"] / t5["draft_family"].map(smallest["n"])
-    out.update(draft_loss_min=loss.loc[loss["best"], "loss"].min(), draft_loss_max=loss.loc[loss["best"], "loss"].max(),
-               worst_loss=loss["loss"].max(), nstar_min=t5["n_star"].min(), nstar_max=t5["n_star"].max(),
-               smallest_drafts=", ".join(f"{r.draft} ({r.n:.3g} parameters)" for r in smallest.itertuples()),
-               nstar_over_smallest_min=ratio.min(), nstar_over_smallest_max=ratio.max())
-    bi, hc = var[(var["constants"] == "besiroglu2024") & var["integer"]], var[(var["constants"] == "hoffmann2022") & ~var["integer"]]
-    out.update(int_dev_min=bi["n_star_rel_dev"].min(), int_dev_max=bi["n_star_rel_dev"].max(),
-               int_t_max=bi["tokens_per_flop_rel_dev"].abs().max(),
-               hof_dev_min=hc["n_star_rel_dev"].min(), hof_dev_max=hc["n_star_rel_dev"].max(),
-               speedup_min=speedup["speedup"].min(), speedup_max=speedup["speedup"].max())
+    out.update(
+        draft_loss_min=loss.loc[loss["best"], "loss"].min(),
+        draft_loss_max=loss.loc[loss["best"], "loss"].max(),
+        worst_loss=loss["loss"].max(),
+        nstar_min=t5["n_star"].min(),
+        nstar_max=t5["n_star"].max(),
+        smallest_drafts=", ".join(f"{r.draft} ({r.n:.3g} parameters)" for r in smallest.itertuples()),
+        nstar_over_smallest_min=ratio.min(),
+        nstar_over_smallest_max=ratio.max(),
+    )
+    bi, hc = (
+        var[(var["constants"] == "besiroglu2024") & var["integer"]],
+        var[(var["constants"] == "hoffmann2022") & ~var["integer"]],
+    )
+    out.update(
+        int_dev_min=bi["n_star_rel_dev"].min(),
+        int_dev_max=bi["n_star_rel_dev"].max(),
+        int_t_max=bi["tokens_per_flop_rel_dev"].abs().max(),
+        hof_dev_min=hc["n_star_rel_dev"].min(),
+        hof_dev_max=hc["n_star_rel_dev"].max(),
+        speedup_min=speedup["speedup"].min(),
+        speedup_max=speedup["speedup"].max(),
+    )
     for tgt, d in speedup.groupby("target", sort=False):
         key = tgt.replace(".", "_").replace("-", "_").lower()
-        out.update({f"speedup_{key}_max": d["speedup"].max(), f"speedup_{key}_min": d["speedup"].min(),
-                    f"speedup_{key}_best": d.loc[d["speedup"].idxmax(), "draft_family"]})
+        out.update(
+            {
+                f"speedup_{key}_max": d["speedup"].max(),
+                f"speedup_{key}_min": d["speedup"].min(),
+                f"speedup_{key}_best": d.loc[d["speedup"].idxmax(), "draft_family"],
+            }
+        )
     return out
 
 
@@ -313,22 +400,38 @@ def check_parameters(**params: object) -> None:
     tgt, fams = mod[mod["role"] == "target"].set_index("model"), sorted(set(mod.loc[mod["role"] == "draft", "family"]))
     name = V.rule(V.choice, options=list(tgt.index), what="targets of data/models.csv")
     npar = V.rule(V.number, low=V.MODEL_PARAMS[0], high=V.MODEL_PARAMS[1], what="draft parameters")
-    p = V.check_parameters("optimal_draft", params, {
-        "targets": V.rule(V.sequence, item=name, unique=True),
-        "families": V.rule(V.sequence, item=V.rule(V.choice, options=fams, what="draft families"), unique=True),
-        "constants": V.loss_constants, "coefficients": V.optional(V.coefficients), "integer": V.rule(V.boolean),
-        "d_target": V.rule(V.mapping, key=name, item=V.rule(V.number, low=V.TOKENS[0], high=V.TOKENS[1], what="D'")),
-        "n_min": npar, "n_max": npar,
-        "n_points": V.rule(V.integer, low=2, high=10_000), "gamma_step": V.rule(V.number, low=1e-5, high=1),
-        "artifacts_dir": V.optional(V.rule(V.folder))})
+    p = V.check_parameters(
+        "optimal_draft",
+        params,
+        {
+            "targets": V.rule(V.sequence, item=name, unique=True),
+            "families": V.rule(V.sequence, item=V.rule(V.choice, options=fams, what="draft families"), unique=True),
+            "constants": V.loss_constants,
+            "coefficients": V.optional(V.coefficients),
+            "integer": V.rule(V.boolean),
+            "d_target": V.rule(
+                V.mapping, key=name, item=V.rule(V.number, low=V.TOKENS[0], high=V.TOKENS[1], what="D'")
+            ),
+            "n_min": npar,
+            "n_max": npar,
+            "n_points": V.rule(V.integer, low=2, high=10_000),
+            "gamma_step": V.rule(V.number, low=1e-5, high=1),
+            "artifacts_dir": V.optional(V.rule(V.folder)),
+        },
+    )
     targets, families, dt = p.get("targets", TABLE5_TARGETS), p.get("families", TABLE5_FAMILIES), p.get("d_target", {})
     V.unknown_names(dt, targets, "target", "in d_target: not among targets, it would not be used")
     lo, hi = p.get("n_min", 5e7), p.get("n_max", 5e9)
     if not lo < hi:
         raise ValueError(f"n_min must be below n_max, got n_min = {lo:g} and n_max = {hi:g}")
-    coef = PAPER_EQ5 if p.get("coefficients") is None else AcceptanceCoefficients(*p["coefficients"], source="parameter")
+    coef = (
+        PAPER_EQ5 if p.get("coefficients") is None else AcceptanceCoefficients(*p["coefficients"], source="parameter")
+    )
     d_of = {f: float(mod.loc[(mod["family"] == f) & (mod["role"] == "draft"), "tokens"].iloc[0]) for f in families}
-    configs = [(float(tgt.loc[t, "params"]), d_of[f], float(dt.get(t, tgt.loc[t, "tokens"]))) for t in targets
-               for f in families]
+    configs = [
+        (float(tgt.loc[t, "params"]), d_of[f], float(dt.get(t, tgt.loc[t, "tokens"])))
+        for t in targets
+        for f in families
+    ]
     V.optimum_inside(configs, p.get("constants", "besiroglu2024"), coef, p.get("integer", False))
     V.plane_inside(configs, (lo, hi), p.get("constants", "besiroglu2024"), coef, "n_min and n_max")

@@ -57,14 +57,30 @@ def inputs_table(inputs: PlanInputs) -> pd.DataFrame:
     import pandas as pd
 
     t = inputs.target
-    return pd.DataFrame({
-        "input": ["target", "M (parameters)", "D' (tokens)", "D (tokens)", "loss-law constants",
-                  "acceptance plane", "draft length", "N range (parameters)"],
-        "value": [t.name, f"{t.params:.6g}", f"{t.tokens:.3g}",
-                  ", ".join(f"{d:.3g}" for d in inputs.draft_tokens), inputs.constants.name,
-                  inputs.alpha.label, "integer" if inputs.integer else "continuous",
-                  f"{inputs.n_range[0]:.3g} to {inputs.n_range[1]:.3g}"],
-    })
+    return pd.DataFrame(
+        {
+            "input": [
+                "target",
+                "M (parameters)",
+                "D' (tokens)",
+                "D (tokens)",
+                "loss-law constants",
+                "acceptance plane",
+                "draft length",
+                "N range (parameters)",
+            ],
+            "value": [
+                t.name,
+                f"{t.params:.6g}",
+                f"{t.tokens:.3g}",
+                ", ".join(f"{d:.3g}" for d in inputs.draft_tokens),
+                inputs.constants.name,
+                inputs.alpha.label,
+                "integer" if inputs.integer else "continuous",
+                f"{inputs.n_range[0]:.3g} to {inputs.n_range[1]:.3g}",
+            ],
+        }
+    )
 
 
 def candidates_table(inputs: PlanInputs, table: pd.DataFrame) -> pd.DataFrame:
@@ -85,9 +101,15 @@ def interval_edge_share(inputs: PlanInputs, table: pd.DataFrame) -> float:
     first = table.iloc[0]
     if "n_star_ci_low" not in table.columns or not np.isfinite(first.get("n_star_ci_low", np.nan)):
         return float("nan")
-    edges = throughput_curve(np.array([first["n_star_ci_low"], first["n_star_ci_high"]], dtype=float),
-                             inputs.target.params, inputs.draft_tokens[0], inputs.target.tokens,
-                             inputs.constants, inputs.alpha.coefficients, inputs.integer)
+    edges = throughput_curve(
+        np.array([first["n_star_ci_low"], first["n_star_ci_high"]], dtype=float),
+        inputs.target.params,
+        inputs.draft_tokens[0],
+        inputs.target.tokens,
+        inputs.constants,
+        inputs.alpha.coefficients,
+        inputs.integer,
+    )
     return float(np.min(edges["tokens_per_flop"]) / first["tokens_per_flop"])
 
 
@@ -111,11 +133,20 @@ def table5_check(paper5: pd.DataFrame | None = None, d_target_14b: float = D_TAR
                 continue
             d_target = float(r["d_target"]) if d_alt is None else float(d_alt)
             o = P.plan(P.check_inputs(target_params=r["m"], target_tokens=d_target, draft_tokens=r["d_draft"]))
-            rows.append({"target": r["target"], "draft_family": r["draft_family"], "reading": reading,
-                         "d_target": d_target, "n_star_paper": float(r["n_star"]), "n_star_ours": o.n_star,
-                         "n_star_rel_dev": o.n_star / float(r["n_star"]) - 1,
-                         "tpf_paper": float(r["tokens_per_flop"]), "tpf_ours": o.tokens_per_flop,
-                         "tpf_rel_dev": o.tokens_per_flop / float(r["tokens_per_flop"]) - 1})
+            rows.append(
+                {
+                    "target": r["target"],
+                    "draft_family": r["draft_family"],
+                    "reading": reading,
+                    "d_target": d_target,
+                    "n_star_paper": float(r["n_star"]),
+                    "n_star_ours": o.n_star,
+                    "n_star_rel_dev": o.n_star / float(r["n_star"]) - 1,
+                    "tpf_paper": float(r["tokens_per_flop"]),
+                    "tpf_ours": o.tokens_per_flop,
+                    "tpf_rel_dev": o.tokens_per_flop / float(r["tokens_per_flop"]) - 1,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -129,15 +160,32 @@ def throughput_curves(inputs: PlanInputs, table: pd.DataFrame, points: int = 400
     n = np.exp(np.linspace(np.log(lo), np.log(hi), points))
     frames = []
     for d in table["d_draft"].astype(float):
-        cur = throughput_curve(n, inputs.target.params, d, inputs.target.tokens, inputs.constants,
-                               inputs.alpha.coefficients, inputs.integer)
-        frames.append(pd.DataFrame({"d_draft": d, "n": cur["n"], "alpha": cur["alpha"],
-                                    "gamma": cur["gamma"], "tokens_per_flop": cur["tokens_per_flop"]}))
+        cur = throughput_curve(
+            n,
+            inputs.target.params,
+            d,
+            inputs.target.tokens,
+            inputs.constants,
+            inputs.alpha.coefficients,
+            inputs.integer,
+        )
+        frames.append(
+            pd.DataFrame(
+                {
+                    "d_draft": d,
+                    "n": cur["n"],
+                    "alpha": cur["alpha"],
+                    "gamma": cur["gamma"],
+                    "tokens_per_flop": cur["tokens_per_flop"],
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 
-def figure_throughput(inputs: PlanInputs, table: pd.DataFrame, candidates: pd.DataFrame | None = None,
-                      points: int = 400):
+def figure_throughput(
+    inputs: PlanInputs, table: pd.DataFrame, candidates: pd.DataFrame | None = None, points: int = 400
+):
     """Throughput ``T(N)`` (Eq. 9 with ``gamma*``) against draft size for each ``D``, the optimum
     ``N*`` (star) with its bootstrap interval (shaded), and the candidate drafts (dots) annotated
     with their share of the optimum. Units on both axes, no offset label."""
@@ -151,21 +199,35 @@ def figure_throughput(inputs: PlanInputs, table: pd.DataFrame, candidates: pd.Da
     palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for i, row in table.reset_index(drop=True).iterrows():
         d = float(row["d_draft"])
-        colour = (family_color(inputs.target.draft_family)
-                  if inputs.target.draft_family and len(table) == 1 else palette[i % len(palette)])
+        colour = (
+            family_color(inputs.target.draft_family)
+            if inputs.target.draft_family and len(table) == 1
+            else palette[i % len(palette)]
+        )
         cur = curves[curves["d_draft"] == d]
         ax.plot(cur["n"], cur["tokens_per_flop"], color=colour, label=f"drafts trained on D = {tokens(d)} tokens")
-        ax.plot([row["n_star"]], [row["tokens_per_flop"]], marker="*", markersize=14, color=colour,
-                markeredgecolor="black", linestyle="none")
+        ax.plot(
+            [row["n_star"]],
+            [row["tokens_per_flop"]],
+            marker="*",
+            markersize=14,
+            color=colour,
+            markeredgecolor="black",
+            linestyle="none",
+        )
         if "n_star_ci_low" in row and np.isfinite(row.get("n_star_ci_low", np.nan)):
             ax.axvspan(row["n_star_ci_low"], row["n_star_ci_high"], color=colour, alpha=0.15, linewidth=0)
         if candidates is not None and len(candidates):
             sub = candidates[candidates["d_draft"] == d]
             ax.plot(sub["params"], sub["tokens_per_flop"], marker="o", color="black", linestyle="none")
             for _, c in sub.iterrows():
-                ax.annotate(f"{c['candidate']}: {100 * c['share_of_optimum']:.0f} %",
-                            (c["params"], c["tokens_per_flop"]), textcoords="offset points",
-                            xytext=(6, 6), fontsize=8)
+                ax.annotate(
+                    f"{c['candidate']}: {100 * c['share_of_optimum']:.0f} %",
+                    (c["params"], c["tokens_per_flop"]),
+                    textcoords="offset points",
+                    xytext=(6, 6),
+                    fontsize=8,
+                )
     ax.set_xscale("log")
     ax.set_xlabel("draft size N (parameters)")
     scaled(ax, "y", r"throughput $\mathcal{T}(N)$", "tokens per FLOP", curves["tokens_per_flop"])
@@ -202,14 +264,19 @@ def lookup(hardware: str = "h100-sxm") -> pd.DataFrame:
 def lookup_summary(table: pd.DataFrame) -> dict[str, Any]:
     """The numbers the text cites about the lookup table (glue names without the chapter prefix)."""
     ok = table[table["status"] == "planned"]
-    return {"lookup_n": int(len(table)), "lookup_n_planned": int(len(ok)),
-            "lookup_n_moe": int(table["status"].str.startswith("refused").sum()),
-            "lookup_n_unknown": int((table["status"] == "tokens unknown").sum()),
-            "lookup_hardware": str(ok["hardware"].iloc[0]),
-            "lookup_ratio_min": float(ok["m_over_n_star"].min()), "lookup_ratio_max": float(ok["m_over_n_star"].max()),
-            "lookup_gamma_min": int(ok["gamma_star_integer"].min()), "lookup_gamma_max": int(ok["gamma_star_integer"].max()),
-            "lookup_speedup_min": float(ok["wall_clock_speedup"].min()),
-            "lookup_speedup_max": float(ok["wall_clock_speedup"].max())}
+    return {
+        "lookup_n": int(len(table)),
+        "lookup_n_planned": int(len(ok)),
+        "lookup_n_moe": int(table["status"].str.startswith("refused").sum()),
+        "lookup_n_unknown": int((table["status"] == "tokens unknown").sum()),
+        "lookup_hardware": str(ok["hardware"].iloc[0]),
+        "lookup_ratio_min": float(ok["m_over_n_star"].min()),
+        "lookup_ratio_max": float(ok["m_over_n_star"].max()),
+        "lookup_gamma_min": int(ok["gamma_star_integer"].min()),
+        "lookup_gamma_max": int(ok["gamma_star_integer"].max()),
+        "lookup_speedup_min": float(ok["wall_clock_speedup"].min()),
+        "lookup_speedup_max": float(ok["wall_clock_speedup"].max()),
+    }
 
 
 def _number(value: float) -> float | str:
@@ -217,8 +284,14 @@ def _number(value: float) -> float | str:
     return float(value) if np.isfinite(value) else "n/a"
 
 
-def summary(inputs: PlanInputs, table: pd.DataFrame, candidates: pd.DataFrame,
-            sensitivity: pd.DataFrame, check: pd.DataFrame, lookup_: pd.DataFrame | None = None) -> dict[str, Any]:
+def summary(
+    inputs: PlanInputs,
+    table: pd.DataFrame,
+    candidates: pd.DataFrame,
+    sensitivity: pd.DataFrame,
+    check: pd.DataFrame,
+    lookup_: pd.DataFrame | None = None,
+) -> dict[str, Any]:
     """The numbers the chapter's text cites, by glue name (without the chapter prefix): the plan's
     inputs, the optimum of the first ``D``, its bootstrap interval and how flat the curve is at its
     ends, the best candidate, the covariance sensitivity and the Table 5 check (``check`` from
@@ -226,13 +299,21 @@ def summary(inputs: PlanInputs, table: pd.DataFrame, candidates: pd.DataFrame,
     t = inputs.target
     first = table.iloc[0]
     out: dict[str, Any] = {
-        "target": t.name, "m": float(t.params), "d_target": float(t.tokens),
-        "d_draft": float(inputs.draft_tokens[0]), "constants": inputs.constants.name,
-        "alpha_label": inputs.alpha.label, "alpha_note": inputs.alpha.note,
-        "n_boot": int(inputs.n_boot), "seed": int(inputs.seed) if inputs.seed is not None else 0,
-        "n_star": float(first["n_star"]), "gamma_star": float(first["gamma_star"]),
-        "alpha": float(first["alpha"]), "tpf": float(first["tokens_per_flop"]),
-        "speedup": float(first["speedup"]), "n_star_over_m": float(first["n_star"] / t.params),
+        "target": t.name,
+        "m": float(t.params),
+        "d_target": float(t.tokens),
+        "d_draft": float(inputs.draft_tokens[0]),
+        "constants": inputs.constants.name,
+        "alpha_label": inputs.alpha.label,
+        "alpha_note": inputs.alpha.note,
+        "n_boot": int(inputs.n_boot),
+        "seed": int(inputs.seed) if inputs.seed is not None else 0,
+        "n_star": float(first["n_star"]),
+        "gamma_star": float(first["gamma_star"]),
+        "alpha": float(first["alpha"]),
+        "tpf": float(first["tokens_per_flop"]),
+        "speedup": float(first["speedup"]),
+        "n_star_over_m": float(first["n_star"] / t.params),
     }
     if len(candidates):
         best = candidates.loc[candidates["share_of_optimum"].idxmax()]
@@ -241,13 +322,16 @@ def summary(inputs: PlanInputs, table: pd.DataFrame, candidates: pd.DataFrame,
         out.update(best_candidate="(none given)", best_share="n/a")
     lo = float(first["n_star_ci_low"]) if "n_star_ci_low" in table.columns else float("nan")
     hi = float(first["n_star_ci_high"]) if "n_star_ci_high" in table.columns else float("nan")
-    out.update(ci_low=_number(lo), ci_high=_number(hi),
-               ci_rel_low=_number(100 * (lo / first["n_star"] - 1)),
-               ci_rel_high=_number(100 * (hi / first["n_star"] - 1)),
-               dropped=int(table["bootstrap_dropped"].sum()) if "bootstrap_dropped" in table.columns else 0,
-               ci_edge_share=_number(100 * interval_edge_share(inputs, table)),
-               width_full=float(100 * sensitivity["relative_width"].iloc[0]),
-               width_diag=float(100 * sensitivity["relative_width"].iloc[1]))
+    out.update(
+        ci_low=_number(lo),
+        ci_high=_number(hi),
+        ci_rel_low=_number(100 * (lo / first["n_star"] - 1)),
+        ci_rel_high=_number(100 * (hi / first["n_star"] - 1)),
+        dropped=int(table["bootstrap_dropped"].sum()) if "bootstrap_dropped" in table.columns else 0,
+        ci_edge_share=_number(100 * interval_edge_share(inputs, table)),
+        width_full=float(100 * sensitivity["relative_width"].iloc[0]),
+        width_diag=float(100 * sensitivity["relative_width"].iloc[1]),
+    )
     printed = check[check["reading"] == "as printed"]
     alt = check[check["reading"] != "as printed"]
     is14 = printed["target"] == "Qwen1.5-14B"
@@ -272,8 +356,19 @@ def check_parameters(**params: object) -> None:
     from sdsl import _validate as V
     from sdsl import plan as P
 
-    names = ("preset", "target_params", "target_tokens", "draft_tokens", "constants", "alpha_source", "integer_gamma",
-             "n_range", "candidates", "n_boot", "seed")
+    names = (
+        "preset",
+        "target_params",
+        "target_tokens",
+        "draft_tokens",
+        "constants",
+        "alpha_source",
+        "integer_gamma",
+        "n_range",
+        "candidates",
+        "n_boot",
+        "seed",
+    )
     V.unknown_names(params, (*names, "artifacts_dir", "lookup_hardware"), "parameter", "of notebook 'plan_draft'")
     if params.get("artifacts_dir") is not None:
         V.folder(params["artifacts_dir"], "artifacts_dir")

@@ -47,11 +47,40 @@ from sdsl.audit.rules import COINCIDENCE, READINGS, REASONS, TOLERANCES, Reading
 from sdsl.model.compare import DIFFERS, EQUAL, STATUSES, WITHIN, classify
 
 __all__ = [
-    "EQUAL", "WITHIN", "DIFFERS", "STATUSES", "INPUT_OK", "INPUT_BAD", "INPUT_READ", "AS_PRINTED",
-    "TableTolerance", "TOLERANCES", "Reading", "READINGS", "Reason", "REASONS", "REQUIRED_ARTIFACTS",
-    "COINCIDENCE", "MissingArtifactsError", "check_artifacts", "parse_millions", "classify", "interval_rule",
-    "latency_claims", "scorecard", "view", "counts", "coverage", "tolerance_table", "differences_markdown",
-    "readings_markdown", "counts_table", "view_counts", "view_rows", "figure_counts", "summary",
+    "EQUAL",
+    "WITHIN",
+    "DIFFERS",
+    "STATUSES",
+    "INPUT_OK",
+    "INPUT_BAD",
+    "INPUT_READ",
+    "AS_PRINTED",
+    "TableTolerance",
+    "TOLERANCES",
+    "Reading",
+    "READINGS",
+    "Reason",
+    "REASONS",
+    "REQUIRED_ARTIFACTS",
+    "COINCIDENCE",
+    "MissingArtifactsError",
+    "check_artifacts",
+    "parse_millions",
+    "classify",
+    "interval_rule",
+    "latency_claims",
+    "scorecard",
+    "view",
+    "counts",
+    "coverage",
+    "tolerance_table",
+    "differences_markdown",
+    "readings_markdown",
+    "counts_table",
+    "view_counts",
+    "view_rows",
+    "figure_counts",
+    "summary",
 ]
 
 
@@ -72,8 +101,11 @@ def scorecard(artifacts_root: Path | str | None = None) -> pd.DataFrame:
     coincidence = interval_rule(df)
     df.loc[coincidence, "status"] = DIFFERS
     is_input = df["kind"] == "input"
-    df.loc[is_input, "status"] = np.where(df.loc[is_input, "reading"] != AS_PRINTED, INPUT_READ,
-                                          np.where(df.loc[is_input, "status"] == EQUAL, INPUT_OK, INPUT_BAD))
+    df.loc[is_input, "status"] = np.where(
+        df.loc[is_input, "reading"] != AS_PRINTED,
+        INPUT_READ,
+        np.where(df.loc[is_input, "status"] == EQUAL, INPUT_OK, INPUT_BAD),
+    )
     claims = pd.DataFrame(claim_rows(root, df))
     claims["rtol"] = 0.0
     claims["status"] = [EQUAL if o == p else DIFFERS for o, p in zip(claims["ours"], claims["paper"])]
@@ -82,11 +114,28 @@ def scorecard(artifacts_root: Path | str | None = None) -> pd.DataFrame:
     with np.errstate(divide="ignore", invalid="ignore"):
         df["rel_deviation"] = np.where(df["paper"] != 0, df["ours"] / df["paper"] - 1.0, np.nan)
     reasons = [reason_for(t, i) if s == DIFFERS else None for t, i, s in zip(df["table"], df["item"], df["status"])]
-    df["reason"] = [(COINCIDENCE if c else r.text + (f" ({d.split(': ')[-1]})" if k == "claim" else "")) if r else ""
-                    for r, d, c, k in zip(reasons, df["detail"], coincidence, df["kind"])]
+    df["reason"] = [
+        (COINCIDENCE if c else r.text + (f" ({d.split(': ')[-1]})" if k == "claim" else "")) if r else ""
+        for r, d, c, k in zip(reasons, df["detail"], coincidence, df["kind"])
+    ]
     df["reason_chapter"] = [(r.chapter or ch) if r else "" for r, ch in zip(reasons, df["chapter"])]
-    cols = ["table", "item", "kind", "reading", "paper", "ours", "rel_deviation", "printed_tol", "rtol", "status",
-            "chapter", "artifact", "detail", "reason", "reason_chapter"]
+    cols = [
+        "table",
+        "item",
+        "kind",
+        "reading",
+        "paper",
+        "ours",
+        "rel_deviation",
+        "printed_tol",
+        "rtol",
+        "status",
+        "chapter",
+        "artifact",
+        "detail",
+        "reason",
+        "reason_chapter",
+    ]
     order = {t: i for i, t in enumerate(TOLERANCES)}
     return df[cols].sort_values("table", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)
 
@@ -113,10 +162,21 @@ def differences_markdown(card: pd.DataFrame) -> str:
     return "\n".join(lines) if lines else "Every number reproduces."
 
 
-_WORDS = ((r"\bstd_error\b", "SE"), (r"\bmoe(\d?)\b", r"margin\1"), (r"\bci(\d?)_lower\b", r"CI\1 low"),
-          (r"\bci(\d?)_upper\b", r"CI\1 high"), (r"\badj_r2\b", "adjusted R²"), (r"\br2\b", "R²"), (r"\bmse\b", "MSE"),
-          (r"\bg_prime\b", "γ′"), (r"\bg\b(?= )", "γ"), (r"\bmu\b", "μ"), (r"\bM0\b", "M₀"), (r"\bmodel ", ""),
-          (r"\bD_prime\b", "D′"))
+_WORDS = (
+    (r"\bstd_error\b", "SE"),
+    (r"\bmoe(\d?)\b", r"margin\1"),
+    (r"\bci(\d?)_lower\b", r"CI\1 low"),
+    (r"\bci(\d?)_upper\b", r"CI\1 high"),
+    (r"\badj_r2\b", "adjusted R²"),
+    (r"\br2\b", "R²"),
+    (r"\bmse\b", "MSE"),
+    (r"\bg_prime\b", "γ′"),
+    (r"\bg\b(?= )", "γ"),
+    (r"\bmu\b", "μ"),
+    (r"\bM0\b", "M₀"),
+    (r"\bmodel ", ""),
+    (r"\bD_prime\b", "D′"),
+)
 
 
 def _human(item: str) -> str:
@@ -133,8 +193,13 @@ def readings_markdown() -> str:
 def counts_table(card: pd.DataFrame) -> pd.DataFrame:
     """:func:`counts` of both views, one after the other, with a ``view`` column (as printed, as
     reinterpreted): the artifact ``counts.csv``."""
-    return pd.concat([counts(card, r, order=list(TOLERANCES)).assign(view="as reinterpreted" if r else AS_PRINTED)
-                      for r in (False, True)], ignore_index=True)
+    return pd.concat(
+        [
+            counts(card, r, order=list(TOLERANCES)).assign(view="as reinterpreted" if r else AS_PRINTED)
+            for r in (False, True)
+        ],
+        ignore_index=True,
+    )
 
 
 def view_counts(counts_: pd.DataFrame, which: str):
@@ -142,9 +207,17 @@ def view_counts(counts_: pd.DataFrame, which: str):
     from sdsl.book.tables import show
 
     c = counts_[counts_["view"] == which]
-    cols = {"table": "table", EQUAL: "equal", WITHIN: "within tol.", DIFFERS: "differ",
-            INPUT_OK: "inputs ok", INPUT_BAD: "inputs wrong", INPUT_READ: "inputs reread",
-            "total": "rows", "reproduced": "reproduce"}
+    cols = {
+        "table": "table",
+        EQUAL: "equal",
+        WITHIN: "within tol.",
+        DIFFERS: "differ",
+        INPUT_OK: "inputs ok",
+        INPUT_BAD: "inputs wrong",
+        INPUT_READ: "inputs reread",
+        "total": "rows",
+        "reproduced": "reproduce",
+    }
     return show(c, columns=cols, formats={"reproduced": lambda v: "\u2013" if v != v else f"{100 * v:.0f} %"})
 
 
@@ -158,20 +231,43 @@ def view_rows(card: pd.DataFrame, kind: str):
     for i, (_, g) in _groups(card):
         ref.update({j: i for j in g.index})
     rows = card[card["kind"] == kind]
-    where = [f'<a href="{c or ch}.html">{c or ch}</a>' if (c or ch) else "\u2013"
-             for c, ch in zip(rows["reason_chapter"], rows["chapter"])]
+    where = [
+        f'<a href="{c or ch}.html">{c or ch}</a>' if (c or ch) else "\u2013"
+        for c, ch in zip(rows["reason_chapter"], rows["chapter"])
+    ]
     why = [f"reason {ref[j]}" if j in ref else "\u2013" for j in rows.index]
-    rows = rows.assign(item=[_human(t) for t in rows["item"]] if kind != "claim" else rows["item"], where=where, why=why)
-    cols = {"table": "table", "item": "claim" if kind == "claim" else "number", "reading": "reading",
-            "paper": "paper", "ours": "transcribed" if kind == "input" else "ours", "rel_deviation": "deviation",
-            "status": "status", "why": "why it differs", "where": "chapter"}
+    rows = rows.assign(
+        item=[_human(t) for t in rows["item"]] if kind != "claim" else rows["item"], where=where, why=why
+    )
+    cols = {
+        "table": "table",
+        "item": "claim" if kind == "claim" else "number",
+        "reading": "reading",
+        "paper": "paper",
+        "ours": "transcribed" if kind == "input" else "ours",
+        "rel_deviation": "deviation",
+        "status": "status",
+        "why": "why it differs",
+        "where": "chapter",
+    }
     if kind == "claim":
-        cols = {"table": "figure", "item": "claim (the caption's words)", "detail": "what is computed",
-                "ours": "share in which it holds", "status": "status", "why": "why it fails", "where": "chapter"}
+        cols = {
+            "table": "figure",
+            "item": "claim (the caption's words)",
+            "detail": "what is computed",
+            "ours": "share in which it holds",
+            "status": "status",
+            "why": "why it fails",
+            "where": "chapter",
+        }
     six = lambda v: "\u2013" if v != v else f"{v:.6g}"  # noqa: E731
     pct = lambda v: "\u2013" if v != v else f"{100 * v:+.2f} %"  # noqa: E731
-    return show(rows, columns=cols, formats={"paper": six, "ours": six, "rel_deviation": pct},
-                wrap=["item", "detail"] if kind == "claim" else [])
+    return show(
+        rows,
+        columns=cols,
+        formats={"paper": six, "ours": six, "rel_deviation": pct},
+        wrap=["item", "detail"] if kind == "claim" else [],
+    )
 
 
 def figure_counts(card: pd.DataFrame):
@@ -203,18 +299,29 @@ def summary(card: pd.DataFrame) -> dict[str, Any]:
     for prefix, reint in (("printed", False), ("reinterpreted", True)):
         v = view(card, reint)
         num = v[v["kind"] == "number"]
-        out.update({f"{prefix}_n_numbers": len(num), f"{prefix}_n_equal": int((num["status"] == EQUAL).sum()),
-                    f"{prefix}_n_within": int((num["status"] == WITHIN).sum()),
-                    f"{prefix}_n_differs": int((num["status"] == DIFFERS).sum()),
-                    f"{prefix}_share": float(num["status"].isin([EQUAL, WITHIN]).mean())})
+        out.update(
+            {
+                f"{prefix}_n_numbers": len(num),
+                f"{prefix}_n_equal": int((num["status"] == EQUAL).sum()),
+                f"{prefix}_n_within": int((num["status"] == WITHIN).sum()),
+                f"{prefix}_n_differs": int((num["status"] == DIFFERS).sum()),
+                f"{prefix}_share": float(num["status"].isin([EQUAL, WITHIN]).mean()),
+            }
+        )
     printed = view(card)
     claims, inputs = printed[printed["kind"] == "claim"], printed[printed["kind"] == "input"]
     cov = coverage(card)
-    out.update(n_claims=len(claims), n_claims_hold=int((claims["status"] == EQUAL).sum()),
-               n_inputs=len(inputs), n_inputs_bad=int((inputs["status"] == INPUT_BAD).sum()),
-               n_printed=int(cov["printed"].sum()), n_accounted=int(cov["accounted"].sum()),
-               n_readings=len(READINGS), n_reinterpreted=int((card["reading"] != AS_PRINTED).sum()),
-               n_coincidence=int((card["reason"] == COINCIDENCE).sum()))
+    out.update(
+        n_claims=len(claims),
+        n_claims_hold=int((claims["status"] == EQUAL).sum()),
+        n_inputs=len(inputs),
+        n_inputs_bad=int((inputs["status"] == INPUT_BAD).sum()),
+        n_printed=int(cov["printed"].sum()),
+        n_accounted=int(cov["accounted"].sum()),
+        n_readings=len(READINGS),
+        n_reinterpreted=int((card["reading"] != AS_PRINTED).sum()),
+        n_coincidence=int((card["reason"] == COINCIDENCE).sum()),
+    )
     return out
 
 
@@ -223,6 +330,13 @@ def check_parameters(**params: object) -> None:
     ``ValueError`` naming the parameter and what is allowed."""
     from sdsl import _validate as V
 
-    V.check_parameters("scorecard", params, {
-        "artifacts_dir": V.optional(V.rule(V.folder)),
-        "artifacts_root": V.optional(V.rule(V.folder, must_exist=True, what="the artifacts tree the chapters wrote"))})
+    V.check_parameters(
+        "scorecard",
+        params,
+        {
+            "artifacts_dir": V.optional(V.rule(V.folder)),
+            "artifacts_root": V.optional(
+                V.rule(V.folder, must_exist=True, what="the artifacts tree the chapters wrote")
+            ),
+        },
+    )

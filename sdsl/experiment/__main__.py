@@ -18,17 +18,23 @@ __all__ = ["main"]
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m sdsl.experiment",
-                                description="The laptop-scale model-family experiment (issue 17).")
+    p = argparse.ArgumentParser(
+        prog="python -m sdsl.experiment", description="The laptop-scale model-family experiment (issue 17)."
+    )
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="train the family, measure every pair, write the raw results")
-    r.add_argument("--scale", default="full", choices=["full", "smoke"],
-                   help="full: the committed CPU run (about 40 minutes on 2 cores); smoke: 3 tiny models (CI)")
+    r.add_argument(
+        "--scale",
+        default="full",
+        choices=["full", "smoke"],
+        help="full: the committed CPU run (about 40 minutes on 2 cores); smoke: 3 tiny models (CI)",
+    )
     r.add_argument("--out", default=None, help="work folder (default build/experiment/<scale>)")
     r.add_argument("--resume", action="store_true", help="continue a killed run in --out from its last finished task")
     r.add_argument("--device", default="cpu", help="torch device for training (default cpu); decoding runs on the CPU")
-    r.add_argument("--workers", type=int, default=2,
-                   help="worker processes for training and alpha (default 2, one per core)")
+    r.add_argument(
+        "--workers", type=int, default=2, help="worker processes for training and alpha (default 2, one per core)"
+    )
     r.add_argument("--threads", type=int, default=1, help="torch threads per worker (default 1)")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
@@ -54,8 +60,16 @@ def main(argv: list[str] | None = None) -> int:
 
     command = "python -m sdsl.experiment " + " ".join(sys.argv[1:] if argv is None else argv)
     try:
-        folder = run(get_scale(args.scale), args.out, resume=args.resume, device=args.device,
-                     threads=args.threads, workers=args.workers, progress=not args.no_progress, command=command)
+        folder = run(
+            get_scale(args.scale),
+            args.out,
+            resume=args.resume,
+            device=args.device,
+            threads=args.threads,
+            workers=args.workers,
+            progress=not args.no_progress,
+            command=command,
+        )
     except ValueError as exc:
         print(f"python -m sdsl.experiment: error: {exc}", file=sys.stderr)
         return 2

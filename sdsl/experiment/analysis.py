@@ -43,8 +43,17 @@ __all__ = [
 #: ``loglin_n_y`` (``a + b ln N + c y``) is left out: with two targets ``c y`` is a per-target
 #: intercept, so it is ``loglin_n_pooled`` reparametrised; the two tie to the last bit and their
 #: order (and with it the bootstrap stream each gets) would be decided by rounding.
-LOO_LAWS = ("plane", "linear_x", "log_x", "power_x", "loglin_n", "loglin_n_pooled", "loglin_nd_pooled",
-            "target_mean", "plane_paper")
+LOO_LAWS = (
+    "plane",
+    "linear_x",
+    "log_x",
+    "power_x",
+    "loglin_n",
+    "loglin_n_pooled",
+    "loglin_nd_pooled",
+    "target_mean",
+    "plane_paper",
+)
 #: Laws used to predict N* from the smaller drafts.
 PREDICTION_LAWS = ("plane", "log_x", "power_x", "loglin_n")
 
@@ -79,32 +88,55 @@ def alpha_summary(res: dict[str, pd.DataFrame], rng: np.random.Generator, n_resa
     counts = res["alpha_counts"]
     prompts = res["alpha_prompts"]
     for _, p in res["alpha_pairs"].iterrows():
-        key = (counts["draft"] == p["draft"]) & (counts["target"] == p["target"]) & (counts["temperature"] == p["temperature"])
+        key = (
+            (counts["draft"] == p["draft"])
+            & (counts["target"] == p["target"])
+            & (counts["temperature"] == p["temperature"])
+        )
         it = counts_to_iterations(counts[key])
         it = it[it["drafted"] > 0]
         mle = alpha_from_accepted(it["accepted"], it["drafted"])
         boot = alpha_bootstrap(it["accepted"], it["drafted"], it["prompt_id"], rng, n_resamples=n_resamples)
-        pr = prompts[(prompts["draft"] == p["draft"]) & (prompts["target"] == p["target"])
-                     & (prompts["temperature"] == p["temperature"])]
+        pr = prompts[
+            (prompts["draft"] == p["draft"])
+            & (prompts["target"] == p["target"])
+            & (prompts["temperature"] == p["temperature"])
+        ]
         beta = float(pr["beta_sum"].sum() / pr["evaluated"].sum())
         resid = pr["beta_sum"] - beta * pr["evaluated"]
         k = len(pr)
-        beta_se = float(np.sqrt(k / max(k - 1, 1) * np.sum(resid ** 2)) / pr["evaluated"].sum())
+        beta_se = float(np.sqrt(k / max(k - 1, 1) * np.sum(resid**2)) / pr["evaluated"].sum())
         direct = p["overlap"] if p["temperature"] > 0 else p["agree"]
         direct_se = p["overlap_se"] if p["temperature"] > 0 else p["agree_se"]
-        rows.append({
-            "draft": p["draft"], "target": p["target"], "temperature": float(p["temperature"]),
-            "n": int(runs.loc[p["draft"], "params"]), "m": int(runs.loc[p["target"], "params"]),
-            "d": int(runs.loc[p["draft"], "tokens"]), "draft_ppl": float(runs.loc[p["draft"], "val_ppl"]),
-            "target_ppl": float(runs.loc[p["target"], "val_ppl"]), "n_prompts": int(p["n_prompts"]),
-            "drafted": int(it["drafted"].sum()), "evaluated": int(mle.trials),
-            "alpha": mle.alpha, "ci_low": mle.ci_low, "ci_high": mle.ci_high, "alpha_hw95": mle.half_width,
-            "boot_ci_low": boot.ci_low, "boot_ci_high": boot.ci_high, "boot_hw95": boot.half_width,
-            "min_pq_on_policy": beta, "min_pq_on_policy_se": beta_se,
-            "min_pq_teacher_forced": float(direct), "min_pq_teacher_forced_se": float(direct_se),
-        })
-    return pd.DataFrame(rows).sort_values(["temperature", "target", "n", "d"], ascending=[False, False, True, True],
-                                          ignore_index=True)
+        rows.append(
+            {
+                "draft": p["draft"],
+                "target": p["target"],
+                "temperature": float(p["temperature"]),
+                "n": int(runs.loc[p["draft"], "params"]),
+                "m": int(runs.loc[p["target"], "params"]),
+                "d": int(runs.loc[p["draft"], "tokens"]),
+                "draft_ppl": float(runs.loc[p["draft"], "val_ppl"]),
+                "target_ppl": float(runs.loc[p["target"], "val_ppl"]),
+                "n_prompts": int(p["n_prompts"]),
+                "drafted": int(it["drafted"].sum()),
+                "evaluated": int(mle.trials),
+                "alpha": mle.alpha,
+                "ci_low": mle.ci_low,
+                "ci_high": mle.ci_high,
+                "alpha_hw95": mle.half_width,
+                "boot_ci_low": boot.ci_low,
+                "boot_ci_high": boot.ci_high,
+                "boot_hw95": boot.half_width,
+                "min_pq_on_policy": beta,
+                "min_pq_on_policy_se": beta_se,
+                "min_pq_teacher_forced": float(direct),
+                "min_pq_teacher_forced_se": float(direct_se),
+            }
+        )
+    return pd.DataFrame(rows).sort_values(
+        ["temperature", "target", "n", "d"], ascending=[False, False, True, True], ignore_index=True
+    )
 
 
 def pair_frame(runs: pd.DataFrame, summary: pd.DataFrame, temperature: float = 1.0) -> pd.DataFrame:
@@ -119,8 +151,9 @@ def pair_frame(runs: pd.DataFrame, summary: pd.DataFrame, temperature: float = 1
     return f
 
 
-def law_comparison(frame: pd.DataFrame, rng: np.random.Generator, laws=LOO_LAWS,
-                   n_resamples: int = 2000) -> tuple[pd.DataFrame, pd.DataFrame]:
+def law_comparison(
+    frame: pd.DataFrame, rng: np.random.Generator, laws=LOO_LAWS, n_resamples: int = 2000
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Leave-one-draft-out predictions of every law (each fold holds out one draft run, at both
     targets) and the ranked RMSE table of :func:`sdsl.model.crossval.compare_laws`."""
     lws = [law_by_name(n) for n in laws]
@@ -128,8 +161,9 @@ def law_comparison(frame: pd.DataFrame, rng: np.random.Generator, laws=LOO_LAWS,
     return pred, compare_laws(pred, frame, rng, lws, n_resamples=n_resamples)
 
 
-def fit_all_runs(runs: pd.DataFrame, rng: np.random.Generator | None = None, n_resamples: int = 0,
-                 non_embedding: bool = False) -> LossFit:
+def fit_all_runs(
+    runs: pd.DataFrame, rng: np.random.Generator | None = None, n_resamples: int = 0, non_embedding: bool = False
+) -> LossFit:
     """The loss law on every run (``N = params``, or the non-embedding count), optionally with
     ``n_resamples`` bootstrap refits."""
     from sdsl.experiment.lossfit import bootstrap_loss_law
@@ -150,8 +184,9 @@ def small_half_loss(runs: pd.DataFrame, with_targets: bool = False) -> LossFit:
 
 
 @_no_overflow_warning
-def predictions(runs: pd.DataFrame, frame: pd.DataFrame, laws=PREDICTION_LAWS,
-                losses: dict[bool, LossFit] | None = None) -> pd.DataFrame:
+def predictions(
+    runs: pd.DataFrame, frame: pd.DataFrame, laws=PREDICTION_LAWS, losses: dict[bool, LossFit] | None = None
+) -> pd.DataFrame:
     """For every target, acceptance law and loss-law fit (the smaller drafts only, or with the
     targets' runs; ``losses`` maps ``with_targets`` to an already fitted law): ``N*`` predicted from the smaller half of the drafts, the empirical optimum
     (best trained draft and smooth curve), their ratios and the throughput lost by training the
@@ -164,16 +199,31 @@ def predictions(runs: pd.DataFrame, frame: pd.DataFrame, laws=PREDICTION_LAWS,
         emp = empirical_optimum(frame, target, d)
         for law in laws:
             for with_t in (False, True):
-                p = predict_n_star(runs, frame, target, law, fit_shapes=shapes, with_targets=with_t, loss=losses[with_t])
+                p = predict_n_star(
+                    runs, frame, target, law, fit_shapes=shapes, with_targets=with_t, loss=losses[with_t]
+                )
                 lost = throughput_lost(frame, target, d, p.n_star) if np.isfinite(p.n_star) else {}
-                rows.append({
-                    "target": target, "m": emp["m"], "law": law, "loss_fit": p.loss_fit, "status": p.status,
-                    "n_star_predicted": p.n_star, "alpha_predicted": p.alpha, "gamma_predicted": p.gamma,
-                    "best_draft": emp["best_draft"], "n_best": emp["n_best"], "n_smooth": emp["n_smooth"],
-                    "ratio_to_best": p.n_star / emp["n_best"], "ratio_to_smooth": p.n_star / emp["n_smooth"],
-                    "nearest_draft": lost.get("nearest_draft"), "throughput_lost": lost.get("lost", np.nan),
-                    "best_at_edge": emp["best_at_edge"], "smooth_at_edge": emp["smooth_at_edge"],
-                })
+                rows.append(
+                    {
+                        "target": target,
+                        "m": emp["m"],
+                        "law": law,
+                        "loss_fit": p.loss_fit,
+                        "status": p.status,
+                        "n_star_predicted": p.n_star,
+                        "alpha_predicted": p.alpha,
+                        "gamma_predicted": p.gamma,
+                        "best_draft": emp["best_draft"],
+                        "n_best": emp["n_best"],
+                        "n_smooth": emp["n_smooth"],
+                        "ratio_to_best": p.n_star / emp["n_best"],
+                        "ratio_to_smooth": p.n_star / emp["n_smooth"],
+                        "nearest_draft": lost.get("nearest_draft"),
+                        "throughput_lost": lost.get("lost", np.nan),
+                        "best_at_edge": emp["best_at_edge"],
+                        "smooth_at_edge": emp["smooth_at_edge"],
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -189,14 +239,27 @@ def paper_predictions(runs: pd.DataFrame, frame: pd.DataFrame, ours: LossFit) ->
         r = runs.set_index("run").loc[target]
         emp = empirical_optimum(frame, target, d)
         lo = 0.5 * float(runs["params"].min())
-        for label, consts in (("Table 3 + Besiroglu et al. constants", BESIROGLU_2024),
-                              ("Table 3 + this family's loss law", ours.constants())):
-            o = law_optimal_draft_size(fitted, target, float(r["params"]), d, float(r["tokens"]), consts,
-                                       n_bounds=(lo, float(r["params"])))
+        for label, consts in (
+            ("Table 3 + Besiroglu et al. constants", BESIROGLU_2024),
+            ("Table 3 + this family's loss law", ours.constants()),
+        ):
+            o = law_optimal_draft_size(
+                fitted, target, float(r["params"]), d, float(r["tokens"]), consts, n_bounds=(lo, float(r["params"]))
+            )
             y = float(np.exp(consts.E + consts.A * r["params"] ** -consts.a + consts.B * r["tokens"] ** -consts.b))
-            rows.append({"target": target, "recipe": label, "target_ppl_predicted": y, "status": o.status,
-                         "n_star": o.n_star, "n_at_max": o.n_at_max, "alpha_at_max": o.alpha,
-                         "n_best": emp["n_best"], "n_smooth": emp["n_smooth"]})
+            rows.append(
+                {
+                    "target": target,
+                    "recipe": label,
+                    "target_ppl_predicted": y,
+                    "status": o.status,
+                    "n_star": o.n_star,
+                    "n_at_max": o.n_at_max,
+                    "alpha_at_max": o.alpha,
+                    "n_best": emp["n_best"],
+                    "n_smooth": emp["n_smooth"],
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -214,7 +277,22 @@ def wallclock_summary(wall: pd.DataFrame, runs: pd.DataFrame, frame: pd.DataFram
     w["flop_speedup"] = 2 * w["m"] * optimal_tokens_per_flop(np.clip(w["alpha"], 1e-9, 1 - 1e-9), w["n"], w["m"])
     w["wallclock_best"] = w["speedup"] == w.groupby("target")["speedup"].transform("max")
     w["flop_best"] = w["flop_speedup"] == w.groupby("target")["flop_speedup"].transform("max")
-    cols = ["target", "draft", "n", "m", "n_over_m", "c", "alpha", "gamma", "target_tokens_per_s",
-            "spec_tokens_per_s", "speedup", "predicted_speedup", "measured_over_predicted", "flop_speedup",
-            "wallclock_best", "flop_best"]
+    cols = [
+        "target",
+        "draft",
+        "n",
+        "m",
+        "n_over_m",
+        "c",
+        "alpha",
+        "gamma",
+        "target_tokens_per_s",
+        "spec_tokens_per_s",
+        "speedup",
+        "predicted_speedup",
+        "measured_over_predicted",
+        "flop_speedup",
+        "wallclock_best",
+        "flop_best",
+    ]
     return w[cols].sort_values(["target", "n"], ascending=[False, True], ignore_index=True)

@@ -54,14 +54,21 @@ def collect(exp: Experiment) -> Path:
             pairs.append(rec["pair"])
             counts.append(pd.DataFrame(rec["counts"]).assign(**key))
             prompts.append(pd.DataFrame(rec["prompts"]).assign(**key))
-    wall = [json.loads((exp.out / "wallclock" / f"{pair_key(d.run_id, t.run_id)}.json").read_text())
-            for d, t in s.pairs()]
-    timings = [{"cpu_seconds": float("nan"), **json.loads(p.read_text())}
-               for p in sorted((exp.out / "done").glob("*.json"))]
-    tables = {"runs": pd.DataFrame(runs), "curves": pd.DataFrame(curves), "alpha_pairs": pd.DataFrame(pairs),
-              "alpha_counts": pd.concat(counts, ignore_index=True),
-              "alpha_prompts": pd.concat(prompts, ignore_index=True), "wallclock": pd.DataFrame(wall),
-              "timings": pd.DataFrame(timings)}
+    wall = [
+        json.loads((exp.out / "wallclock" / f"{pair_key(d.run_id, t.run_id)}.json").read_text()) for d, t in s.pairs()
+    ]
+    timings = [
+        {"cpu_seconds": float("nan"), **json.loads(p.read_text())} for p in sorted((exp.out / "done").glob("*.json"))
+    ]
+    tables = {
+        "runs": pd.DataFrame(runs),
+        "curves": pd.DataFrame(curves),
+        "alpha_pairs": pd.DataFrame(pairs),
+        "alpha_counts": pd.concat(counts, ignore_index=True),
+        "alpha_prompts": pd.concat(prompts, ignore_index=True),
+        "wallclock": pd.DataFrame(wall),
+        "timings": pd.DataFrame(timings),
+    }
     _results.write_results(tables, folder)
     atomic_write_text(folder / "tokenizer.json", (exp.out / "corpus" / "tokenizer.json").read_text())
     write_provenance(exp, folder, pd.DataFrame(timings))
@@ -77,31 +84,49 @@ def write_provenance(exp: Experiment, folder: Path, timings: pd.DataFrame) -> No
 
     state = json.loads((exp.out / "state.json").read_text())
     sources = json.loads((exp.out / "corpus" / "sources.json").read_text())
-    sessions = [{**x, "end": x.get("end") or x.get("last_task_end") or _last_marker(exp.out, i)}
-                for i, x in enumerate(state["sessions"])]
+    sessions = [
+        {**x, "end": x.get("end") or x.get("last_task_end") or _last_marker(exp.out, i)}
+        for i, x in enumerate(state["sessions"])
+    ]
     duration = sum(x["end"] - x["start"] for x in sessions if x.get("end"))
     prov = {
         "title": f"Laptop-scale experiment, scale {exp.scale.name}: raw results",
-        "command": sessions[0]["command"], "resumed_with": [x["command"] for x in sessions[1:]],
-        "commit": _git("rev-parse", "HEAD"), "uncommitted_changes": bool(_git("status", "--porcelain")),
-        "machine": {"cpu": cpu_model(), "logical_cpus": os.cpu_count(), "torch_threads_training": exp.threads,
-                    "torch_threads_decoding": exp.decode_threads, "device": exp.device,
-                    "platform": platform.platform(), "python": platform.python_version()},
-        "versions": {"torch": str(torch.__version__), "transformers": str(transformers.__version__),
-                     "tokenizers": str(tokenizers.__version__), "numpy": str(np.__version__)},
-        "started": _iso(sessions[0]["start"]), "finished": _iso(max(x.get("end") or 0 for x in sessions)),
-        "duration_s": round(duration, 1), "sessions": len(sessions),
+        "command": sessions[0]["command"],
+        "resumed_with": [x["command"] for x in sessions[1:]],
+        "commit": _git("rev-parse", "HEAD"),
+        "uncommitted_changes": bool(_git("status", "--porcelain")),
+        "machine": {
+            "cpu": cpu_model(),
+            "logical_cpus": os.cpu_count(),
+            "torch_threads_training": exp.threads,
+            "torch_threads_decoding": exp.decode_threads,
+            "device": exp.device,
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+        },
+        "versions": {
+            "torch": str(torch.__version__),
+            "transformers": str(transformers.__version__),
+            "tokenizers": str(tokenizers.__version__),
+            "numpy": str(np.__version__),
+        },
+        "started": _iso(sessions[0]["start"]),
+        "finished": _iso(max(x.get("end") or 0 for x in sessions)),
+        "duration_s": round(duration, 1),
+        "sessions": len(sessions),
         "session_durations_s": [round(x["end"] - x["start"], 1) for x in sessions if x.get("end")],
         "session_ends": ["recorded" if x.get("end") else "killed: last finished task" for x in state["sessions"]],
-        "load_average_1min_mean": [round(float(np.mean(x["load_average_1min"])), 2) if x.get("load_average_1min")
-                                   else None for x in sessions],
+        "load_average_1min_mean": [
+            round(float(np.mean(x["load_average_1min"])), 2) if x.get("load_average_1min") else None for x in sessions
+        ],
         "task_seconds": {k: round(float(v), 1) for k, v in timings.groupby("kind")["seconds"].sum().items()},
         "task_cpu_seconds": {k: round(float(v), 1) for k, v in timings.groupby("kind")["cpu_seconds"].sum().items()},
-        "seed": exp.scale.seed, "seeds": "every seed derives from 'seed' and the task's name "
-                                         "(sdsl.experiment.pairs.seed_for)",
-        "scale": json.loads(json.dumps(exp.scale.as_dict())), "settings_digest": exp.scale.digest(),
-        "corpus": sources, "checkpoints": "not committed (build/experiment/<scale>/models; "
-                                          "python -m sdsl.experiment run rebuilds them)",
+        "seed": exp.scale.seed,
+        "seeds": "every seed derives from 'seed' and the task's name (sdsl.experiment.pairs.seed_for)",
+        "scale": json.loads(json.dumps(exp.scale.as_dict())),
+        "settings_digest": exp.scale.digest(),
+        "corpus": sources,
+        "checkpoints": "not committed (build/experiment/<scale>/models; python -m sdsl.experiment run rebuilds them)",
     }
     with open(folder / "provenance.yml", "w", encoding="utf-8") as fh:
         fh.write("# Provenance of the raw results in this folder, written by sdsl.experiment.runner.\n")
@@ -111,15 +136,17 @@ def write_provenance(exp: Experiment, folder: Path, timings: pd.DataFrame) -> No
 def _last_marker(out: Path, session: int) -> float | None:
     """When the last task of ``session`` finished (a session killed before it could record its
     end ends there, as far as its results go)."""
-    times = [p.stat().st_mtime for p in (out / "done").glob("*.json")
-             if json.loads(p.read_text()).get("session") == session]
+    times = [
+        p.stat().st_mtime for p in (out / "done").glob("*.json") if json.loads(p.read_text()).get("session") == session
+    ]
     return max(times) if times else None
 
 
 def _git(*args: str) -> str:
     try:
-        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True,
-                              check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 

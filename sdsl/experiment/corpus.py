@@ -82,8 +82,7 @@ def _sha(docs: list[Document]) -> str:
 def _package_version(package: str) -> str:
     if shutil.which("dpkg-query") is None:
         return "unknown"
-    res = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", package], capture_output=True, text=True,
-                         check=False)
+    res = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", package], capture_output=True, text=True, check=False)
     return res.stdout.strip() if res.returncode == 0 else "not installed"
 
 
@@ -110,13 +109,23 @@ def read_kjv(path: str | Path | None = None) -> tuple[list[Document], SourceInfo
     else:
         exe = shutil.which("bible")
         if exe is None:
-            raise ValueError("the full corpus needs Debian's bible-kjv: apt-get install -y bible-kjv "
-                             "(or run --scale smoke, which uses the committed slice)")
+            raise ValueError(
+                "the full corpus needs Debian's bible-kjv: apt-get install -y bible-kjv "
+                "(or run --scale smoke, which uses the committed slice)"
+            )
         res = subprocess.run([exe, "-f", "gen1:1-rev22:21"], capture_output=True, text=True, check=True)
         docs = parse_kjv(res.stdout)
         origin, package, version = "bible -f gen1:1-rev22:21", "bible-kjv-text", _package_version("bible-kjv-text")
-    info = SourceInfo("kjv", origin, package, version, "public domain (King James Version, 1611)",
-                      len(docs), sum(len(d.text) for d in docs), _sha(docs))
+    info = SourceInfo(
+        "kjv",
+        origin,
+        package,
+        version,
+        "public domain (King James Version, 1611)",
+        len(docs),
+        sum(len(d.text) for d in docs),
+        _sha(docs),
+    )
     return docs, info
 
 
@@ -137,9 +146,16 @@ def read_fortunes(folder: str | Path = FORTUNES_DIR) -> tuple[list[Document], So
             if cookie.strip():
                 docs.append(Document("fortunes", f"{p.name}/{i}", cookie))
     version = _package_version("fortunes")
-    info = SourceInfo("fortunes", str(folder), "fortunes, fortunes-min", version,
-                      "BSD-style (Debian fortune-mod copyright)", len(docs),
-                      sum(len(d.text) for d in docs), _sha(docs))
+    info = SourceInfo(
+        "fortunes",
+        str(folder),
+        "fortunes, fortunes-min",
+        version,
+        "BSD-style (Debian fortune-mod copyright)",
+        len(docs),
+        sum(len(d.text) for d in docs),
+        _sha(docs),
+    )
     return docs, info
 
 
@@ -150,11 +166,20 @@ def read_python_docs(folder: str | Path = PYTHON_DOCS_DIR) -> tuple[list[Documen
     files = sorted(folder.rglob("*.txt"))
     if not files:
         raise ValueError(f"no reST sources under {folder}: apt-get install -y python3.11-doc")
-    docs = [Document("python-docs", str(p.relative_to(folder)), p.read_text(encoding="utf-8", errors="replace"))
-            for p in files]
-    info = SourceInfo("python-docs", str(folder), "python3.11-doc", _package_version("python3.11-doc"),
-                      "PSF License (Python documentation)", len(docs), sum(len(d.text) for d in docs),
-                      _sha(docs))
+    docs = [
+        Document("python-docs", str(p.relative_to(folder)), p.read_text(encoding="utf-8", errors="replace"))
+        for p in files
+    ]
+    info = SourceInfo(
+        "python-docs",
+        str(folder),
+        "python3.11-doc",
+        _package_version("python3.11-doc"),
+        "PSF License (Python documentation)",
+        len(docs),
+        sum(len(d.text) for d in docs),
+        _sha(docs),
+    )
     return docs, info
 
 
@@ -194,7 +219,7 @@ def _split(text: str, limit: int) -> list[str]:
         if len(parts) > 1:
             break
     else:
-        return [text[i:i + limit] for i in range(0, len(text), limit)]
+        return [text[i : i + limit] for i in range(0, len(text), limit)]
     out, cur = [], ""
     for p in parts:
         cand = p if not cur else cur + sep + p
@@ -213,8 +238,9 @@ def _split(text: str, limit: int) -> list[str]:
     return out
 
 
-def split_chunks(chunks: list[Document], val_fraction: float, prompt_fraction: float,
-                 rng: np.random.Generator) -> dict[str, list[Document]]:
+def split_chunks(
+    chunks: list[Document], val_fraction: float, prompt_fraction: float, rng: np.random.Generator
+) -> dict[str, list[Document]]:
     """Assign chunks to ``train``, ``val`` and ``prompts`` by a seeded permutation (``rng``):
     the first ``val_fraction`` of the permuted chunks are validation, the next ``prompt_fraction``
     prompts, the rest training; each split keeps the corpus order of its chunks."""
@@ -228,7 +254,7 @@ def split_chunks(chunks: list[Document], val_fraction: float, prompt_fraction: f
     if n_val + n_prompt >= n:
         raise ValueError(f"the corpus has {n} chunks: too few for validation and prompt splits")
     order = rng.permutation(n)
-    val, prompt = set(order[:n_val].tolist()), set(order[n_val:n_val + n_prompt].tolist())
+    val, prompt = set(order[:n_val].tolist()), set(order[n_val : n_val + n_prompt].tolist())
     out: dict[str, list[Document]] = {"train": [], "val": [], "prompts": []}
     for i, c in enumerate(chunks):
         out["val" if i in val else "prompts" if i in prompt else "train"].append(c)

@@ -62,12 +62,23 @@ def _huber(r: np.ndarray, delta: float) -> np.ndarray:
     return np.where(a <= delta, 0.5 * r * r, delta * (a - 0.5 * delta))
 
 
-def objective(theta: ArrayLike, log_n: np.ndarray, log_d: np.ndarray, log_l: np.ndarray,
-              delta: float = HUBER_DELTA, weights: np.ndarray | None = None) -> np.ndarray:
+def objective(
+    theta: ArrayLike,
+    log_n: np.ndarray,
+    log_d: np.ndarray,
+    log_l: np.ndarray,
+    delta: float = HUBER_DELTA,
+    weights: np.ndarray | None = None,
+) -> np.ndarray:
     """``sum_i w_i Huber(LSE_i - log L_i)`` for one ``theta`` (5,) or many (k, 5) at once."""
     th = np.atleast_2d(np.asarray(theta, dtype=float))
-    terms = np.stack([th[:, :1] - th[:, 3:4] * log_n[None, :], th[:, 1:2] - th[:, 4:5] * log_d[None, :],
-                      np.broadcast_to(th[:, 2:3], (th.shape[0], log_n.size))])
+    terms = np.stack(
+        [
+            th[:, :1] - th[:, 3:4] * log_n[None, :],
+            th[:, 1:2] - th[:, 4:5] * log_d[None, :],
+            np.broadcast_to(th[:, 2:3], (th.shape[0], log_n.size)),
+        ]
+    )
     r = logsumexp(terms, axis=0) - log_l[None, :]
     w = np.ones_like(log_l) if weights is None else weights
     out = (_huber(r, delta) * w[None, :]).sum(axis=1)
@@ -110,15 +121,24 @@ class LossFit:
 
     def constants(self, name: str = "laptop") -> LossConstants:
         v = self.values
-        return LossConstants(v["E"], v["A"], v["B"], v["a"], v["b"], name=name,
-                             source=f"Huber fit on {self.n_runs} runs of the laptop-scale family")
+        return LossConstants(
+            v["E"],
+            v["A"],
+            v["B"],
+            v["a"],
+            v["b"],
+            name=name,
+            source=f"Huber fit on {self.n_runs} runs of the laptop-scale family",
+        )
 
     def at_bound(self) -> dict[str, bool]:
         """Per parameter, whether the estimate sits at a bound of :data:`BOUNDS` (the data do not
         determine it there)."""
         names = ("A", "B", "E", "a", "b")
-        return {k: bool(np.isclose(v, lo, rtol=0, atol=1e-6) or np.isclose(v, hi, rtol=0, atol=1e-6))
-                for k, v, (lo, hi) in zip(names, self.theta, BOUNDS)}
+        return {
+            k: bool(np.isclose(v, lo, rtol=0, atol=1e-6) or np.isclose(v, hi, rtol=0, atol=1e-6))
+            for k, v, (lo, hi) in zip(names, self.theta, BOUNDS)
+        }
 
     def predict(self, n: ArrayLike, d: ArrayLike) -> np.ndarray:
         """``L(N, D)`` of the fit."""
@@ -135,8 +155,15 @@ class LossFit:
             if self.boot is not None and len(self.boot):
                 col = _as_values(self.boot)[name]
                 lo, hi = np.quantile(col, [(1 - level) / 2, (1 + level) / 2])
-            rows.append({"parameter": name, "estimate": v[name], "ci_lower": float(lo), "ci_upper": float(hi),
-                         "at_bound": self.at_bound()[name]})
+            rows.append(
+                {
+                    "parameter": name,
+                    "estimate": v[name],
+                    "ci_lower": float(lo),
+                    "ci_upper": float(hi),
+                    "at_bound": self.at_bound()[name],
+                }
+            )
         return pd.DataFrame(rows)
 
 
@@ -164,16 +191,23 @@ def _fit(log_n, log_d, log_l, inits: np.ndarray, delta: float, w: np.ndarray) ->
     # shared CPU (a descheduled thread stalls every call)
     with threadpool_limits(limits=1):
         for x0 in inits:
-            res = optimize.minimize(_obj_grad, x0, args=(log_n, log_d, log_l, delta, w), jac=True,
-                                    method="L-BFGS-B", bounds=_BOUNDS,
-                                    options={"maxiter": 2000, "ftol": 1e-15, "gtol": 1e-12})
+            res = optimize.minimize(
+                _obj_grad,
+                x0,
+                args=(log_n, log_d, log_l, delta, w),
+                jac=True,
+                method="L-BFGS-B",
+                bounds=_BOUNDS,
+                options={"maxiter": 2000, "ftol": 1e-15, "gtol": 1e-12},
+            )
             if res.fun < best_f:
                 best, best_f = res.x, float(res.fun)
     return np.asarray(best), best_f
 
 
-def fit_loss_law(n: ArrayLike, d: ArrayLike, loss: ArrayLike, *, starts: int | None = 16,
-                 delta: float = HUBER_DELTA) -> LossFit:
+def fit_loss_law(
+    n: ArrayLike, d: ArrayLike, loss: ArrayLike, *, starts: int | None = 16, delta: float = HUBER_DELTA
+) -> LossFit:
     """Fit ``L(N, D) = E + A/N^a + B/D^b`` (module docstring).
 
     Parameters
@@ -194,8 +228,17 @@ def fit_loss_law(n: ArrayLike, d: ArrayLike, loss: ArrayLike, *, starts: int | N
     return LossFit(theta=theta, objective=f, n_runs=int(log_n.size), starts=len(grid))
 
 
-def bootstrap_loss_law(fit: LossFit, n: ArrayLike, d: ArrayLike, loss: ArrayLike, rng: np.random.Generator, *,
-                       n_resamples: int = 300, starts: int = 0, delta: float = HUBER_DELTA) -> LossFit:
+def bootstrap_loss_law(
+    fit: LossFit,
+    n: ArrayLike,
+    d: ArrayLike,
+    loss: ArrayLike,
+    rng: np.random.Generator,
+    *,
+    n_resamples: int = 300,
+    starts: int = 0,
+    delta: float = HUBER_DELTA,
+) -> LossFit:
     """``fit`` with ``n_resamples`` bootstrap refits over runs (resampled with replacement; each
     started from ``fit``'s optimum and the resample's ``starts`` best grid points: on the
     laptop-scale family the best grid point reaches the same optimum as the full-data optimum,
@@ -217,5 +260,4 @@ def bootstrap_loss_law(fit: LossFit, n: ArrayLike, d: ArrayLike, loss: ArrayLike
             inits = np.vstack([inits, grid[order[:starts]]])
         theta, _ = _fit(log_n, log_d, log_l, inits, delta, counts)
         draws.append(theta)
-    return LossFit(theta=fit.theta, objective=fit.objective, n_runs=fit.n_runs, starts=fit.starts,
-                   boot=np.array(draws))
+    return LossFit(theta=fit.theta, objective=fit.objective, n_runs=fit.n_runs, starts=fit.starts, boot=np.array(draws))

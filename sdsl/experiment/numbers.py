@@ -31,8 +31,9 @@ def _targets(runs: pd.DataFrame) -> list[str]:
     return list(runs.loc[runs["role"] == "target"].sort_values("params", ascending=False)["run"])
 
 
-def summary_alpha(res: dict[str, pd.DataFrame], prov: dict, table: pd.DataFrame,
-                  alpha_resamples: int) -> dict[str, object]:
+def summary_alpha(
+    res: dict[str, pd.DataFrame], prov: dict, table: pd.DataFrame, alpha_resamples: int
+) -> dict[str, object]:
     """The measurement (pairs, gamma, tokens, the half-width target, resamples, prompts) and, from
     :func:`sdsl.experiment.analysis.alpha_summary` ``table``: the largest 95 % half width (the wider
     of likelihood and bootstrap) per temperature, the range of alpha at temperature 1 and the
@@ -41,13 +42,19 @@ def summary_alpha(res: dict[str, pd.DataFrame], prov: dict, table: pd.DataFrame,
     hw = np.maximum(table["alpha_hw95"], table["boot_hw95"])
     t1 = table[table["temperature"] == 1.0]
     return {
-        "n_pairs": len(res["alpha_pairs"]) // len(mp["temperatures"]), "gamma": mp["gamma"],
-        "new_tokens": mp["new_tokens"], "prompt_len": mp["prompt_tokens"], "hw_target": mp["half_width"],
+        "n_pairs": len(res["alpha_pairs"]) // len(mp["temperatures"]),
+        "gamma": mp["gamma"],
+        "new_tokens": mp["new_tokens"],
+        "prompt_len": mp["prompt_tokens"],
+        "hw_target": mp["half_width"],
         "hw_max_t1": float(hw[table["temperature"] == 1.0].max()),
         "hw_max_greedy": float(hw[table["temperature"] == 0.0].max()),
-        "runner_resamples": mp["n_resamples"], "alpha_resamples": int(alpha_resamples),
-        "max_prompts_greedy": mp["max_prompts_greedy"], "prompts_min": int(table["n_prompts"].min()),
-        "prompts_max": int(table["n_prompts"].max()), "alpha_min_t1": float(t1["alpha"].min()),
+        "runner_resamples": mp["n_resamples"],
+        "alpha_resamples": int(alpha_resamples),
+        "max_prompts_greedy": mp["max_prompts_greedy"],
+        "prompts_min": int(table["n_prompts"].min()),
+        "prompts_max": int(table["n_prompts"].max()),
+        "alpha_min_t1": float(t1["alpha"].min()),
         "alpha_max_t1": float(t1["alpha"].max()),
         "gap_on_policy_t1": float((t1["min_pq_on_policy"] - t1["alpha"]).abs().max()),
     }
@@ -60,14 +67,20 @@ def summary_laws(frame: pd.DataFrame, plane, laws: pd.DataFrame, temperature: fl
     paper = PAPER_PLANE.A * frame["x"] + PAPER_PLANE.B * frame["y"] + PAPER_PLANE.C
     t = laws.set_index("law")
     best = str(laws.loc[laws["rank"] == 1, "law"].iloc[0])
-    return {"temperature": float(temperature), "plane_r2": float(plane.r2),
-            "paper_plane_rmse": float(np.sqrt(np.mean((paper - frame["alpha"]) ** 2))),
-            "loo_best": best, "loo_best_rmse": float(t.loc[best, "rmse"]),
-            "loo_plane_rmse": float(t.loc["plane", "rmse"]), "loo_loglin_n_rmse": float(t.loc["loglin_n", "rmse"])}
+    return {
+        "temperature": float(temperature),
+        "plane_r2": float(plane.r2),
+        "paper_plane_rmse": float(np.sqrt(np.mean((paper - frame["alpha"]) ** 2))),
+        "loo_best": best,
+        "loo_best_rmse": float(t.loc[best, "rmse"]),
+        "loo_plane_rmse": float(t.loc["plane", "rmse"]),
+        "loo_loglin_n_rmse": float(t.loc["loglin_n", "rmse"]),
+    }
 
 
-def summary_prediction(runs: pd.DataFrame, preds: pd.DataFrame, alpha_pred: pd.DataFrame,
-                       paper: pd.DataFrame) -> dict[str, object]:
+def summary_prediction(
+    runs: pd.DataFrame, preds: pd.DataFrame, alpha_pred: pd.DataFrame, paper: pd.DataFrame
+) -> dict[str, object]:
     """The prediction from the smaller drafts (:func:`sdsl.experiment.analysis.predictions`): per
     target (``_0`` the largest) the plane's ``N*`` with the loss law of the drafts only, the best
     trained draft, the ratios, the nearest draft and the throughput lost (per cent); over the
@@ -80,22 +93,35 @@ def summary_prediction(runs: pd.DataFrame, preds: pd.DataFrame, alpha_pred: pd.D
     out: dict[str, object] = {"small_shapes": ", ".join(small), "held_shapes": ", ".join(held)}
     for i, t in enumerate(_targets(runs)):
         r = main.loc[t]
-        out.update({f"target_{i}": str(t), f"pred_{i}": finite_or_na(r["n_star_predicted"]), f"best_{i}": str(r["best_draft"]),
-                    f"n_best_{i}": float(r["n_best"]), f"ratio_best_{i}": finite_or_na(r["ratio_to_best"]),
-                    f"ratio_smooth_{i}": finite_or_na(r["ratio_to_smooth"]), f"nearest_{i}": str(r["nearest_draft"]),
-                    f"lost_pct_{i}": finite_or_na(100 * r["throughput_lost"])})
+        out.update(
+            {
+                f"target_{i}": str(t),
+                f"pred_{i}": finite_or_na(r["n_star_predicted"]),
+                f"best_{i}": str(r["best_draft"]),
+                f"n_best_{i}": float(r["n_best"]),
+                f"ratio_best_{i}": finite_or_na(r["ratio_to_best"]),
+                f"ratio_smooth_{i}": finite_or_na(r["ratio_to_smooth"]),
+                f"nearest_{i}": str(r["nearest_draft"]),
+                f"lost_pct_{i}": finite_or_na(100 * r["throughput_lost"]),
+            }
+        )
     ok = preds[preds["status"] == "interior"]
     h = alpha_pred[alpha_pred["held_out"]]
     tp = paper.set_index(["target", "recipe"])
     ours = tp.loc[(_targets(runs)[0], "Table 3 + this family's loss law")]
-    out.update({
-        "n_variants": len(preds), "ratio_smooth_min": finite_or_na(ok["ratio_to_smooth"].min()),
-        "ratio_smooth_max": finite_or_na(ok["ratio_to_smooth"].max()), "lost_pct_max": finite_or_na(100 * ok["throughput_lost"].max()),
-        "held_rmse": float(np.sqrt(np.mean((h["predicted"] - h["alpha"]) ** 2))),
-        "paper_y_besiroglu": float(tp.loc[(_targets(runs)[0], "Table 3 + Besiroglu et al. constants"),
-                                          "target_ppl_predicted"]),
-        "paper_nstar_ours": finite_or_na(ours["n_star"] if np.isfinite(ours["n_star"]) else ours["n_at_max"]),
-    })
+    out.update(
+        {
+            "n_variants": len(preds),
+            "ratio_smooth_min": finite_or_na(ok["ratio_to_smooth"].min()),
+            "ratio_smooth_max": finite_or_na(ok["ratio_to_smooth"].max()),
+            "lost_pct_max": finite_or_na(100 * ok["throughput_lost"].max()),
+            "held_rmse": float(np.sqrt(np.mean((h["predicted"] - h["alpha"]) ** 2))),
+            "paper_y_besiroglu": float(
+                tp.loc[(_targets(runs)[0], "Table 3 + Besiroglu et al. constants"), "target_ppl_predicted"]
+            ),
+            "paper_nstar_ours": finite_or_na(ours["n_star"] if np.isfinite(ours["n_star"]) else ours["n_at_max"]),
+        }
+    )
     return out
 
 
@@ -106,10 +132,16 @@ def summary_wallclock(wall: pd.DataFrame, runs: pd.DataFrame, prov: dict) -> dic
     largest)."""
     mp = prov["scale"]["measurement"]
     out: dict[str, object] = {
-        "timing_prompts": mp["timing_prompts"], "timing_repeats": mp["timing_repeats"],
-        "c_min": wall["c"].min(), "c_max": wall["c"].max(), "nm_min": wall["n_over_m"].min(),
-        "nm_max": wall["n_over_m"].max(), "speedup_min": wall["speedup"].min(), "speedup_max": wall["speedup"].max(),
-        "mp_ratio_median": wall["measured_over_predicted"].median()}
+        "timing_prompts": mp["timing_prompts"],
+        "timing_repeats": mp["timing_repeats"],
+        "c_min": wall["c"].min(),
+        "c_max": wall["c"].max(),
+        "nm_min": wall["n_over_m"].min(),
+        "nm_max": wall["n_over_m"].max(),
+        "speedup_min": wall["speedup"].min(),
+        "speedup_max": wall["speedup"].max(),
+        "mp_ratio_median": wall["measured_over_predicted"].median(),
+    }
     for i, t in enumerate(_targets(runs)):
         w = wall[wall["target"] == t]
         out[f"wall_best_{i}"] = str(w.loc[w["wallclock_best"], "draft"].iloc[0])

@@ -42,8 +42,11 @@ def seed_for(seed: int, *keys: int | str) -> int:
     ``numpy.random.SeedSequence``."""
     ints = [int(seed)]
     for k in keys:
-        ints.append(int(k) if isinstance(k, (int, np.integer)) else
-                    int.from_bytes(str(k).encode("utf-8")[:16].ljust(16, b"\0"), "little") % (2 ** 63))
+        ints.append(
+            int(k)
+            if isinstance(k, (int, np.integer))
+            else int.from_bytes(str(k).encode("utf-8")[:16].ljust(16, b"\0"), "little") % (2**63)
+        )
     return int(np.random.SeedSequence(ints).generate_state(1)[0])
 
 
@@ -63,7 +66,7 @@ def make_prompts(prompt_ids: np.ndarray, eos_id: int, n_tokens: int, n: int, dec
         for d in docs:
             lo = k * n_tokens
             if len(d) >= lo + n_tokens:
-                out.append(decode(d[lo:lo + n_tokens].tolist()))
+                out.append(decode(d[lo : lo + n_tokens].tolist()))
                 added = True
                 if len(out) == n:
                     break
@@ -104,8 +107,9 @@ def _interval(it: pd.DataFrame, rng: np.random.Generator, n_resamples: int) -> t
     return mle.alpha, hw
 
 
-def measure_alpha(draft, target, tokenizer, prompts: Sequence[str], *, temperature: float,
-                  measurement: Measurement, seed: int) -> PairMeasurement:
+def measure_alpha(
+    draft, target, tokenizer, prompts: Sequence[str], *, temperature: float, measurement: Measurement, seed: int
+) -> PairMeasurement:
     """Alpha of ``(draft, target)`` at ``temperature`` by speculative sampling at draft length
     ``measurement.gamma``, prompts added ``measurement.prompt_batch`` at a time (at least
     ``min_prompts``, at most ``max_prompts``, ``max_prompts_greedy`` at temperature 0) until the
@@ -130,10 +134,18 @@ def measure_alpha(draft, target, tokenizer, prompts: Sequence[str], *, temperatu
     alpha, hw, used = float("nan"), float("inf"), 0
     cap = m.max_prompts if temperature > 0 else m.max_prompts_greedy
     for start in range(0, min(len(prompts), cap), m.prompt_batch):
-        batch = list(prompts[start:start + m.prompt_batch])
-        res = measure_acceptance(draft, target, batch, gammas=[m.gamma], temperature=temperature,
-                                 max_new_tokens=m.new_tokens, seed=seed_for(seed, start), tokenizer=tokenizer,
-                                 progress=False)
+        batch = list(prompts[start : start + m.prompt_batch])
+        res = measure_acceptance(
+            draft,
+            target,
+            batch,
+            gammas=[m.gamma],
+            temperature=temperature,
+            max_new_tokens=m.new_tokens,
+            seed=seed_for(seed, start),
+            tokenizer=tokenizer,
+            progress=False,
+        )
         it = res.iterations.assign(prompt_id=res.iterations["prompt_id"] + start)
         iters.append(it)
         rq = res.requests.assign(prompt_id=res.requests["prompt_id"] + start)
@@ -145,14 +157,21 @@ def measure_alpha(draft, target, tokenizer, prompts: Sequence[str], *, temperatu
                 break
     it = pd.concat(iters, ignore_index=True)
     rq = pd.concat(reqs, ignore_index=True)
-    counts = (it.groupby(["prompt_id", "drafted", "accepted"]).size().rename("iterations").reset_index())
-    per = it.groupby("prompt_id").agg(iterations=("iteration", "size"), evaluated=("evaluated", "sum"),
-                                      beta_sum=("beta_sum", "sum")).reset_index()
+    counts = it.groupby(["prompt_id", "drafted", "accepted"]).size().rename("iterations").reset_index()
+    per = (
+        it.groupby("prompt_id")
+        .agg(iterations=("iteration", "size"), evaluated=("evaluated", "sum"), beta_sum=("beta_sum", "sum"))
+        .reset_index()
+    )
     per = per.merge(rq[["prompt_id", "new_tokens", "ttot_s"]], on="prompt_id", how="left")
-    return PairMeasurement(counts=counts, prompts=per[["prompt_id", "new_tokens", "iterations", "evaluated",
-                                                      "beta_sum", "ttot_s"]],
-                           alpha=float(alpha), half_width=float(hw), n_prompts=int(used),
-                           reached_target=bool(hw <= m.half_width))
+    return PairMeasurement(
+        counts=counts,
+        prompts=per[["prompt_id", "new_tokens", "iterations", "evaluated", "beta_sum", "ttot_s"]],
+        alpha=float(alpha),
+        half_width=float(hw),
+        n_prompts=int(used),
+        reached_target=bool(hw <= m.half_width),
+    )
 
 
 def teacher_forced_overlap(draft, target, wins: torch.Tensor, batch: int = 16) -> pd.DataFrame:
@@ -165,13 +184,14 @@ def teacher_forced_overlap(draft, target, wins: torch.Tensor, batch: int = 16) -
     rows = []
     with torch.inference_mode():
         for i in range(0, wins.shape[0], batch):
-            x = wins[i:i + batch, :-1]
+            x = wins[i : i + batch, :-1]
             lp = target(input_ids=x).logits.double()
             lq = draft(input_ids=x).logits.double()
             p, q = torch.softmax(lp, dim=-1), torch.softmax(lq, dim=-1)
             ov = torch.minimum(p, q).sum(dim=-1).mean(dim=1)
             ag = (lp.argmax(dim=-1) == lq.argmax(dim=-1)).double().mean(dim=1)
             for j in range(x.shape[0]):
-                rows.append({"window": i + j, "positions": int(x.shape[1]), "overlap": float(ov[j]),
-                             "agree": float(ag[j])})
+                rows.append(
+                    {"window": i + j, "positions": int(x.shape[1]), "overlap": float(ov[j]), "agree": float(ag[j])}
+                )
     return pd.DataFrame(rows)

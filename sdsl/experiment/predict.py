@@ -65,13 +65,20 @@ def law_frame(runs: pd.DataFrame, alpha: pd.DataFrame) -> pd.DataFrame:
     missing = sorted(set(alpha["draft"]).union(alpha["target"]) - set(r.index))
     if missing:
         raise ValueError(f"runs has no row for {missing}")
-    out = pd.DataFrame({
-        "target": alpha["target"].astype(str).to_numpy(), "draft": alpha["draft"].astype(str).to_numpy(),
-        "draft_family": "laptop", "alpha": alpha["alpha"].to_numpy(float),
-        "x": r.loc[alpha["draft"], "val_ppl"].to_numpy(float), "y": r.loc[alpha["target"], "val_ppl"].to_numpy(float),
-        "n": r.loc[alpha["draft"], "params"].to_numpy(float), "d": r.loc[alpha["draft"], "tokens"].to_numpy(float),
-        "m": r.loc[alpha["target"], "params"].to_numpy(float),
-        "d_target": r.loc[alpha["target"], "tokens"].to_numpy(float)})
+    out = pd.DataFrame(
+        {
+            "target": alpha["target"].astype(str).to_numpy(),
+            "draft": alpha["draft"].astype(str).to_numpy(),
+            "draft_family": "laptop",
+            "alpha": alpha["alpha"].to_numpy(float),
+            "x": r.loc[alpha["draft"], "val_ppl"].to_numpy(float),
+            "y": r.loc[alpha["target"], "val_ppl"].to_numpy(float),
+            "n": r.loc[alpha["draft"], "params"].to_numpy(float),
+            "d": r.loc[alpha["draft"], "tokens"].to_numpy(float),
+            "m": r.loc[alpha["target"], "params"].to_numpy(float),
+            "d_target": r.loc[alpha["target"], "tokens"].to_numpy(float),
+        }
+    )
     for c in ("x", "n", "d"):
         out[f"ln_{c}"] = np.log(out[c])
     return out
@@ -104,11 +111,20 @@ def empirical_optimum(frame: pd.DataFrame, target: str, d_common: float, grid_po
     g = np.linspace(ln[0], ln[-1], grid_points)
     tg = _t(curve(g), np.exp(g), m)
     j = int(np.argmax(tg))
-    return {"target": target, "m": m, "best_draft": str(sub["draft"].iloc[k]), "n_best": float(sub["n"].iloc[k]),
-            "alpha_best": float(sub["alpha"].iloc[k]), "t_best": float(t[k]), "speedup_best": float(2 * m * t[k]),
-            "gamma_best": float(optimal_gamma(np.clip(sub["alpha"].iloc[k], 1e-9, 1 - 1e-9), sub["n"].iloc[k], m)),
-            "n_smooth": float(np.exp(g[j])), "t_smooth": float(tg[j]),
-            "smooth_at_edge": bool(j in (0, grid_points - 1)), "best_at_edge": bool(k in (0, len(sub) - 1))}
+    return {
+        "target": target,
+        "m": m,
+        "best_draft": str(sub["draft"].iloc[k]),
+        "n_best": float(sub["n"].iloc[k]),
+        "alpha_best": float(sub["alpha"].iloc[k]),
+        "t_best": float(t[k]),
+        "speedup_best": float(2 * m * t[k]),
+        "gamma_best": float(optimal_gamma(np.clip(sub["alpha"].iloc[k], 1e-9, 1 - 1e-9), sub["n"].iloc[k], m)),
+        "n_smooth": float(np.exp(g[j])),
+        "t_smooth": float(tg[j]),
+        "smooth_at_edge": bool(j in (0, grid_points - 1)),
+        "best_at_edge": bool(k in (0, len(sub) - 1)),
+    }
 
 
 @dataclass(frozen=True)
@@ -126,9 +142,18 @@ class Prediction:
     constants: LossConstants
 
 
-def predict_n_star(runs: pd.DataFrame, frame: pd.DataFrame, target: str, law: str | Law, *,
-                   fit_shapes: list[str], with_targets: bool = False, d_common: float | None = None,
-                   loss: LossFit | None = None, n_bounds: tuple[float, float] | None = None) -> Prediction:
+def predict_n_star(
+    runs: pd.DataFrame,
+    frame: pd.DataFrame,
+    target: str,
+    law: str | Law,
+    *,
+    fit_shapes: list[str],
+    with_targets: bool = False,
+    d_common: float | None = None,
+    loss: LossFit | None = None,
+    n_bounds: tuple[float, float] | None = None,
+) -> Prediction:
     """``N*`` for ``target`` from fits that see only the drafts of ``fit_shapes``.
 
     Parameters
@@ -161,9 +186,17 @@ def predict_n_star(runs: pd.DataFrame, frame: pd.DataFrame, target: str, law: st
     fitted = lw.fit(train)
     lo, hi = n_bounds if n_bounds is not None else (0.5 * float(runs["params"].min()), m)
     opt = law_optimal_draft_size(fitted, target, m, d_common, d_t, consts, n_bounds=(lo, hi))
-    return Prediction(target=target, law=lw.name, loss_fit="with targets" if with_targets else "drafts only",
-                      n_star=opt.n_star if np.isfinite(opt.n_star) else opt.n_at_max, alpha=opt.alpha,
-                      gamma=opt.gamma_star, tokens_per_flop=opt.tokens_per_flop, status=opt.status, constants=consts)
+    return Prediction(
+        target=target,
+        law=lw.name,
+        loss_fit="with targets" if with_targets else "drafts only",
+        n_star=opt.n_star if np.isfinite(opt.n_star) else opt.n_at_max,
+        alpha=opt.alpha,
+        gamma=opt.gamma_star,
+        tokens_per_flop=opt.tokens_per_flop,
+        status=opt.status,
+        constants=consts,
+    )
 
 
 def throughput_lost(frame: pd.DataFrame, target: str, d_common: float, n_pred: float) -> dict:
@@ -176,8 +209,13 @@ def throughput_lost(frame: pd.DataFrame, target: str, d_common: float, n_pred: f
         raise ValueError(f"n_pred must be a positive number, got {n_pred!r}")
     t = _t(sub["alpha"].to_numpy(), sub["n"].to_numpy(), float(sub["m"].iloc[0]))
     i = int(np.argmin(np.abs(np.log(sub["n"].to_numpy()) - np.log(n_pred))))
-    return {"nearest_draft": str(sub["draft"].iloc[i]), "n_nearest": float(sub["n"].iloc[i]),
-            "t_nearest": float(t[i]), "t_best": float(t.max()), "lost": float(1.0 - t[i] / t.max())}
+    return {
+        "nearest_draft": str(sub["draft"].iloc[i]),
+        "n_nearest": float(sub["n"].iloc[i]),
+        "t_nearest": float(t[i]),
+        "t_best": float(t.max()),
+        "lost": float(1.0 - t[i] / t.max()),
+    }
 
 
 def predicted_alpha(frame: pd.DataFrame, runs: pd.DataFrame, law: str, loss: LossFit) -> pd.DataFrame:
@@ -198,8 +236,9 @@ def predicted_alpha(frame: pd.DataFrame, runs: pd.DataFrame, law: str, loss: Los
     return out
 
 
-def prediction_curve(frame: pd.DataFrame, runs: pd.DataFrame, target: str, law: str, loss: LossFit,
-                     d: float, points: int = 200) -> pd.DataFrame:
+def prediction_curve(
+    frame: pd.DataFrame, runs: pd.DataFrame, target: str, law: str, loss: LossFit, d: float, points: int = 200
+) -> pd.DataFrame:
     """``2 M T(N)`` of the recipe fitted on the smaller drafts, and of a PCHIP curve through the
     measured alpha of the trained drafts at budget ``d``, on a grid of ``N``."""
     shapes = small_half(runs)
@@ -216,5 +255,6 @@ def prediction_curve(frame: pd.DataFrame, runs: pd.DataFrame, target: str, law: 
     t_smooth = np.full(n.shape, np.nan)
     a_s = PchipInterpolator(np.log(sub["n"]), sub["alpha"])(np.log(n[inside]))
     t_smooth[inside] = 2 * m * optimal_tokens_per_flop(np.clip(a_s, 1e-9, 1 - 1e-9), n[inside], m)
-    return pd.DataFrame({"target": target, "n": n, "alpha_predicted": a_pred, "speedup_predicted": t_pred,
-                         "speedup_smooth": t_smooth})
+    return pd.DataFrame(
+        {"target": target, "n": n, "alpha_predicted": a_pred, "speedup_predicted": t_pred, "speedup_smooth": t_smooth}
+    )

@@ -27,75 +27,144 @@ __all__ = ["RESULTS", "SCHEMAS", "TABLES", "load_results", "provenance", "write_
 RESULTS = DATA / "laptop_scale"
 
 _S, _I, _F = "str", "int", "float"
-_PAIR = [("draft", _S, "", "draft run id"), ("target", _S, "", "target run id"),
-         ("temperature", _F, "", "sampling temperature (0: greedy)")]
+_PAIR = [
+    ("draft", _S, "", "draft run id"),
+    ("target", _S, "", "target run id"),
+    ("temperature", _F, "", "sampling temperature (0: greedy)"),
+]
 
 #: Column schemas: (name, type, unit, description[, constraints]).
 SCHEMAS: dict[str, dict[str, Any]] = {
-    "runs": {"title": "Training runs of the model family", "key": ["run"], "columns": [
-        ("run", _S, "", "run id: shape and token budget"), ("shape", _S, "", "w<width>l<layers>"),
-        ("width", _I, "", "embedding width"), ("layers", _I, "", "transformer blocks"),
-        ("heads", _I, "", "attention heads"),
-        ("params", _I, "parameters", "N: non-embedding plus the tied token table (FLOP-relevant)"),
-        ("non_embedding_params", _I, "parameters", "without token and position tables"),
-        ("total_params", _I, "parameters", "every parameter, tied embeddings counted once"),
-        ("role", _S, "", "target (one of the largest shapes at the common budget) or draft"),
-        ("tokens", _I, "tokens", "tokens predicted in training (D)"),
-        ("tokens_budget", _I, "tokens", "requested budget"), ("steps", _I, "", "optimiser steps"),
-        ("batch_size", _I, "sequences", "sequences per step"), ("seq_len", _I, "tokens", "predicted tokens per sequence"),
-        ("peak_lr", _F, "", "peak learning rate"), ("epochs", _F, "", "passes over the training split"),
-        ("tokens_per_param", _F, "", "D / N (Chinchilla-optimal: about 20)"),
-        ("val_loss", _F, "nats/token", "validation loss"), ("val_loss_se", _F, "nats/token", "SE over windows"),
-        ("val_ppl", _F, "", "exp(val_loss)"), ("val_tokens", _I, "tokens", "validation tokens scored"),
-        ("final_train_loss", _F, "nats/token", "mean training loss over the last curve interval"),
-        ("train_s", _F, "s", "wall time of the optimiser steps"), ("eval_s", _F, "s", "wall time of evaluations"),
-        ("wall_s", _F, "s", "wall time of the run"), ("flops_per_token", _F, "FLOP", "6 (N + layers seq_len width)"),
-        ("train_flops", _F, "FLOP", "flops_per_token * tokens"), ("flops_per_s", _F, "FLOP/s", "achieved"),
-        ("tokens_per_s", _F, "tokens/s", "training throughput")]},
-    "curves": {"title": "Loss curves", "key": ["run", "step"], "columns": [
-        ("run", _S, "", "run id"), ("step", _I, "", "optimiser steps done"), ("tokens", _I, "tokens", "tokens seen"),
-        ("lr", _F, "", "learning rate of the step"),
-        ("train_loss", _F, "nats/token", "mean training loss since the previous point"),
-        ("val_loss", _F, "nats/token", "loss on the curve's validation windows (empty: not evaluated)",
-         {"required": False})]},
-    "alpha_pairs": {"title": "Alpha per (draft, target, temperature)", "key": ["draft", "target", "temperature"],
-                    "columns": _PAIR + [
-        ("gamma", _I, "", "draft length of the measurement"), ("n_prompts", _I, "", "prompts decoded"),
-        ("reached_target", _S, "", "whether the half-width target was met", {"allowed": ["yes", "no"]}),
-        ("half_width", _F, "", "95 % half width at stopping (max of profile and cluster bootstrap)"),
-        ("overlap", _F, "", "teacher-forced mean of sum_x min(p, q) on validation windows (temperature 1)"),
-        ("overlap_se", _F, "", "its SE over windows"),
-        ("agree", _F, "", "teacher-forced argmax agreement (greedy alpha)"), ("agree_se", _F, "", "its SE"),
-        ("measure_s", _F, "s", "wall time of the measurement")]},
-    "alpha_counts": {"title": "Accepted-count histograms per prompt", "key": ["draft", "target", "temperature",
-                                                                               "prompt_id", "drafted", "accepted"],
-                     "columns": _PAIR + [
-        ("prompt_id", _I, "", "prompt index"), ("drafted", _I, "tokens", "tokens drafted in the iteration"),
-        ("accepted", _I, "tokens", "drafted tokens accepted"), ("iterations", _I, "", "iterations with these counts")]},
-    "alpha_prompts": {"title": "Per-prompt statistics of the alpha measurements",
-                      "key": ["draft", "target", "temperature", "prompt_id"], "columns": _PAIR + [
-        ("prompt_id", _I, "", "prompt index"), ("new_tokens", _I, "tokens", "tokens generated"),
-        ("iterations", _I, "", "speculative iterations"), ("evaluated", _I, "", "evaluated draft positions"),
-        ("beta_sum", _F, "", "sum over evaluated positions of sum_x min(p, q) (on-policy)"),
-        ("ttot_s", _F, "s", "wall time of the request")]},
-    "wallclock": {"title": "Wall-clock speed of speculative decoding", "key": ["draft", "target"], "columns": [
-        ("draft", _S, "", "draft run id"), ("target", _S, "", "target run id"),
-        ("temperature", _F, "", "sampling temperature"), ("alpha", _F, "", "measured alpha used for gamma"),
-        ("gamma", _I, "", "integer gamma maximising Theorem 3.8"), ("c", _F, "", "measured cost ratio draft/target"),
-        ("new_tokens", _I, "tokens", "tokens per method per round"),
-        ("target_tokens_per_s", _F, "tokens/s", "plain decoding of the target"),
-        ("draft_tokens_per_s", _F, "tokens/s", "plain decoding of the draft"),
-        ("spec_tokens_per_s", _F, "tokens/s", "speculative sampling"),
-        ("speedup", _F, "", "measured: spec over plain target"),
-        ("predicted_speedup", _F, "", "Theorem 3.8 at alpha, gamma, c"),
-        ("iterations", _I, "", "speculative iterations in the kept round"),
-        ("mean_accepted", _F, "tokens", "mean accepted tokens per iteration")]},
-    "timings": {"title": "Wall time of every task of the run", "key": ["task"], "columns": [
-        ("task", _S, "", "task id"), ("kind", _S, "", "corpus, train, alpha or wallclock"),
-        ("seconds", _F, "s", "wall time"),
-        ("cpu_seconds", _F, "s", "CPU time of the process that ran it (empty: not recorded by the first session)",
-         {"required": False}),
-        ("session", _I, "", "session (0: first start, then resumes)")]},
+    "runs": {
+        "title": "Training runs of the model family",
+        "key": ["run"],
+        "columns": [
+            ("run", _S, "", "run id: shape and token budget"),
+            ("shape", _S, "", "w<width>l<layers>"),
+            ("width", _I, "", "embedding width"),
+            ("layers", _I, "", "transformer blocks"),
+            ("heads", _I, "", "attention heads"),
+            ("params", _I, "parameters", "N: non-embedding plus the tied token table (FLOP-relevant)"),
+            ("non_embedding_params", _I, "parameters", "without token and position tables"),
+            ("total_params", _I, "parameters", "every parameter, tied embeddings counted once"),
+            ("role", _S, "", "target (one of the largest shapes at the common budget) or draft"),
+            ("tokens", _I, "tokens", "tokens predicted in training (D)"),
+            ("tokens_budget", _I, "tokens", "requested budget"),
+            ("steps", _I, "", "optimiser steps"),
+            ("batch_size", _I, "sequences", "sequences per step"),
+            ("seq_len", _I, "tokens", "predicted tokens per sequence"),
+            ("peak_lr", _F, "", "peak learning rate"),
+            ("epochs", _F, "", "passes over the training split"),
+            ("tokens_per_param", _F, "", "D / N (Chinchilla-optimal: about 20)"),
+            ("val_loss", _F, "nats/token", "validation loss"),
+            ("val_loss_se", _F, "nats/token", "SE over windows"),
+            ("val_ppl", _F, "", "exp(val_loss)"),
+            ("val_tokens", _I, "tokens", "validation tokens scored"),
+            ("final_train_loss", _F, "nats/token", "mean training loss over the last curve interval"),
+            ("train_s", _F, "s", "wall time of the optimiser steps"),
+            ("eval_s", _F, "s", "wall time of evaluations"),
+            ("wall_s", _F, "s", "wall time of the run"),
+            ("flops_per_token", _F, "FLOP", "6 (N + layers seq_len width)"),
+            ("train_flops", _F, "FLOP", "flops_per_token * tokens"),
+            ("flops_per_s", _F, "FLOP/s", "achieved"),
+            ("tokens_per_s", _F, "tokens/s", "training throughput"),
+        ],
+    },
+    "curves": {
+        "title": "Loss curves",
+        "key": ["run", "step"],
+        "columns": [
+            ("run", _S, "", "run id"),
+            ("step", _I, "", "optimiser steps done"),
+            ("tokens", _I, "tokens", "tokens seen"),
+            ("lr", _F, "", "learning rate of the step"),
+            ("train_loss", _F, "nats/token", "mean training loss since the previous point"),
+            (
+                "val_loss",
+                _F,
+                "nats/token",
+                "loss on the curve's validation windows (empty: not evaluated)",
+                {"required": False},
+            ),
+        ],
+    },
+    "alpha_pairs": {
+        "title": "Alpha per (draft, target, temperature)",
+        "key": ["draft", "target", "temperature"],
+        "columns": _PAIR
+        + [
+            ("gamma", _I, "", "draft length of the measurement"),
+            ("n_prompts", _I, "", "prompts decoded"),
+            ("reached_target", _S, "", "whether the half-width target was met", {"allowed": ["yes", "no"]}),
+            ("half_width", _F, "", "95 % half width at stopping (max of profile and cluster bootstrap)"),
+            ("overlap", _F, "", "teacher-forced mean of sum_x min(p, q) on validation windows (temperature 1)"),
+            ("overlap_se", _F, "", "its SE over windows"),
+            ("agree", _F, "", "teacher-forced argmax agreement (greedy alpha)"),
+            ("agree_se", _F, "", "its SE"),
+            ("measure_s", _F, "s", "wall time of the measurement"),
+        ],
+    },
+    "alpha_counts": {
+        "title": "Accepted-count histograms per prompt",
+        "key": ["draft", "target", "temperature", "prompt_id", "drafted", "accepted"],
+        "columns": _PAIR
+        + [
+            ("prompt_id", _I, "", "prompt index"),
+            ("drafted", _I, "tokens", "tokens drafted in the iteration"),
+            ("accepted", _I, "tokens", "drafted tokens accepted"),
+            ("iterations", _I, "", "iterations with these counts"),
+        ],
+    },
+    "alpha_prompts": {
+        "title": "Per-prompt statistics of the alpha measurements",
+        "key": ["draft", "target", "temperature", "prompt_id"],
+        "columns": _PAIR
+        + [
+            ("prompt_id", _I, "", "prompt index"),
+            ("new_tokens", _I, "tokens", "tokens generated"),
+            ("iterations", _I, "", "speculative iterations"),
+            ("evaluated", _I, "", "evaluated draft positions"),
+            ("beta_sum", _F, "", "sum over evaluated positions of sum_x min(p, q) (on-policy)"),
+            ("ttot_s", _F, "s", "wall time of the request"),
+        ],
+    },
+    "wallclock": {
+        "title": "Wall-clock speed of speculative decoding",
+        "key": ["draft", "target"],
+        "columns": [
+            ("draft", _S, "", "draft run id"),
+            ("target", _S, "", "target run id"),
+            ("temperature", _F, "", "sampling temperature"),
+            ("alpha", _F, "", "measured alpha used for gamma"),
+            ("gamma", _I, "", "integer gamma maximising Theorem 3.8"),
+            ("c", _F, "", "measured cost ratio draft/target"),
+            ("new_tokens", _I, "tokens", "tokens per method per round"),
+            ("target_tokens_per_s", _F, "tokens/s", "plain decoding of the target"),
+            ("draft_tokens_per_s", _F, "tokens/s", "plain decoding of the draft"),
+            ("spec_tokens_per_s", _F, "tokens/s", "speculative sampling"),
+            ("speedup", _F, "", "measured: spec over plain target"),
+            ("predicted_speedup", _F, "", "Theorem 3.8 at alpha, gamma, c"),
+            ("iterations", _I, "", "speculative iterations in the kept round"),
+            ("mean_accepted", _F, "tokens", "mean accepted tokens per iteration"),
+        ],
+    },
+    "timings": {
+        "title": "Wall time of every task of the run",
+        "key": ["task"],
+        "columns": [
+            ("task", _S, "", "task id"),
+            ("kind", _S, "", "corpus, train, alpha or wallclock"),
+            ("seconds", _F, "s", "wall time"),
+            (
+                "cpu_seconds",
+                _F,
+                "s",
+                "CPU time of the process that ran it (empty: not recorded by the first session)",
+                {"required": False},
+            ),
+            ("session", _I, "", "session (0: first start, then resumes)"),
+        ],
+    },
 }
 TABLES = tuple(SCHEMAS)
 
@@ -108,11 +177,15 @@ def _schema_mapping(name: str, sha: str, extra: Mapping[str, Any]) -> dict[str, 
         if len(col) > 4:
             entry.update(col[4])
         cols.append(entry)
-    return {"title": f"Laptop-scale experiment: {spec['title']}",
-            "source": extra.get("source", "sdsl-companion, python -m sdsl.experiment run (see provenance.yml)"),
-            "licence": "CC0-1.0 (measurements made by this project)",
-            "description": extra.get("description", "Raw results of the laptop-scale experiment (issue 17)."),
-            "key": list(spec["key"]), "columns": cols, "sha256": sha}
+    return {
+        "title": f"Laptop-scale experiment: {spec['title']}",
+        "source": extra.get("source", "sdsl-companion, python -m sdsl.experiment run (see provenance.yml)"),
+        "licence": "CC0-1.0 (measurements made by this project)",
+        "description": extra.get("description", "Raw results of the laptop-scale experiment (issue 17)."),
+        "key": list(spec["key"]),
+        "columns": cols,
+        "sha256": sha,
+    }
 
 
 def write_table(df: pd.DataFrame, folder: str | os.PathLike, name: str, extra: Mapping[str, Any] | None = None) -> Path:

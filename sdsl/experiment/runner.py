@@ -61,8 +61,9 @@ def default_out(scale: str) -> Path:
 class Experiment:
     """One scale's tasks in one work folder (``device`` for training; decoding runs on the CPU)."""
 
-    def __init__(self, scale: Scale, out: str | os.PathLike, *, device: str = "cpu", threads: int = 1,
-                 decode_threads: int = 1) -> None:
+    def __init__(
+        self, scale: Scale, out: str | os.PathLike, *, device: str = "cpu", threads: int = 1, decode_threads: int = 1
+    ) -> None:
         self.scale, self.out, self.device = scale, Path(out), str(device)
         self.threads, self.decode_threads = int(threads), int(decode_threads)
         self._models: dict[str, object] = {}
@@ -73,8 +74,9 @@ class Experiment:
         s = self.scale
         docs, infos = _corpus.load_sources(s.corpus)
         chunks = _corpus.chunk_documents(docs, s.max_chunk_chars)
-        splits = _corpus.split_chunks(chunks, s.val_fraction, s.prompt_fraction,
-                                      np.random.default_rng(seed_for(s.seed, "split")))
+        splits = _corpus.split_chunks(
+            chunks, s.val_fraction, s.prompt_fraction, np.random.default_rng(seed_for(s.seed, "split"))
+        )
         advance(0.2)
         tok = _tok.train_tokenizer([c.text for c in splits["train"]], s.vocab_size)
         advance(0.6)
@@ -84,15 +86,26 @@ class Experiment:
         for name, part in splits.items():
             ids = _tok.encode_documents(tok, [c.text for c in part])
             np.save(folder / f"{name}.npy", ids)
-            by_source = {src: sum(len(c.text) for c in part if c.source == src) for src in sorted({c.source for c in part})}
+            by_source = {
+                src: sum(len(c.text) for c in part if c.source == src) for src in sorted({c.source for c in part})
+            }
             stats[name] = {"chunks": len(part), "tokens": int(ids.size), "characters_by_source": by_source}
         total = sum(v["tokens"] for v in stats.values())
         if total < s.min_corpus_tokens:
             raise ValueError(f"the corpus has {total} tokens, the scale needs at least {s.min_corpus_tokens}")
         atomic_write_text(folder / "tokenizer.json", _tok.tokenizer_json(tok))
-        atomic_write_text(folder / "sources.json", json.dumps(
-            {"sources": [asdict(i) for i in infos], "splits": stats, "chunks": len(chunks),
-             "tokenizer_sha256": _tok.sha256_text(_tok.tokenizer_json(tok))}, indent=1))
+        atomic_write_text(
+            folder / "sources.json",
+            json.dumps(
+                {
+                    "sources": [asdict(i) for i in infos],
+                    "splits": stats,
+                    "chunks": len(chunks),
+                    "tokenizer_sha256": _tok.sha256_text(_tok.tokenizer_json(tok)),
+                },
+                indent=1,
+            ),
+        )
 
     def _cached(self, key: str, make):
         """``make()`` once per key and experiment (the corpus, tokenizer and prompts are read once)."""
@@ -125,14 +138,24 @@ class Experiment:
         """The prompt texts, in the order the measurements use them."""
         m = self.scale.measurement
         tok = self.tokenizer()
-        return self._cached("prompts", lambda: tuple(make_prompts(
-            self.split("prompts"), tok.token_to_id(_tok.EOS), m.prompt_tokens, m.max_prompts, tok.decode)))
+        return self._cached(
+            "prompts",
+            lambda: tuple(
+                make_prompts(
+                    self.split("prompts"), tok.token_to_id(_tok.EOS), m.prompt_tokens, m.max_prompts, tok.decode
+                )
+            ),
+        )
 
     # ------------------------------------------------------------------ training
     def train_cost(self, run: RunSpec) -> float:
         from sdsl.experiment.training import flops_per_token
 
-        return flops_per_token(self.scale.params(run.shape), run.shape, self.scale.recipe.seq_len) * run.tokens / _EST_FLOPS
+        return (
+            flops_per_token(self.scale.params(run.shape), run.shape, self.scale.recipe.seq_len)
+            * run.tokens
+            / _EST_FLOPS
+        )
 
     def train_task(self, run: RunSpec, advance) -> None:
         import torch
@@ -142,15 +165,28 @@ class Experiment:
         s, rec = self.scale, self.scale.recipe
         torch.set_num_threads(self.threads)
         tok = self.tokenizer()
-        model = build_model(run.shape, tok.get_vocab_size(), 2 * rec.seq_len, seed_for(s.seed, "init", run.run_id),
-                            eos_token_id=tok.token_to_id(_tok.EOS)).to(self.device)
+        model = build_model(
+            run.shape,
+            tok.get_vocab_size(),
+            2 * rec.seq_len,
+            seed_for(s.seed, "init", run.run_id),
+            eos_token_id=tok.token_to_id(_tok.EOS),
+        ).to(self.device)
         gen = torch.Generator().manual_seed(seed_for(s.seed, "order", run.run_id))
         val = self.val_windows().to(self.device)
-        res = train_run(model, run, self.split("train"), val, rec, gen,
-                        on_step=lambda i, n: advance(0.97 * i / n) if i % 20 == 0 else None)
+        res = train_run(
+            model,
+            run,
+            self.split("train"),
+            val,
+            rec,
+            gen,
+            on_step=lambda i, n: advance(0.97 * i / n) if i % 20 == 0 else None,
+        )
         model.to("cpu").save_pretrained(str(self.out / "models" / run.run_id))
-        atomic_write_text(self.out / "train" / f"{run.run_id}.json",
-                          json.dumps({"metrics": res.metrics, "curve": res.curve}))
+        atomic_write_text(
+            self.out / "train" / f"{run.run_id}.json", json.dumps({"metrics": res.metrics, "curve": res.curve})
+        )
 
     def model(self, run_id: str):
         if run_id not in self._models:
@@ -169,20 +205,41 @@ class Experiment:
         m = self.scale.measurement
         d, t = self.model(draft.run_id), self.model(target.run_id)
         t0 = time.perf_counter()
-        meas = measure_alpha(d, t, self.hf_tokenizer(), list(self.prompts()), temperature=temperature,
-                             measurement=m, seed=seed_for(self.scale.seed, "alpha", draft.run_id, target.run_id,
-                                                          int(temperature * 1000)))
+        meas = measure_alpha(
+            d,
+            t,
+            self.hf_tokenizer(),
+            list(self.prompts()),
+            temperature=temperature,
+            measurement=m,
+            seed=seed_for(self.scale.seed, "alpha", draft.run_id, target.run_id, int(temperature * 1000)),
+        )
         seconds = time.perf_counter() - t0
         ov = teacher_forced_overlap(d, t, self.val_windows()[: m.overlap_windows])
-        row = {"draft": draft.run_id, "target": target.run_id, "temperature": float(temperature), "gamma": m.gamma,
-               "n_prompts": meas.n_prompts, "reached_target": "yes" if meas.reached_target else "no",
-               "half_width": meas.half_width, "overlap": float(ov["overlap"].mean()),
-               "overlap_se": float(ov["overlap"].std(ddof=1) / np.sqrt(len(ov))),
-               "agree": float(ov["agree"].mean()), "agree_se": float(ov["agree"].std(ddof=1) / np.sqrt(len(ov))),
-               "measure_s": seconds}
-        atomic_write_text(self.out / "alpha" / f"{_pair_key(draft.run_id, target.run_id, temperature)}.json",
-                          json.dumps({"pair": row, "counts": meas.counts.to_dict(orient="list"),
-                                      "prompts": meas.prompts.to_dict(orient="list")}))
+        row = {
+            "draft": draft.run_id,
+            "target": target.run_id,
+            "temperature": float(temperature),
+            "gamma": m.gamma,
+            "n_prompts": meas.n_prompts,
+            "reached_target": "yes" if meas.reached_target else "no",
+            "half_width": meas.half_width,
+            "overlap": float(ov["overlap"].mean()),
+            "overlap_se": float(ov["overlap"].std(ddof=1) / np.sqrt(len(ov))),
+            "agree": float(ov["agree"].mean()),
+            "agree_se": float(ov["agree"].std(ddof=1) / np.sqrt(len(ov))),
+            "measure_s": seconds,
+        }
+        atomic_write_text(
+            self.out / "alpha" / f"{_pair_key(draft.run_id, target.run_id, temperature)}.json",
+            json.dumps(
+                {
+                    "pair": row,
+                    "counts": meas.counts.to_dict(orient="list"),
+                    "prompts": meas.prompts.to_dict(orient="list"),
+                }
+            ),
+        )
 
     def wallclock_task(self, draft: RunSpec, target: RunSpec, advance) -> None:
         import torch
@@ -198,9 +255,17 @@ class Experiment:
         alpha = alpha_from_accepted(it["accepted"], it["drafted"]).alpha
         tok = self.hf_tokenizer()
         prompts = [tok(p)["input_ids"] for p in self.prompts()[: m.timing_prompts]]
-        res = time_pair(self.model(target.run_id), self.model(draft.run_id), prompts, alpha=alpha,
-                        new_tokens=m.timing_new_tokens, temperature=temp, repeats=m.timing_repeats,
-                        max_gamma=m.max_gamma, seed=seed_for(self.scale.seed, "wallclock", draft.run_id, target.run_id))
+        res = time_pair(
+            self.model(target.run_id),
+            self.model(draft.run_id),
+            prompts,
+            alpha=alpha,
+            new_tokens=m.timing_new_tokens,
+            temperature=temp,
+            repeats=m.timing_repeats,
+            max_gamma=m.max_gamma,
+            seed=seed_for(self.scale.seed, "wallclock", draft.run_id, target.run_id),
+        )
         row = {"draft": draft.run_id, "target": target.run_id, "temperature": temp, "alpha": alpha, **res}
         atomic_write_text(self.out / "wallclock" / f"{_pair_key(draft.run_id, target.run_id)}.json", json.dumps(row))
 
@@ -215,8 +280,9 @@ class Experiment:
         per_alpha = m.max_prompts * m.new_tokens * 0.5e-3
         for d, t in s.pairs():
             for temp in m.temperatures:
-                out.append(Task(f"alpha/{_pair_key(d.run_id, t.run_id, temp)}", "alpha", per_alpha, phase=2,
-                                parallel=True))
+                out.append(
+                    Task(f"alpha/{_pair_key(d.run_id, t.run_id, temp)}", "alpha", per_alpha, phase=2, parallel=True)
+                )
         per_wall = m.timing_prompts * m.timing_new_tokens * (2 + 3 * m.timing_repeats) * 1.5e-3
         for d, t in s.pairs():
             out.append(Task(f"wallclock/{_pair_key(d.run_id, t.run_id)}", "wallclock", per_wall, phase=3))
@@ -265,13 +331,23 @@ def _work(scale_name: str, out: str, device: str, threads: int, task_id: str, ad
     key = (scale_name, out, device, threads)
     if key not in _EXPERIMENTS:
         _quiet()
-        _EXPERIMENTS[key] = Experiment(get_scale(scale_name), out, device=device, threads=threads,
-                                       decode_threads=threads)
+        _EXPERIMENTS[key] = Experiment(
+            get_scale(scale_name), out, device=device, threads=threads, decode_threads=threads
+        )
     _EXPERIMENTS[key].work(task_id, advance)
 
 
-def run(scale: Scale, out: str | os.PathLike | None = None, *, resume: bool = False, device: str = "cpu",
-        threads: int = 1, workers: int = 2, progress: bool = True, command: str | None = None) -> Path:
+def run(
+    scale: Scale,
+    out: str | os.PathLike | None = None,
+    *,
+    resume: bool = False,
+    device: str = "cpu",
+    threads: int = 1,
+    workers: int = 2,
+    progress: bool = True,
+    command: str | None = None,
+) -> Path:
     """Run (or resume) every task of ``scale`` in ``out`` and write ``out/results``; returns it.
 
     ``workers`` processes with ``threads`` torch threads each run the training runs and the alpha
@@ -286,11 +362,14 @@ def run(scale: Scale, out: str | os.PathLike | None = None, *, resume: bool = Fa
     if state_path.exists():
         state = json.loads(state_path.read_text())
         if not resume:
-            raise ValueError(f"--out {out} already holds a run (state.json): pass --resume to continue it, "
-                             "or choose another --out")
+            raise ValueError(
+                f"--out {out} already holds a run (state.json): pass --resume to continue it, or choose another --out"
+            )
         if state["digest"] != scale.digest():
-            raise ValueError(f"--out {out} holds a run of other settings (scale {state['scale']}, digest "
-                             f"{state['digest']}, now {scale.digest()}): cannot resume it")
+            raise ValueError(
+                f"--out {out} holds a run of other settings (scale {state['scale']}, digest "
+                f"{state['digest']}, now {scale.digest()}): cannot resume it"
+            )
     else:
         out.mkdir(parents=True, exist_ok=True)
         state = {"scale": scale.name, "digest": scale.digest(), "sessions": []}
@@ -319,8 +398,15 @@ def run(scale: Scale, out: str | os.PathLike | None = None, *, resume: bool = Fa
 
     previous = signal.signal(signal.SIGTERM, terminate)
     try:
-        execute_tasks(exp.tasks(), work, out / "done", session=len(state["sessions"]) - 1, workers=workers,
-                      progress=progress, log=log)
+        execute_tasks(
+            exp.tasks(),
+            work,
+            out / "done",
+            session=len(state["sessions"]) - 1,
+            workers=workers,
+            progress=progress,
+            log=log,
+        )
     finally:
         signal.signal(signal.SIGTERM, previous)
         session["end"] = time.time()

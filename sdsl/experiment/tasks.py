@@ -69,9 +69,16 @@ def _in_worker(work: Callable, task_id: str, progress_queue) -> tuple[float, flo
     return time.perf_counter() - t0, time.process_time() - c0
 
 
-def execute_tasks(tasks: list[Task], work: Callable[[str, Callable[[float], None]], None],
-                  done_dir: str | os.PathLike, *, session: int, workers: int = 1, progress: bool = True,
-                  log: Callable[[str], None] | None = None) -> list[str]:
+def execute_tasks(
+    tasks: list[Task],
+    work: Callable[[str, Callable[[float], None]], None],
+    done_dir: str | os.PathLike,
+    *,
+    session: int,
+    workers: int = 1,
+    progress: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> list[str]:
     """Run every task without a marker in ``done_dir``; returns the ids run, in completion order.
 
     ``work`` must be picklable (a module-level function or a ``functools.partial`` of one) when
@@ -89,8 +96,13 @@ def execute_tasks(tasks: list[Task], work: Callable[[str, Callable[[float], None
     done_dir.mkdir(parents=True, exist_ok=True)
     total = float(sum(t.cost for t in tasks))
     finished = float(sum(t.cost for t in tasks if is_done(done_dir, t.task_id)))
-    bar = tqdm(total=round(total, 1), initial=round(finished, 1), disable=not progress, mininterval=2.0,
-               bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} est-s [{elapsed}<{remaining}]")
+    bar = tqdm(
+        total=round(total, 1),
+        initial=round(finished, 1),
+        disable=not progress,
+        mininterval=2.0,
+        bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} est-s [{elapsed}<{remaining}]",
+    )
     reported: dict[str, float] = {}
     by_id = {t.task_id: t for t in tasks}
     ran: list[str] = []
@@ -105,9 +117,18 @@ def execute_tasks(tasks: list[Task], work: Callable[[str, Callable[[float], None
     def finish(task_id: str, seconds: float, cpu_seconds: float) -> None:
         advance(task_id, 1.0)
         t = by_id[task_id]
-        atomic_write_text(done_marker(done_dir, task_id), json.dumps(
-            {"task": task_id, "kind": t.kind, "seconds": seconds, "cpu_seconds": cpu_seconds,
-             "session": int(session)}))
+        atomic_write_text(
+            done_marker(done_dir, task_id),
+            json.dumps(
+                {
+                    "task": task_id,
+                    "kind": t.kind,
+                    "seconds": seconds,
+                    "cpu_seconds": cpu_seconds,
+                    "session": int(session),
+                }
+            ),
+        )
         ran.append(task_id)
         if log is not None:
             log(f"done {task_id} in {seconds:.1f} s")

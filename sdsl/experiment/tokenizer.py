@@ -47,8 +47,12 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int, *, min_frequency: int
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=int(vocab_size), min_frequency=int(min_frequency), special_tokens=[EOS],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+        vocab_size=int(vocab_size),
+        min_frequency=int(min_frequency),
+        special_tokens=[EOS],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tok.train_from_iterator(list(texts), trainer=trainer)
     return tok
 
@@ -73,8 +77,7 @@ def to_transformers(tok):
     calls), with ``<|endoftext|>`` as BOS, EOS and padding."""
     from transformers import PreTrainedTokenizerFast
 
-    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=EOS, eos_token=EOS, pad_token=EOS,
-                                   unk_token=None)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=EOS, eos_token=EOS, pad_token=EOS, unk_token=None)
 
 
 def encode_documents(tok, texts: Sequence[str]) -> np.ndarray:
@@ -89,7 +92,7 @@ def encode_documents(tok, texts: Sequence[str]) -> np.ndarray:
     i = 0
     for e in encs:
         n = len(e.ids)
-        out[i:i + n] = e.ids
+        out[i : i + n] = e.ids
         out[i + n] = eos
         i += n + 1
     return out

@@ -60,10 +60,19 @@ def build_model(shape: ModelShape, vocab_size: int, n_positions: int, seed: int,
     from transformers import GPT2Config, GPT2LMHeadModel
 
     cfg = GPT2Config(
-        vocab_size=int(vocab_size), n_positions=int(n_positions), n_embd=shape.width, n_layer=shape.layers,
-        n_head=shape.heads, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
-        activation_function="gelu_pytorch_tanh", bos_token_id=int(eos_token_id),
-        eos_token_id=int(eos_token_id), pad_token_id=None, tie_word_embeddings=True,
+        vocab_size=int(vocab_size),
+        n_positions=int(n_positions),
+        n_embd=shape.width,
+        n_layer=shape.layers,
+        n_head=shape.heads,
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+        activation_function="gelu_pytorch_tanh",
+        bos_token_id=int(eos_token_id),
+        eos_token_id=int(eos_token_id),
+        pad_token_id=None,
+        tie_word_embeddings=True,
     )
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(seed))
@@ -76,8 +85,7 @@ def param_counts(model) -> ParamCounts:
     total = sum(p.numel() for p in model.parameters())
     wte = model.transformer.wte.weight.numel()
     wpe = model.transformer.wpe.weight.numel()
-    return ParamCounts(total=int(total), non_embedding=int(total - wte - wpe), n=int(total - wpe),
-                       position=int(wpe))
+    return ParamCounts(total=int(total), non_embedding=int(total - wte - wpe), n=int(total - wpe), position=int(wpe))
 
 
 def flops_per_token(n: int, shape: ModelShape, seq_len: int) -> float:
@@ -118,7 +126,7 @@ def evaluate_loss(model, wins: torch.Tensor, batch: int = 32) -> tuple[float, np
     per = []
     with torch.inference_mode():
         for i in range(0, wins.shape[0], batch):
-            w = wins[i:i + batch]
+            w = wins[i : i + batch]
             logits = model(input_ids=w[:, :-1]).logits
             ce = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), w[:, 1:].reshape(-1), reduction="none")
             per.append(ce.view(w.shape[0], -1).mean(dim=1).double().numpy())
@@ -142,9 +150,17 @@ def _param_groups(model, weight_decay: float):
     return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
 
 
-def train_run(model, run: RunSpec, train_ids: np.ndarray, val_windows: torch.Tensor, recipe: Recipe,
-              generator: torch.Generator, *, curve_val_windows: torch.Tensor | None = None,
-              on_step: Callable[[int, int], None] | None = None) -> TrainResult:
+def train_run(
+    model,
+    run: RunSpec,
+    train_ids: np.ndarray,
+    val_windows: torch.Tensor,
+    recipe: Recipe,
+    generator: torch.Generator,
+    *,
+    curve_val_windows: torch.Tensor | None = None,
+    on_step: Callable[[int, int], None] | None = None,
+) -> TrainResult:
     """Train ``model`` on ``run.tokens`` predicted tokens of ``train_ids`` with ``recipe`` and
     return its metrics and loss curve.
 
@@ -169,11 +185,11 @@ def train_run(model, run: RunSpec, train_ids: np.ndarray, val_windows: torch.Ten
     peak = recipe.peak_lr(run.shape.width)
     curve_val = val_windows[: recipe.curve_eval_windows] if curve_val_windows is None else curve_val_windows
     try:
-        opt = torch.optim.AdamW(_param_groups(model, recipe.weight_decay), lr=peak,
-                                betas=(recipe.beta1, recipe.beta2), fused=True)
+        opt = torch.optim.AdamW(
+            _param_groups(model, recipe.weight_decay), lr=peak, betas=(recipe.beta1, recipe.beta2), fused=True
+        )
     except (RuntimeError, TypeError):  # a device or torch without the fused kernel
-        opt = torch.optim.AdamW(_param_groups(model, recipe.weight_decay), lr=peak,
-                                betas=(recipe.beta1, recipe.beta2))
+        opt = torch.optim.AdamW(_param_groups(model, recipe.weight_decay), lr=peak, betas=(recipe.beta1, recipe.beta2))
     order = torch.randperm(wins.shape[0], generator=generator)
     pos, epochs_started = 0, 1
     curve_every = max(1, steps // recipe.curve_points)
@@ -188,7 +204,7 @@ def train_run(model, run: RunSpec, train_ids: np.ndarray, val_windows: torch.Ten
         if pos + recipe.batch_size > order.numel():
             order = torch.randperm(wins.shape[0], generator=generator)
             pos, epochs_started = 0, epochs_started + 1
-        x = wins[order[pos:pos + recipe.batch_size]]
+        x = wins[order[pos : pos + recipe.batch_size]]
         pos += recipe.batch_size
         lr = lr_at(step, steps, peak, recipe)
         for group in opt.param_groups:
@@ -205,8 +221,13 @@ def train_run(model, run: RunSpec, train_ids: np.ndarray, val_windows: torch.Ten
         train_s += time.perf_counter() - t0
         done = step + 1
         if done % curve_every == 0 or done == steps or done in eval_at:
-            row = {"step": done, "tokens": done * per_step, "lr": lr, "train_loss": acc / acc_n,
-                   "val_loss": float("nan")}
+            row = {
+                "step": done,
+                "tokens": done * per_step,
+                "lr": lr,
+                "train_loss": acc / acc_n,
+                "val_loss": float("nan"),
+            }
             acc, acc_n = 0.0, 0
             if done in eval_at and done != steps:
                 t1 = time.perf_counter()
@@ -225,17 +246,33 @@ def train_run(model, run: RunSpec, train_ids: np.ndarray, val_windows: torch.Ten
     fpt = flops_per_token(counts.n, run.shape, recipe.seq_len)
     se = float(per_window.std(ddof=1) / np.sqrt(per_window.size)) if per_window.size > 1 else float("nan")
     metrics = {
-        "run": run.run_id, "shape": run.shape.name, "width": run.shape.width, "layers": run.shape.layers,
-        "heads": run.shape.heads, "params": counts.n, "non_embedding_params": counts.non_embedding,
-        "total_params": counts.total, "tokens": tokens_seen, "tokens_budget": run.tokens, "steps": steps,
-        "batch_size": recipe.batch_size, "seq_len": recipe.seq_len, "peak_lr": peak,
+        "run": run.run_id,
+        "shape": run.shape.name,
+        "width": run.shape.width,
+        "layers": run.shape.layers,
+        "heads": run.shape.heads,
+        "params": counts.n,
+        "non_embedding_params": counts.non_embedding,
+        "total_params": counts.total,
+        "tokens": tokens_seen,
+        "tokens_budget": run.tokens,
+        "steps": steps,
+        "batch_size": recipe.batch_size,
+        "seq_len": recipe.seq_len,
+        "peak_lr": peak,
         "epochs": tokens_seen / float(wins.shape[0] * recipe.seq_len),
         "tokens_per_param": tokens_seen / counts.n,
-        "val_loss": val_loss, "val_loss_se": se, "val_ppl": float(np.exp(val_loss)),
+        "val_loss": val_loss,
+        "val_loss_se": se,
+        "val_ppl": float(np.exp(val_loss)),
         "val_tokens": int(val_windows.shape[0] * (val_windows.shape[1] - 1)),
-        "final_train_loss": curve[-1]["train_loss"], "train_s": train_s, "eval_s": eval_s,
-        "wall_s": time.perf_counter() - t_start, "flops_per_token": fpt,
-        "train_flops": fpt * tokens_seen, "flops_per_s": fpt * tokens_seen / train_s,
+        "final_train_loss": curve[-1]["train_loss"],
+        "train_s": train_s,
+        "eval_s": eval_s,
+        "wall_s": time.perf_counter() - t_start,
+        "flops_per_token": fpt,
+        "train_flops": fpt * tokens_seen,
+        "flops_per_s": fpt * tokens_seen / train_s,
         "tokens_per_s": tokens_seen / train_s,
     }
     model.eval()

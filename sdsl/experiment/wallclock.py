@@ -55,8 +55,18 @@ def best_integer_gamma(alpha: float, c: float, max_gamma: int) -> int:
     return int(g[np.argmax(theorem38_speedup(alpha, g, c))])
 
 
-def time_pair(target, draft, prompts: Sequence[Sequence[int]], *, alpha: float, new_tokens: int,
-              temperature: float, repeats: int, max_gamma: int, seed: int) -> dict:
+def time_pair(
+    target,
+    draft,
+    prompts: Sequence[Sequence[int]],
+    *,
+    alpha: float,
+    new_tokens: int,
+    temperature: float,
+    repeats: int,
+    max_gamma: int,
+    seed: int,
+) -> dict:
     """Tokens per second of plain decoding (target, draft) and of speculative sampling at the
     integer ``gamma`` that maximises Theorem 3.8 for ``alpha`` and the measured cost ratio.
 
@@ -80,12 +90,24 @@ def time_pair(target, draft, prompts: Sequence[Sequence[int]], *, alpha: float, 
         results = []
         for ids in prompts:
             if kind == "spec":
-                results.append(speculative_generate(target, draft, ids, gamma=gamma, max_new_tokens=new_tokens,
-                                                    temperature=temperature, generator=gen))
+                results.append(
+                    speculative_generate(
+                        target,
+                        draft,
+                        ids,
+                        gamma=gamma,
+                        max_new_tokens=new_tokens,
+                        temperature=temperature,
+                        generator=gen,
+                    )
+                )
             else:
                 model = target if kind == "target" else draft
-                results.append(autoregressive_generate(model, ids, max_new_tokens=new_tokens,
-                                                       temperature=temperature, generator=gen))
+                results.append(
+                    autoregressive_generate(
+                        model, ids, max_new_tokens=new_tokens, temperature=temperature, generator=gen
+                    )
+                )
         return time.perf_counter() - t0, results
 
     run("target")  # warm-up (allocator, kernels)
@@ -104,9 +126,14 @@ def time_pair(target, draft, prompts: Sequence[Sequence[int]], *, alpha: float, 
     c = best["draft"] / best["target"]
     accepted = np.concatenate([r.accepted for r in spec_res]) if spec_res else np.zeros(0)
     return {
-        "gamma": gamma, "c": c, "new_tokens": n_tokens,
-        "target_tokens_per_s": n_tokens / best["target"], "draft_tokens_per_s": n_tokens / best["draft"],
-        "spec_tokens_per_s": n_tokens / best["spec"], "speedup": best["target"] / best["spec"],
+        "gamma": gamma,
+        "c": c,
+        "new_tokens": n_tokens,
+        "target_tokens_per_s": n_tokens / best["target"],
+        "draft_tokens_per_s": n_tokens / best["draft"],
+        "spec_tokens_per_s": n_tokens / best["spec"],
+        "speedup": best["target"] / best["spec"],
         "predicted_speedup": float(theorem38_speedup(alpha, gamma, c)),
-        "iterations": int(accepted.size), "mean_accepted": float(accepted.mean()) if accepted.size else float("nan"),
+        "iterations": int(accepted.size),
+        "mean_accepted": float(accepted.mean()) if accepted.size else float("nan"),
     }

@@ -87,7 +87,8 @@ def alpha_from_trial_bounds(
     if not lo_t <= t <= hi_t:
         raise ValueError(
             f"trial bounds must satisfy trials_low <= trials <= trials_high, got "
-            f"{trials_low!r} <= {trials!r} <= {trials_high!r}")
+            f"{trials_low!r} <= {trials!r} <= {trials_high!r}"
+        )
     lo_t = max(lo_t, s)
     # the binomial kernel takes whole counts; round the bounds outwards
     si = int(round(s))
@@ -96,9 +97,20 @@ def alpha_from_trial_bounds(
     _, _, low, _ = _binomial_interval(si, max(int(math.ceil(hi_t)), si, 1), level, interval)
     _, _, _, high = _binomial_interval(si, max(int(math.floor(lo_t)), si, 1), level, interval)
     return AlphaEstimate(
-        float(a), float(se), float(min(low, a)), float(max(high, a)), n=int(n), method=method,
-        interval=f"{interval}_union_over_trial_bounds", level=level, trials=int(round(t)),
+        float(a),
+        float(se),
+        float(min(low, a)),
+        float(max(high, a)),
+        n=int(n),
+        method=method,
+        interval=f"{interval}_union_over_trial_bounds",
+        level=level,
+        trials=int(round(t)),
         accepted=si,
-        extra={"alpha_low": s / hi_t, "alpha_high": s / lo_t if lo_t > 0 else 1.0,
-               "trials_low": lo_t, "trials_high": hi_t},
+        extra={
+            "alpha_low": s / hi_t,
+            "alpha_high": s / lo_t if lo_t > 0 else 1.0,
+            "trials_low": lo_t,
+            "trials_high": hi_t,
+        },
     )

@@ -21,17 +21,24 @@ def check_croppable_model(model: Any, role: str) -> None:
     if getattr(model, "_is_stateful", False):
         raise ValueError(
             f"{role} model {type(model).__name__} keeps a recurrent state that cannot be rolled back after a rejected "
-            "draft: speculative decoding needs a cache that can be cropped (full or sliding-window attention)")
+            "draft: speculative decoding needs a cache that can be cropped (full or sliding-window attention)"
+        )
 
 
 def check_croppable_cache(cache: Any, role: str, model: Any = None) -> None:
     """Raise ``ValueError`` when ``cache`` (after the prefill) reports ``is_croppable = False``."""
     croppable = getattr(cache, "is_croppable", True)
     if croppable is False:
-        layers = sorted({type(layer).__name__ for layer in getattr(cache, "layers", [])
-                         if getattr(layer, "is_croppable", True) is False})
+        layers = sorted(
+            {
+                type(layer).__name__
+                for layer in getattr(cache, "layers", [])
+                if getattr(layer, "is_croppable", True) is False
+            }
+        )
         name = f" {type(model).__name__}" if model is not None else ""
         raise ValueError(
             f"{role} model{name}: its cache ({type(cache).__name__}"
             f"{', layers ' + ', '.join(layers) if layers else ''}) cannot be cropped after a rejected draft; "
-            "speculative decoding needs a cache that can be cropped")
+            "speculative decoding needs a cache that can be cropped"
+        )

@@ -86,9 +86,16 @@ class AlphaEstimate:
     def as_dict(self) -> dict:
         """The scalar fields as a plain dict (one row of a summary table)."""
         return {
-            "alpha": self.alpha, "se": self.se, "ci_low": self.ci_low, "ci_high": self.ci_high,
-            "half_width": self.half_width, "n": self.n, "trials": self.trials,
-            "accepted": self.accepted, "method": self.method, "interval": self.interval,
+            "alpha": self.alpha,
+            "se": self.se,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "half_width": self.half_width,
+            "n": self.n,
+            "trials": self.trials,
+            "accepted": self.accepted,
+            "method": self.method,
+            "interval": self.interval,
             "level": self.level,
         }
 
@@ -155,12 +162,10 @@ def _accepted_and_gamma(accepted: ArrayLike, gamma: ArrayLike) -> tuple[np.ndarr
     if g.size == 1 and k.size != 1:
         g = np.full_like(k, g[0])
     if g.shape != k.shape:
-        raise ValueError(
-            f"gamma must be a scalar or have one entry per iteration ({k.size}), got {g.size}")
+        raise ValueError(f"gamma must be a scalar or have one entry per iteration ({k.size}), got {g.size}")
     if np.any(k > g):
         i = int(np.flatnonzero(k > g)[0])
-        raise ValueError(
-            f"accepted must be <= gamma (drafted), got accepted={k[i]} > gamma={g[i]} at iteration {i}")
+        raise ValueError(f"accepted must be <= gamma (drafted), got accepted={k[i]} > gamma={g[i]} at iteration {i}")
     return k, g
 
 
@@ -255,8 +260,18 @@ def alpha_from_accepted(
     s = int(k.sum())
     r = int(np.count_nonzero(k < g))
     a, se, lo, hi = _binomial_interval(s, s + r, level, interval)
-    return AlphaEstimate(a, se, lo, hi, n=int(k.size), method="mle_truncated_geometric",
-                         interval=interval, level=level, trials=s + r, accepted=s)
+    return AlphaEstimate(
+        a,
+        se,
+        lo,
+        hi,
+        n=int(k.size),
+        method="mle_truncated_geometric",
+        interval=interval,
+        level=level,
+        trials=s + r,
+        accepted=s,
+    )
 
 
 def alpha_bootstrap(
@@ -322,18 +337,34 @@ def alpha_bootstrap(
         lo = hi = a
         se = 0.0
     else:
-        res = stats.bootstrap((s_j, r_j), statistic, paired=True, vectorized=True,
-                              n_resamples=int(n_resamples), confidence_level=level,
-                              method=ci_method, rng=rng)
+        res = stats.bootstrap(
+            (s_j, r_j),
+            statistic,
+            paired=True,
+            vectorized=True,
+            n_resamples=int(n_resamples),
+            confidence_level=level,
+            method=ci_method,
+            rng=rng,
+        )
         lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
         se = float(res.standard_error)
         if not (np.isfinite(lo) and np.isfinite(hi)):  # BCa can fail on near-degenerate data
             q = np.quantile(res.bootstrap_distribution, [(1 - level) / 2, (1 + level) / 2])
             lo, hi = float(q[0]), float(q[1])
-    return AlphaEstimate(a, se, max(lo, 0.0), min(hi, 1.0), n=int(k.size),
-                         method="mle_cluster_bootstrap", interval=f"bootstrap_{ci_method}",
-                         level=level, trials=int(s + r), accepted=int(s),
-                         extra={"n_prompts": int(labels.size), "n_resamples": int(n_resamples)})
+    return AlphaEstimate(
+        a,
+        se,
+        max(lo, 0.0),
+        min(hi, 1.0),
+        n=int(k.size),
+        method="mle_cluster_bootstrap",
+        interval=f"bootstrap_{ci_method}",
+        level=level,
+        trials=int(s + r),
+        accepted=int(s),
+        extra={"n_prompts": int(labels.size), "n_resamples": int(n_resamples)},
+    )
 
 
 def _check_position_counts(accepted_per_pos: ArrayLike, num_drafts: int) -> tuple[np.ndarray, int]:
@@ -347,13 +378,15 @@ def _check_position_counts(accepted_per_pos: ArrayLike, num_drafts: int) -> tupl
     if a[0] > d:
         raise ValueError(
             f"accepted_per_pos[0] must be <= num_drafts, got {a[0]} > {d} "
-            "(a position cannot accept more tokens than there were drafts)")
+            "(a position cannot accept more tokens than there were drafts)"
+        )
     inc = np.flatnonzero(np.diff(a) > 0)
     if inc.size:
         i = int(inc[0]) + 1
         raise ValueError(
             f"accepted_per_pos must be non-increasing (a token at position i is only accepted if "
-            f"position i-1 was), got accepted_per_pos[{i}]={a[i]} > accepted_per_pos[{i - 1}]={a[i - 1]}")
+            f"position i-1 was), got accepted_per_pos[{i}]={a[i]} > accepted_per_pos[{i - 1}]={a[i - 1]}"
+        )
     return a, d
 
 
@@ -390,8 +423,19 @@ def alpha_from_position_counts(
     s = int(a.sum())
     t = int(d + a[:-1].sum())
     est, se, lo, hi = _binomial_interval(s, t, level, interval)
-    return AlphaEstimate(est, se, lo, hi, n=d, method="mle_position_counts", interval=interval,
-                         level=level, trials=t, accepted=s, extra={"gamma": int(a.size)})
+    return AlphaEstimate(
+        est,
+        se,
+        lo,
+        hi,
+        n=d,
+        method="mle_position_counts",
+        interval=interval,
+        level=level,
+        trials=t,
+        accepted=s,
+        extra={"gamma": int(a.size)},
+    )
 
 
 def constant_alpha_test(
@@ -447,5 +491,4 @@ def constant_alpha_test(
     else:
         res = stats.chi2_contingency(np.vstack([acc, rej]), correction=False)
         stat, p, dof = float(res.statistic), float(res.pvalue), int(res.dof)
-    return ConstantAlphaTest(alpha, stat, dof, p, rates, tuple(int(x) for x in trials),
-                             tuple(int(x) for x in acc))
+    return ConstantAlphaTest(alpha, stat, dof, p, rates, tuple(int(x) for x in trials), tuple(int(x) for x in acc))

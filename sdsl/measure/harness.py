@@ -7,7 +7,6 @@ cluster bootstrap over prompts and the constant-alpha test. Pairs with different
 through :mod:`sdsl.measure.universal`; the small local pair is :mod:`sdsl.measure.local`.
 """
 
-
 from __future__ import annotations
 
 import os
@@ -39,10 +38,8 @@ __all__ = [
     "acceptance_row",
 ]
 
-ITERATION_COLUMNS = ["gamma", "prompt_id", "iteration", "drafted", "accepted", "tokens",
-                     "evaluated", "beta_sum"]
-REQUEST_COLUMNS = ["gamma", "prompt_id", "prompt_tokens", "new_tokens", "iterations", "ttft_s",
-                   "tpot_s", "ttot_s"]
+ITERATION_COLUMNS = ["gamma", "prompt_id", "iteration", "drafted", "accepted", "tokens", "evaluated", "beta_sum"]
+REQUEST_COLUMNS = ["gamma", "prompt_id", "prompt_tokens", "new_tokens", "iterations", "ttft_s", "tpot_s", "ttot_s"]
 
 
 # --------------------------------------------------------------------------- measuring
@@ -106,26 +103,42 @@ def measure_acceptance(
     for g in gammas:
         for j, ids in enumerate(encoded):
             gen = torch.Generator().manual_seed(_seed_for(seed, g, j))
-            r = speculative_generate(tmodel, dmodel, ids, gamma=g, max_new_tokens=max_new_tokens,
-                                     temperature=temperature, generator=gen, vocab_size=vocab,
-                                     top_k=top_k, top_p=top_p)
+            r = speculative_generate(
+                tmodel,
+                dmodel,
+                ids,
+                gamma=g,
+                max_new_tokens=max_new_tokens,
+                temperature=temperature,
+                generator=gen,
+                vocab_size=vocab,
+                top_k=top_k,
+                top_p=top_p,
+            )
             for i, (d, a, e, b) in enumerate(zip(r.drafted, r.accepted, r.evaluated, r.beta_sum)):
                 iters.append((g, j, i, d, a, a + 1, e, b))
-            reqs.append((g, j, r.prompt_tokens, len(r.tokens), len(r.drafted), r.ttft_s, r.tpot_s,
-                         r.ttot_s))
+            reqs.append((g, j, r.prompt_tokens, len(r.tokens), len(r.drafted), r.ttft_s, r.tpot_s, r.ttot_s))
             bar.update(1)
     bar.close()
-    settings = {"draft": str(draft) if isinstance(draft, (str, os.PathLike)) else type(draft).__name__,
-                "target": str(target) if isinstance(target, (str, os.PathLike)) else type(target).__name__,
-                "gammas": gammas, "temperature": float(temperature), "top_k": int(top_k),
-                "top_p": float(top_p),
-                "max_new_tokens": int(max_new_tokens), "seed": int(seed), "n_prompts": len(prompts)}
-    return Measurement(pd.DataFrame(iters, columns=ITERATION_COLUMNS),
-                       pd.DataFrame(reqs, columns=REQUEST_COLUMNS), settings)
+    settings = {
+        "draft": str(draft) if isinstance(draft, (str, os.PathLike)) else type(draft).__name__,
+        "target": str(target) if isinstance(target, (str, os.PathLike)) else type(target).__name__,
+        "gammas": gammas,
+        "temperature": float(temperature),
+        "top_k": int(top_k),
+        "top_p": float(top_p),
+        "max_new_tokens": int(max_new_tokens),
+        "seed": int(seed),
+        "n_prompts": len(prompts),
+    }
+    return Measurement(
+        pd.DataFrame(iters, columns=ITERATION_COLUMNS), pd.DataFrame(reqs, columns=REQUEST_COLUMNS), settings
+    )
 
 
-def summarize_measurement(m: Measurement, rng: np.random.Generator, *, level: float = 0.95,
-                          n_resamples: int = 2000) -> pd.DataFrame:
+def summarize_measurement(
+    m: Measurement, rng: np.random.Generator, *, level: float = 0.95, n_resamples: int = 2000
+) -> pd.DataFrame:
     """One row per draft length: alpha by the truncated-geometric MLE (profile interval), by the
     cluster bootstrap over prompts, by inverting the mean tokens per iteration, and directly as
     the mean of ``sum min(p, q)`` over the same evaluated positions (Leviathan et al., Corollary
@@ -138,35 +151,49 @@ def summarize_measurement(m: Measurement, rng: np.random.Generator, *, level: fl
     for g, it in m.iterations.groupby("gamma", sort=True):
         it = it[it["drafted"] > 0]
         mle = alpha_from_accepted(it["accepted"], it["drafted"], level=level)
-        boot = alpha_bootstrap(it["accepted"], it["drafted"], it["prompt_id"], rng, level=level,
-                               n_resamples=n_resamples)
+        boot = alpha_bootstrap(
+            it["accepted"], it["drafted"], it["prompt_id"], rng, level=level, n_resamples=n_resamples
+        )
         full = it[it["drafted"] == g]
-        mean_tok = alpha_from_mean_tokens(full["tokens"].mean(), g, len(full), level=level) \
-            if len(full) else None
+        mean_tok = alpha_from_mean_tokens(full["tokens"].mean(), g, len(full), level=level) if len(full) else None
         # direct estimate: ratio of sums over prompts, cluster-robust SE
         per = it.groupby("prompt_id")[["beta_sum", "evaluated"]].sum()
         beta = float(per["beta_sum"].sum() / per["evaluated"].sum())
         resid = per["beta_sum"] - beta * per["evaluated"]
         k = len(per)
-        se_beta = float(np.sqrt(k / max(k - 1, 1) * np.sum(resid ** 2)) / per["evaluated"].sum())
+        se_beta = float(np.sqrt(k / max(k - 1, 1) * np.sum(resid**2)) / per["evaluated"].sum())
         gof = constant_alpha_test(it["accepted"], it["drafted"])
         rq = m.requests[m.requests["gamma"] == g]
         row = {
-            "gamma": int(g), "n_prompts": int(rq.shape[0]), "iterations": int(len(it)),
-            "evaluated": mle.trials, "accepted": mle.accepted,
-            "alpha": mle.alpha, "se": mle.se, "ci_low": mle.ci_low, "ci_high": mle.ci_high,
-            "boot_se": boot.se, "boot_ci_low": boot.ci_low, "boot_ci_high": boot.ci_high,
+            "gamma": int(g),
+            "n_prompts": int(rq.shape[0]),
+            "iterations": int(len(it)),
+            "evaluated": mle.trials,
+            "accepted": mle.accepted,
+            "alpha": mle.alpha,
+            "se": mle.se,
+            "ci_low": mle.ci_low,
+            "ci_high": mle.ci_high,
+            "boot_se": boot.se,
+            "boot_ci_low": boot.ci_low,
+            "boot_ci_high": boot.ci_high,
             "alpha_mean_tokens": mean_tok.alpha if mean_tok else np.nan,
             "alpha_mean_tokens_se": mean_tok.se if mean_tok else np.nan,
-            "alpha_min_pq": beta, "alpha_min_pq_se": se_beta,
+            "alpha_min_pq": beta,
+            "alpha_min_pq_se": se_beta,
             "mean_tokens_per_iteration": float(it["tokens"].mean()),
-            "gof_chi2": gof.statistic, "gof_dof": gof.dof, "gof_p": gof.p_value,
+            "gof_chi2": gof.statistic,
+            "gof_dof": gof.dof,
+            "gof_p": gof.p_value,
         }
         for col, name in (("ttft_s", "ttft"), ("tpot_s", "tpot"), ("ttot_s", "ttot")):
             x = rq[col].dropna().to_numpy()
             row[f"{name}_s"] = float(x.mean()) if x.size else np.nan
-            row[f"{name}_moe_s"] = float(stats.t.ppf(0.5 + level / 2, x.size - 1) * x.std(ddof=1)
-                                         / np.sqrt(x.size)) if x.size > 1 else np.nan
+            row[f"{name}_moe_s"] = (
+                float(stats.t.ppf(0.5 + level / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size))
+                if x.size > 1
+                else np.nan
+            )
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -192,15 +219,28 @@ def model_perplexity(model: Any, tokenizer: Any, texts: Sequence[str]) -> float:
     return float(np.exp(nll / count))
 
 
-def acceptance_row(*, target: str, draft: str, draft_family: str, draft_ppl: float,
-                   target_ppl: float, estimate: AlphaEstimate,
-                   source_table: Any = None) -> dict:
+def acceptance_row(
+    *,
+    target: str,
+    draft: str,
+    draft_family: str,
+    draft_ppl: float,
+    target_ppl: float,
+    estimate: AlphaEstimate,
+    source_table: Any = None,
+) -> dict:
     """One row in the format of ``data/acceptance.csv`` (the paper's Tables 1 and 2): ``alpha``
     and ``alpha_hw95``, the half width of the 95 % interval. ``source_table`` is empty (None) for
     one's own measurements; validate with ``sdsl.data.validate(df, "acceptance")``."""
     if estimate.level != 0.95:
         raise ValueError(f"estimate.level must be 0.95 for alpha_hw95, got {estimate.level}")
-    return {"target": target, "draft": draft, "draft_family": draft_family,
-            "source_table": np.nan if source_table is None else source_table, "draft_ppl": float(draft_ppl),
-            "target_ppl": float(target_ppl), "alpha": float(estimate.alpha),
-            "alpha_hw95": float(estimate.half_width)}
+    return {
+        "target": target,
+        "draft": draft,
+        "draft_family": draft_family,
+        "source_table": np.nan if source_table is None else source_table,
+        "draft_ppl": float(draft_ppl),
+        "target_ppl": float(target_ppl),
+        "alpha": float(estimate.alpha),
+        "alpha_hw95": float(estimate.half_width),
+    }

@@ -59,8 +59,13 @@ class Implication:
     note: str = ""
 
 
-def resolve_context(preset: Any = None, target_params: Any = None, target_tokens: Any = None,
-                    draft_params: Any = None, draft_tokens: Any = None) -> PlanContext:
+def resolve_context(
+    preset: Any = None,
+    target_params: Any = None,
+    target_tokens: Any = None,
+    draft_params: Any = None,
+    draft_tokens: Any = None,
+) -> PlanContext:
     """Validate the plan options (:func:`sdsl.plan.resolve_target` and friends); a target needs the
     draft's size and the other way round."""
     from sdsl import plan as P
@@ -69,17 +74,23 @@ def resolve_context(preset: Any = None, target_params: Any = None, target_tokens
     any_target = preset is not None or target_params is not None
     if not any_target and draft_params is None:
         if target_tokens is not None or draft_tokens is not None:
-            raise ValueError(f"{shown('target_tokens')} / {shown('draft_tokens')} need the target ({shown('preset')} or "
-                             f"{shown('target_params')}) and {shown('draft_params')}")
+            raise ValueError(
+                f"{shown('target_tokens')} / {shown('draft_tokens')} need the target ({shown('preset')} or "
+                f"{shown('target_params')}) and {shown('draft_params')}"
+            )
         return PlanContext()
     if not any_target:
-        raise ValueError(f"{shown('draft_params')} needs the target: {shown('preset')} NAME or {shown('target_params')} M")
+        raise ValueError(
+            f"{shown('draft_params')} needs the target: {shown('preset')} NAME or {shown('target_params')} M"
+        )
     if draft_params is None:
         raise ValueError(f"the plan needs the size of the measured draft: {shown('draft_params')} N (parameters)")
     if preset is None and target_tokens is None:
         if draft_tokens is not None:
-            raise ValueError(f"{shown('draft_tokens')} is used only with the target's tokens: give "
-                             f"{shown('target_tokens')} too (or {shown('preset')})")
+            raise ValueError(
+                f"{shown('draft_tokens')} is used only with the target's tokens: give "
+                f"{shown('target_tokens')} too (or {shown('preset')})"
+            )
         t_params = P.positive_number(target_params, "target_params", "parameters M of the target", TARGET_PARAMS)
         name, t_tokens, d_default = f"M = {t_params:.4g}", None, None
     else:
@@ -89,9 +100,14 @@ def resolve_context(preset: Any = None, target_params: Any = None, target_tokens
 
     n = P.positive_number(draft_params, "draft_params", "parameters N of the measured draft", MODEL_PARAMS)
     if n >= t_params:
-        raise ValueError(f"{shown('draft_params')} must be below the target size M = {t_params:.4g}, got {draft_params!r}")
-    d = (P.positive_number(draft_tokens, "draft_tokens", "pre-training tokens D of the draft family", TOKENS)
-         if draft_tokens is not None else d_default)
+        raise ValueError(
+            f"{shown('draft_params')} must be below the target size M = {t_params:.4g}, got {draft_params!r}"
+        )
+    d = (
+        P.positive_number(draft_tokens, "draft_tokens", "pre-training tokens D of the draft family", TOKENS)
+        if draft_tokens is not None
+        else d_default
+    )
     return PlanContext(name, t_params, t_tokens, n, d)
 
 
@@ -139,14 +155,21 @@ def implications(alpha: float, ci: tuple[float, float], k: int | None, ctx: Plan
 
     n, m = ctx.draft_params, ctx.target_params
     has_ci = all(math.isfinite(v) for v in ci)
-    lo, hi = (ci if has_ci else (alpha, alpha))
+    lo, hi = ci if has_ci else (alpha, alpha)
     lo, hi = min(max(lo, 1e-9), 1 - 1e-9), min(max(hi, 1e-9), 1 - 1e-9)
     g = int(optimal_gamma(alpha, n, m, integer=True))
     g_lo, g_hi = int(optimal_gamma(lo, n, m, integer=True)), int(optimal_gamma(hi, n, m, integer=True))
     s_star = float(tokens_per_flop(alpha, n, m, g)) * 2 * m
     s_eng = float(tokens_per_flop(alpha, n, m, k)) * 2 * m if k else None
-    imp = dict(alpha=alpha, alpha_range=(lo, hi), gamma_star=g, gamma_star_range=(min(g_lo, g_hi), max(g_lo, g_hi)),
-               speedup_star=s_star, gamma_engine=k, speedup_engine=s_eng)
+    imp = dict(
+        alpha=alpha,
+        alpha_range=(lo, hi),
+        gamma_star=g,
+        gamma_star_range=(min(g_lo, g_hi), max(g_lo, g_hi)),
+        speedup_star=s_star,
+        gamma_engine=k,
+        speedup_engine=s_eng,
+    )
     if ctx.draft_tokens is None or ctx.target_tokens is None:
         return Implication(**imp, note="N* needs the draft family's tokens D and the target's D' (--preset gives both)")
     try:
@@ -160,7 +183,19 @@ def implications(alpha: float, ci: tuple[float, float], k: int | None, ctx: Plan
             ends.append(_n_star(float(a), ctx)[0])
         except ValueError:
             continue
-    note = "" if n_rng[0] <= min(1e7, m / 4) * 1.0001 else (
-        f"N* searched over {n_rng[0]:.3g} to {n_rng[1]:.3g} parameters, where the recalibrated plane is in (0, 1)")
-    return Implication(**imp, n_star=ns, n_star_range=(min(ends), max(ends)), gamma_at_n_star=gs,
-                       speedup_at_n_star=ss, plane_intercept=c, note=note)
+    note = (
+        ""
+        if n_rng[0] <= min(1e7, m / 4) * 1.0001
+        else (
+            f"N* searched over {n_rng[0]:.3g} to {n_rng[1]:.3g} parameters, where the recalibrated plane is in (0, 1)"
+        )
+    )
+    return Implication(
+        **imp,
+        n_star=ns,
+        n_star_range=(min(ends), max(ends)),
+        gamma_at_n_star=gs,
+        speedup_at_n_star=ss,
+        plane_intercept=c,
+        note=note,
+    )

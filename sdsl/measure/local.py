@@ -54,8 +54,7 @@ def read_prompts(path: str | os.PathLike, n: int | None = None) -> list[str]:
     return prompts
 
 
-def build_char_tokenizer(texts: Iterable[str], path: str | os.PathLike | None = None, *,
-                         extra_chars: str = ""):
+def build_char_tokenizer(texts: Iterable[str], path: str | os.PathLike | None = None, *, extra_chars: str = ""):
     """A character-level ``PreTrainedTokenizerFast`` (``tokenizers`` WordLevel over single
     characters, special tokens ``<unk>``, ``<eos>``), built offline from ``texts``; saved to
     ``path`` (``save_pretrained``) if given."""
@@ -69,15 +68,15 @@ def build_char_tokenizer(texts: Iterable[str], path: str | os.PathLike | None = 
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
     tok.decoder = decoders.Fuse()
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", eos_token="<eos>",
-                                   pad_token="<eos>")
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", eos_token="<eos>", pad_token="<eos>")
     if path is not None:
         fast.save_pretrained(str(path))
     return fast
 
 
-def _train_lm(model, ids: torch.Tensor, *, steps: int, seq_len: int, batch: int, lr: float,
-              generator: torch.Generator) -> float:
+def _train_lm(
+    model, ids: torch.Tensor, *, steps: int, seq_len: int, batch: int, lr: float, generator: torch.Generator
+) -> float:
     """A few AdamW steps of next-token training on random windows of ``ids``; returns last loss."""
     import torch
 
@@ -162,9 +161,16 @@ def build_local_pair(
         path = folder / role
         tokenizer = build_char_tokenizer(tok_texts, path)
         cfg = GPT2Config(
-            vocab_size=len(tokenizer), n_positions=n_positions, n_embd=width, n_layer=layers,
-            n_head=n_head, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
-            initializer_range=initializer_range, bos_token_id=tokenizer.eos_token_id,
+            vocab_size=len(tokenizer),
+            n_positions=n_positions,
+            n_embd=width,
+            n_layer=layers,
+            n_head=n_head,
+            resid_pdrop=0.0,
+            embd_pdrop=0.0,
+            attn_pdrop=0.0,
+            initializer_range=initializer_range,
+            bos_token_id=tokenizer.eos_token_id,
             eos_token_id=tokenizer.eos_token_id,
             # no pad id in the model config (the tokenizer keeps one): with pad == eos, every
             # forward without an attention mask would check the inputs for padding
@@ -175,14 +181,26 @@ def build_local_pair(
         )
         torch.manual_seed(seed * 2 + (role == "draft"))  # GPT-2 init draws from torch's global RNG
         model = GPT2LMHeadModel(cfg)
-        if (role == "draft" and target_model is not None and width == target_width
-                and draft_tokenizer_texts is None and layers <= target_layers):
+        if (
+            role == "draft"
+            and target_model is not None
+            and width == target_width
+            and draft_tokenizer_texts is None
+            and layers <= target_layers
+        ):
             src = target_model.state_dict()
             model.load_state_dict({k: v for k, v in src.items() if k in model.state_dict()})
         ids = torch.tensor([i for t in texts for i in tokenizer(t)["input_ids"] + [tokenizer.eos_token_id]])
         gen = torch.Generator().manual_seed(seed + 7919 * (role == "draft"))
-        _train_lm(model, ids, steps=steps, seq_len=min(seq_len, n_positions, ids.numel() - 1),
-                  batch=batch, lr=lr, generator=gen)
+        _train_lm(
+            model,
+            ids,
+            steps=steps,
+            seq_len=min(seq_len, n_positions, ids.numel() - 1),
+            batch=batch,
+            lr=lr,
+            generator=gen,
+        )
         model.save_pretrained(str(path))
         paths[role] = path
         if role == "target":
@@ -233,16 +251,20 @@ def committed_pair(folder: str | os.PathLike | None = None) -> tuple[Path, Path]
     folder = Path(folder) if folder is not None else DATA / "local_pair"
     prov_path = folder.with_suffix(".yml")
     if not prov_path.is_file():
-        raise ValueError(f"{prov_path}: the provenance file of the local pair is missing; rebuild it with "
-                         "`python -m sdsl.measure.local build`")
+        raise ValueError(
+            f"{prov_path}: the provenance file of the local pair is missing; rebuild it with "
+            "`python -m sdsl.measure.local build`"
+        )
     recorded = (yaml.safe_load(prov_path.read_text(encoding="utf-8")) or {}).get("files") or {}
     found = pair_files(folder) if folder.is_dir() else {}
     for rel, sha in recorded.items():
         if rel not in found:
             raise ValueError(f"{folder / rel}: file of the local pair is missing (recorded in {prov_path.name})")
         if found[rel] != sha:
-            raise ValueError(f"{folder / rel}: sha256 {found[rel][:12]}... differs from {sha[:12]}... recorded in "
-                             f"{prov_path.name}; the committed pair was changed")
+            raise ValueError(
+                f"{folder / rel}: sha256 {found[rel][:12]}... differs from {sha[:12]}... recorded in "
+                f"{prov_path.name}; the committed pair was changed"
+            )
     extra = sorted(set(found) - set(recorded))
     if extra:
         raise ValueError(f"{folder / extra[0]}: file not recorded in {prov_path.name}")
@@ -254,8 +276,11 @@ def _machine() -> dict[str, str]:
 
     from sdsl._machine import cpu_model
 
-    return {"cpu": cpu_model(), "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
-            "torch_threads": str(torch.get_num_threads())}
+    return {
+        "cpu": cpu_model(),
+        "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "torch_threads": str(torch.get_num_threads()),
+    }
 
 
 def write_committed_pair(folder: str | os.PathLike | None = None, seed: int = PAIR_SEED) -> Path:
@@ -282,9 +307,11 @@ def write_committed_pair(folder: str | os.PathLike | None = None, seed: int = PA
         "title": "Local GPT-2 draft/target pair of the measure chapter",
         "source": "trained on this project's data/prompts.txt by sdsl.measure.local.build_local_pair",
         "licence": "MIT (the project's code licence); trained on text written for this project",
-        "description": ("A 1-layer x 32 draft and a 2-layer x 64 target (GPT-2, character-level "
-                        "tokenizer), trained for 20 and 60 AdamW steps from seeded random weights. "
-                        "Committed because float32 training differs between CPUs' kernels."),
+        "description": (
+            "A 1-layer x 32 draft and a 2-layer x 64 target (GPT-2, character-level "
+            "tokenizer), trained for 20 and 60 AdamW steps from seeded random weights. "
+            "Committed because float32 training differs between CPUs' kernels."
+        ),
         "command": "python -m sdsl.measure.local build",
         "seed": int(seed),
         "versions": {name: metadata.version(name) for name in ("torch", "transformers", "tokenizers")},

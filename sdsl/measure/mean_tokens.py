@@ -18,7 +18,7 @@ __all__ = ["alpha_from_mean_tokens"]
 def _k_moments(alpha: float, gamma: int) -> tuple[float, float]:
     """Mean and variance of the accepted count ``k`` under the truncated geometric law."""
     i = np.arange(1, gamma + 1)
-    p = alpha ** i  # P(k >= i)
+    p = alpha**i  # P(k >= i)
     mean = p.sum()
     second = ((2 * i - 1) * p).sum()
     return float(mean), float(max(second - mean * mean, 0.0))
@@ -76,7 +76,8 @@ def alpha_from_mean_tokens(
         n = np.full(m.size, n[0])
     if not (g.size == n.size == m.size):
         raise ValueError(
-            f"mean_tokens, gamma and n_iterations must have the same length, got {m.size}, {g.size}, {n.size}")
+            f"mean_tokens, gamma and n_iterations must have the same length, got {m.size}, {g.size}, {n.size}"
+        )
     if np.any(g < 1):
         raise ValueError(f"gamma must be >= 1, got {g[g < 1][0]}")
     if np.any(n < 1):
@@ -86,7 +87,8 @@ def alpha_from_mean_tokens(
         j = int(np.flatnonzero(bad)[0])
         raise ValueError(
             f"mean_tokens must lie in [1, gamma + 1] (one bonus/correction token plus 0..gamma "
-            f"accepted), got {m[j]!r} at gamma={g[j]}")
+            f"accepted), got {m[j]!r} at gamma={g[j]}"
+        )
     se_given = None
     if mean_tokens_se is not None:
         se_given = np.atleast_1d(np.asarray(mean_tokens_se, dtype=float))
@@ -108,6 +110,7 @@ def alpha_from_mean_tokens(
             a = float(optimize.brentq(lambda x: float(e(x)[0]) - target, 0.0, 1.0, xtol=1e-14))
         method = "invert_mean_tokens"
     else:
+
         def se_at(alpha: float) -> np.ndarray:
             if se_given is not None:
                 return se_given
@@ -133,7 +136,16 @@ def alpha_from_mean_tokens(
         info = float(np.sum(w * d * d))
         se = float(1.0 / np.sqrt(info)) if info > 0 else float("inf")
     z = float(stats.norm.ppf(0.5 + level / 2.0))
-    return AlphaEstimate(a, se, max(a - z * se, 0.0), min(a + z * se, 1.0), n=int(n.sum()),
-                         method=method, interval="wald_delta", level=level, trials=int(n.sum()),
-                         accepted=int(round(float(np.sum((m - 1.0) * n)))),
-                         extra={"gamma": tuple(int(x) for x in g)})
+    return AlphaEstimate(
+        a,
+        se,
+        max(a - z * se, 0.0),
+        min(a + z * se, 1.0),
+        n=int(n.sum()),
+        method=method,
+        interval="wald_delta",
+        level=level,
+        trials=int(n.sum()),
+        accepted=int(round(float(np.sum((m - 1.0) * n)))),
+        extra={"gamma": tuple(int(x) for x in g)},
+    )

@@ -43,8 +43,9 @@ def kendall_s(x: np.ndarray, y: np.ndarray) -> int:
     return int(np.sum(np.sign(x[j] - x[i]) * np.sign(y[j] - y[i])))
 
 
-def trend_evidence(x: np.ndarray, y: np.ndarray, se: np.ndarray, rng: np.random.Generator, n_boot: int,
-                   n_noise: int, q: list[float]) -> dict[str, float]:
+def trend_evidence(
+    x: np.ndarray, y: np.ndarray, se: np.ndarray, rng: np.random.Generator, n_boot: int, n_noise: int, q: list[float]
+) -> dict[str, float]:
     """How firmly ``y`` grows with ``x`` (at least two points; ``se`` the standard errors of ``y``):
     ``spearman`` and ``kendall``, their exact one-sided permutation p-values ``spearman_p`` (all
     ``n!`` pairings, ``scipy.stats.permutation_test``) and ``kendall_p`` (``kendalltau`` with
@@ -57,9 +58,13 @@ def trend_evidence(x: np.ndarray, y: np.ndarray, se: np.ndarray, rng: np.random.
     row = {"spearman": spearman(x, y), "kendall": kendall(x, y)}
     # one sample, "pairings": every one of the n! orders of y against the fixed x
     perm = stats.permutation_test(
-        (y,), lambda yy, axis=-1: spearman_rows(np.broadcast_to(x, yy.shape), yy),
-        permutation_type="pairings", alternative="greater", n_resamples=np.inf,
-        vectorized=True, rng=rng,
+        (y,),
+        lambda yy, axis=-1: spearman_rows(np.broadcast_to(x, yy.shape), yy),
+        permutation_type="pairings",
+        alternative="greater",
+        n_resamples=np.inf,
+        vectorized=True,
+        rng=rng,
     )
     row["spearman_p"] = float(perm.pvalue)
     row["kendall_p"] = float(stats.kendalltau(x, y, method="exact", alternative="greater").pvalue)

@@ -25,8 +25,18 @@ from typing import Any
 
 from sdsl.measure.implications import Implication, PlanContext, implications, resolve_context
 
-__all__ = ["PlanContext", "Implication", "Report", "add_arguments", "resolve_context", "implications",
-           "build_report", "report_text", "report_dict", "run"]
+__all__ = [
+    "PlanContext",
+    "Implication",
+    "Report",
+    "add_arguments",
+    "resolve_context",
+    "implications",
+    "build_report",
+    "report_text",
+    "report_dict",
+    "run",
+]
 
 
 @dataclass(frozen=True)
@@ -43,22 +53,39 @@ class Report:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The options of ``sdsl alpha`` (argparse only: building the parser stays light)."""
-    p.add_argument("files", nargs="+", metavar="FILE",
-                   help="a saved /metrics scrape (vLLM, llama.cpp, SGLang, TensorRT-LLM, or a pasted Prometheus "
-                        "query table), a vLLM log, or vLLM per-request JSON; the format is detected")
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="a saved /metrics scrape (vLLM, llama.cpp, SGLang, TensorRT-LLM, or a pasted Prometheus "
+        "query table), a vLLM log, or vLLM per-request JSON; the format is detected",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the text report")
-    p.add_argument("--delta", action="store_true",
-                   help="FILES are successive scrapes of one server, earliest first: report the traffic between "
-                        "the first and the last (counter resets detected through _created)")
-    p.add_argument("--format", dest="fmt", metavar="FMT",
-                   help="skip detection: vllm-prometheus, llamacpp-prometheus, sglang-prometheus, trtllm-prometheus, "
-                        "vllm-log or vllm-requests")
-    p.add_argument("--gamma", metavar="K",
-                   help="draft length k, for exports that do not carry it (TensorRT-LLM without max_draft_len; "
-                        "SGLang with tree drafts: the number of steps)")
+    p.add_argument(
+        "--delta",
+        action="store_true",
+        help="FILES are successive scrapes of one server, earliest first: report the traffic between "
+        "the first and the last (counter resets detected through _created)",
+    )
+    p.add_argument(
+        "--format",
+        dest="fmt",
+        metavar="FMT",
+        help="skip detection: vllm-prometheus, llamacpp-prometheus, sglang-prometheus, trtllm-prometheus, "
+        "vllm-log or vllm-requests",
+    )
+    p.add_argument(
+        "--gamma",
+        metavar="K",
+        help="draft length k, for exports that do not carry it (TensorRT-LLM without max_draft_len; "
+        "SGLang with tree drafts: the number of steps)",
+    )
     p.add_argument("--level", metavar="L", default="0.95", help="confidence level of the intervals (default 0.95)")
-    p.add_argument("--seed", metavar="S", help="seed of the bootstrap over requests of vLLM per-request JSON, an "
-                                               "integer in [0, 2^63 - 1] (default 0)")
+    p.add_argument(
+        "--seed",
+        metavar="S",
+        help="seed of the bootstrap over requests of vLLM per-request JSON, an integer in [0, 2^63 - 1] (default 0)",
+    )
     plan = p.add_argument_group("what alpha implies (optional): the target and the draft that was measured")
     plan.add_argument("--preset", metavar="NAME", help="target preset of data/presets.csv ('sdsl presets')")
     plan.add_argument("--target-params", metavar="M", help="target size M, in parameters")
@@ -77,8 +104,16 @@ def _int_arg(value: Any, name: str, low: int) -> int:
 _NO_CONTEXT = PlanContext()
 
 
-def build_report(paths: Sequence[str], *, delta: bool = False, fmt: str | None = None, level: float = 0.95,
-                 gamma: int | None = None, seed: int = 0, context: PlanContext = _NO_CONTEXT) -> Report:
+def build_report(
+    paths: Sequence[str],
+    *,
+    delta: bool = False,
+    fmt: str | None = None,
+    level: float = 0.95,
+    gamma: int | None = None,
+    seed: int = 0,
+    context: PlanContext = _NO_CONTEXT,
+) -> Report:
     """Read every file and compute the implications of each reading."""
     from sdsl.measure.engines import read_files
 
@@ -93,9 +128,11 @@ def build_report(paths: Sequence[str], *, delta: bool = False, fmt: str | None =
     notes = []
     if not delta and len(reads) > 1:
         by_labels = [frozenset(x.labels for x in r.readings) for r in reads]
-        if any(a & b for i, a in enumerate(by_labels) for b in by_labels[i + 1:]):
-            notes.append("several files report the same series; their counters are cumulative: use --delta for the "
-                         "traffic between successive scrapes")
+        if any(a & b for i, a in enumerate(by_labels) for b in by_labels[i + 1 :]):
+            notes.append(
+                "several files report the same series; their counters are cumulative: use --delta for the "
+                "traffic between successive scrapes"
+            )
     return Report(reads, imps, context, tuple(notes))
 
 
@@ -124,23 +161,28 @@ def report_text(rep: Report) -> str:
             counts = f"k = {x.gamma}" if x.gamma else "k unknown"
             if x.num_drafts:
                 counts += f", {x.num_drafts:.0f} drafts"
-            out.append(f"  {_who(x)}: alpha = {_fmt(e.alpha)}, {pct} interval [{_fmt(e.ci_low)}, {_fmt(e.ci_high)}]"
-                       f" ({counts})")
+            out.append(
+                f"  {_who(x)}: alpha = {_fmt(e.alpha)}, {pct} interval [{_fmt(e.ci_low)}, {_fmt(e.ci_high)}] ({counts})"
+            )
             out.append(f"    method: {x.method}")
             if x.mean_acceptance_length is not None:
                 out.append(f"    mean acceptance length (bonus token included): {x.mean_acceptance_length:.4f}")
             if x.bootstrap is not None:
                 b = x.bootstrap
-                out.append(f"    bootstrap over {b.extra.get('n_prompts', '?')} requests: [{_fmt(b.ci_low)}, "
-                           f"{_fmt(b.ci_high)}]")
+                out.append(
+                    f"    bootstrap over {b.extra.get('n_prompts', '?')} requests: [{_fmt(b.ci_low)}, "
+                    f"{_fmt(b.ci_high)}]"
+                )
             if x.position_rates:
                 rates = " ".join(f"{v:.3f}" for v in x.position_rates)
                 out.append(f"    conditional rate at positions 1..{len(x.position_rates)}: {rates}")
             t = x.constant_alpha
             if t is not None:
                 verdict = "rejected" if t.rejects() else "not rejected"
-                out.append(f"    constant alpha across positions: chi-square {t.statistic:.3g} (dof {t.dof}), "
-                           f"p = {t.p_value:.3g}: {verdict} at 5 %")
+                out.append(
+                    f"    constant alpha across positions: chi-square {t.statistic:.3g} (dof {t.dof}), "
+                    f"p = {t.p_value:.3g}: {verdict} at 5 %"
+                )
             if x.short_drafts is not None:
                 out.append(f"    drafts shorter than k: {x.short_drafts.effect()}")
             if x.chain_only:
@@ -161,8 +203,10 @@ def report_text(rep: Report) -> str:
     if rep.n_readings == 0:
         out.append("no alpha: every series is idle or unusable (see 'skipped' above)")
     elif not rep.context.active:
-        out.append("for the integer gamma*, the speedup and N* this alpha implies, give the target (--preset NAME or "
-                   "--target-params M) and the measured draft's size (--draft-params N)")
+        out.append(
+            "for the integer gamma*, the speedup and N* this alpha implies, give the target (--preset NAME or "
+            "--target-params M) and the measured draft's size (--draft-params N)"
+        )
     return "\n".join(out)
 
 
@@ -170,17 +214,24 @@ def _implication_lines(imp: Implication, ctx: PlanContext) -> list[str]:
     lines = [f"    plan ({ctx.target_name}, draft N = {ctx.draft_params:.4g}; cost 2N gamma + 2M, Eq. 9):"]
     rng = imp.gamma_star_range
     no_ci = imp.alpha_range[0] == imp.alpha_range[1]
-    span = "no interval" if no_ci else (f"{rng[0]}" if rng[0] == rng[1] else f"{rng[0]} to {rng[1]}") + \
-        " over the interval of alpha"
-    lines.append(f"      integer gamma* = {imp.gamma_star} ({span}), speedup {imp.speedup_star:.3f}x in tokens per FLOP")
+    span = (
+        "no interval"
+        if no_ci
+        else (f"{rng[0]}" if rng[0] == rng[1] else f"{rng[0]} to {rng[1]}") + " over the interval of alpha"
+    )
+    lines.append(
+        f"      integer gamma* = {imp.gamma_star} ({span}), speedup {imp.speedup_star:.3f}x in tokens per FLOP"
+    )
     if imp.gamma_engine and imp.speedup_engine is not None:
         lines.append(f"      at the engine's k = {imp.gamma_engine}: speedup {imp.speedup_engine:.3f}x")
     if imp.n_star is not None:
         lo, hi = imp.n_star_range
         span = "no interval" if no_ci else f"{lo:.4g} to {hi:.4g} over the interval of alpha"
-        lines.append(f"      N* = {imp.n_star:.4g} parameters ({span}), "
-                     f"gamma {imp.gamma_at_n_star:.0f}, speedup {imp.speedup_at_n_star:.3f}x (Eq. 5 plane through the "
-                     f"measurement: C = {imp.plane_intercept:.4f})")
+        lines.append(
+            f"      N* = {imp.n_star:.4g} parameters ({span}), "
+            f"gamma {imp.gamma_at_n_star:.0f}, speedup {imp.speedup_at_n_star:.3f}x (Eq. 5 plane through the "
+            f"measurement: C = {imp.plane_intercept:.4f})"
+        )
     if imp.note:
         lines.append(f"      {imp.note}")
     return lines
@@ -206,38 +257,87 @@ def report_dict(rep: Report) -> dict:
             t = x.constant_alpha
             sd = x.short_drafts
             imp = rep.implications.get((i, j))
-            readings.append({
-                "labels": dict(x.labels), "model": x.model, "engine": x.engine, "k": x.gamma,
-                "alpha": e.alpha, "se": e.se, "ci": [e.ci_low, e.ci_high], "level": e.level, "method": x.method,
-                "estimator": e.method, "interval": e.interval, "num_drafts": x.num_drafts,
-                "num_draft_tokens": x.num_draft_tokens, "num_accepted_tokens": x.num_accepted_tokens,
-                "mean_acceptance_length": x.mean_acceptance_length, "position_rates": list(x.position_rates),
-                "constant_alpha": None if t is None else {"chi2": t.statistic, "dof": t.dof, "p_value": t.p_value,
-                                                          "rejected_at_5pct": t.rejects()},
-                "short_drafts": None if sd is None else {
-                    "missing_tokens": sd.missing_tokens, "drafts_min": sd.drafts_min, "drafts_max": sd.drafts_max,
-                    "alpha_full": sd.alpha_full, "alpha_upper": sd.alpha_upper, "exact": sd.exact,
-                    "effect": sd.effect()},
-                "chain_only": x.chain_only,
-                "bootstrap": None if x.bootstrap is None else {"alpha": x.bootstrap.alpha, "se": x.bootstrap.se,
-                                                                "ci": [x.bootstrap.ci_low, x.bootstrap.ci_high],
-                                                                "requests": x.bootstrap.extra.get("n_prompts")},
-                "notes": list(x.notes),
-                "plan": None if imp is None else {
-                    "gamma_star": imp.gamma_star, "gamma_star_range": list(imp.gamma_star_range),
-                    "speedup_at_gamma_star": imp.speedup_star, "k": imp.gamma_engine,
-                    "speedup_at_k": imp.speedup_engine, "n_star": imp.n_star,
-                    "n_star_range": None if imp.n_star_range is None else list(imp.n_star_range),
-                    "gamma_at_n_star": imp.gamma_at_n_star, "speedup_at_n_star": imp.speedup_at_n_star,
-                    "plane_intercept_C": imp.plane_intercept, "note": imp.note or None},
-            })
-        files.append({"path": r.path, "format": r.source, "detected_by": r.detected_by, "readings": readings,
-                      "skipped": [{"labels": dict(s.labels), "reason": s.reason} for s in r.skipped],
-                      "notes": list(r.notes)})
+            readings.append(
+                {
+                    "labels": dict(x.labels),
+                    "model": x.model,
+                    "engine": x.engine,
+                    "k": x.gamma,
+                    "alpha": e.alpha,
+                    "se": e.se,
+                    "ci": [e.ci_low, e.ci_high],
+                    "level": e.level,
+                    "method": x.method,
+                    "estimator": e.method,
+                    "interval": e.interval,
+                    "num_drafts": x.num_drafts,
+                    "num_draft_tokens": x.num_draft_tokens,
+                    "num_accepted_tokens": x.num_accepted_tokens,
+                    "mean_acceptance_length": x.mean_acceptance_length,
+                    "position_rates": list(x.position_rates),
+                    "constant_alpha": None
+                    if t is None
+                    else {"chi2": t.statistic, "dof": t.dof, "p_value": t.p_value, "rejected_at_5pct": t.rejects()},
+                    "short_drafts": None
+                    if sd is None
+                    else {
+                        "missing_tokens": sd.missing_tokens,
+                        "drafts_min": sd.drafts_min,
+                        "drafts_max": sd.drafts_max,
+                        "alpha_full": sd.alpha_full,
+                        "alpha_upper": sd.alpha_upper,
+                        "exact": sd.exact,
+                        "effect": sd.effect(),
+                    },
+                    "chain_only": x.chain_only,
+                    "bootstrap": None
+                    if x.bootstrap is None
+                    else {
+                        "alpha": x.bootstrap.alpha,
+                        "se": x.bootstrap.se,
+                        "ci": [x.bootstrap.ci_low, x.bootstrap.ci_high],
+                        "requests": x.bootstrap.extra.get("n_prompts"),
+                    },
+                    "notes": list(x.notes),
+                    "plan": None
+                    if imp is None
+                    else {
+                        "gamma_star": imp.gamma_star,
+                        "gamma_star_range": list(imp.gamma_star_range),
+                        "speedup_at_gamma_star": imp.speedup_star,
+                        "k": imp.gamma_engine,
+                        "speedup_at_k": imp.speedup_engine,
+                        "n_star": imp.n_star,
+                        "n_star_range": None if imp.n_star_range is None else list(imp.n_star_range),
+                        "gamma_at_n_star": imp.gamma_at_n_star,
+                        "speedup_at_n_star": imp.speedup_at_n_star,
+                        "plane_intercept_C": imp.plane_intercept,
+                        "note": imp.note or None,
+                    },
+                }
+            )
+        files.append(
+            {
+                "path": r.path,
+                "format": r.source,
+                "detected_by": r.detected_by,
+                "readings": readings,
+                "skipped": [{"labels": dict(s.labels), "reason": s.reason} for s in r.skipped],
+                "notes": list(r.notes),
+            }
+        )
     c = rep.context
-    ctx = None if not c.active else {"target": c.target_name, "target_params": c.target_params,
-                                     "target_tokens": c.target_tokens, "draft_params": c.draft_params,
-                                     "draft_tokens": c.draft_tokens}
+    ctx = (
+        None
+        if not c.active
+        else {
+            "target": c.target_name,
+            "target_params": c.target_params,
+            "target_tokens": c.target_tokens,
+            "draft_params": c.draft_params,
+            "draft_tokens": c.draft_tokens,
+        }
+    )
     return _num({"files": files, "plan_inputs": ctx, "notes": list(rep.notes), "n_readings": rep.n_readings})
 
 
@@ -253,18 +353,21 @@ def run(args: argparse.Namespace) -> int:
 
         args.fmt = V.choice(args.fmt, "fmt", list(FORMATS), "format of the files")
     if args.delta and len(args.files) < 2:
-        raise ValueError(f"{V.shown('delta')} needs at least two files (successive scrapes, earliest first), got "
-                         f"{len(args.files)}")
+        raise ValueError(
+            f"{V.shown('delta')} needs at least two files (successive scrapes, earliest first), got {len(args.files)}"
+        )
     ctx = resolve_context(args.preset, args.target_params, args.target_tokens, args.draft_params, args.draft_tokens)
     try:
-        rep = build_report(args.files, delta=args.delta, fmt=args.fmt, level=level, gamma=gamma, seed=seed,
-                           context=ctx)
+        rep = build_report(args.files, delta=args.delta, fmt=args.fmt, level=level, gamma=gamma, seed=seed, context=ctx)
     except ImportError as exc:  # prometheus_client is in the measure extra
-        raise ValueError(f"reading engine exports needs the measure extra (pip install -e '.[measure]'): {exc}") \
-            from None
+        raise ValueError(
+            f"reading engine exports needs the measure extra (pip install -e '.[measure]'): {exc}"
+        ) from None
     if args.seed is not None and not any(r.source == "vllm-requests" for r in rep.reads):
-        raise ValueError(f"{V.shown('seed')} {args.seed} is used only by the bootstrap over requests of vLLM "
-                         f"per-request JSON, and no file is one: drop {V.shown('seed')}")
+        raise ValueError(
+            f"{V.shown('seed')} {args.seed} is used only by the bootstrap over requests of vLLM "
+            f"per-request JSON, and no file is one: drop {V.shown('seed')}"
+        )
     if args.json:
         print(json.dumps(report_dict(rep), allow_nan=False))
     else:

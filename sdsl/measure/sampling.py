@@ -35,6 +35,7 @@ cannot be cropped after a rejection (recurrent or linear-attention layers) are r
 (:mod:`sdsl.measure.cache`); pairs with different tokenizers go through
 :mod:`sdsl.measure.universal`.
 """
+
 from __future__ import annotations
 
 import time
@@ -75,14 +76,16 @@ def check_same_vocabulary(draft, target, draft_tokenizer=None, target_tokenizer=
                 "draft and target vocabularies differ (tokenizers: draft has "
                 f"{len(a)} tokens, target {len(b)}; {only_d} only in the draft, {only_t} only in "
                 "the target, or the same tokens with different ids): token-level speculative "
-                "sampling needs a shared vocabulary")
+                "sampling needs a shared vocabulary"
+            )
         n = max(b.values()) + 1 if b else 0
         if vd != vt and min(vd, vt) >= n:
             return n
     if vd != vt:
         raise ValueError(
             f"draft and target vocabularies differ: the draft scores {vd} tokens, the target "
-            f"{vt}; token-level speculative sampling needs a shared vocabulary")
+            f"{vt}; token-level speculative sampling needs a shared vocabulary"
+        )
     return vt
 
 
@@ -168,10 +171,17 @@ class GenerationResult:
         return (self.ttot_s - self.ttft_s) / (n - 1) if n > 1 else float("nan")
 
 
-def autoregressive_generate(model, input_ids: Sequence[int], *, max_new_tokens: int,
-                            temperature: float = 0.0, generator=None,
-                            eos_token_id: int | None = None, top_k: int = 0,
-                            top_p: float = 1.0) -> GenerationResult:
+def autoregressive_generate(
+    model,
+    input_ids: Sequence[int],
+    *,
+    max_new_tokens: int,
+    temperature: float = 0.0,
+    generator=None,
+    eos_token_id: int | None = None,
+    top_k: int = 0,
+    top_p: float = 1.0,
+) -> GenerationResult:
     """Plain decoding with a KV cache, batch size 1 (the baseline; same sampling as the harness,
     ``top_k`` / ``top_p`` included)."""
     import torch
@@ -203,11 +213,20 @@ def autoregressive_generate(model, input_ids: Sequence[int], *, max_new_tokens: 
     return res
 
 
-def speculative_generate(target, draft, input_ids: Sequence[int], *, gamma: int,
-                         max_new_tokens: int, temperature: float = 0.0, generator=None,
-                         eos_token_id: int | None = None,
-                         vocab_size: int | None = None, top_k: int = 0,
-                         top_p: float = 1.0) -> GenerationResult:
+def speculative_generate(
+    target,
+    draft,
+    input_ids: Sequence[int],
+    *,
+    gamma: int,
+    max_new_tokens: int,
+    temperature: float = 0.0,
+    generator=None,
+    eos_token_id: int | None = None,
+    vocab_size: int | None = None,
+    top_k: int = 0,
+    top_p: float = 1.0,
+) -> GenerationResult:
     """Speculative sampling (Leviathan et al. 2023, Algorithm 1), batch size 1, KV caches for both
     models (module docstring). ``temperature = 0`` is greedy. ``generator`` is a
     ``torch.Generator`` (seeded: reproducible). The first token comes from the target's prefill
@@ -267,7 +286,7 @@ def speculative_generate(target, draft, input_ids: Sequence[int], *, gamma: int,
                 qs.append(q)
                 feed = [x]
             d_len = len(seq) + max(g - 1, 0) if g else d_len
-            p = _probs(_forward(target, seq[t_len:] + drafts, tcache)[-(g + 1):, :vocab], temperature, top_k, top_p)
+            p = _probs(_forward(target, seq[t_len:] + drafts, tcache)[-(g + 1) :, :vocab], temperature, top_k, top_p)
             n = 0
             beta = 0.0
             for i in range(g):
@@ -284,8 +303,11 @@ def speculative_generate(target, draft, input_ids: Sequence[int], *, gamma: int,
             if n < g:
                 resid = torch.clamp(p[n] - qs[n], min=0.0)
                 total = float(resid.sum())
-                last = _sample(resid / total if total > 0 else p[n], temperature, generator) \
-                    if temperature > 0 else int(p[n].argmax())
+                last = (
+                    _sample(resid / total if total > 0 else p[n], temperature, generator)
+                    if temperature > 0
+                    else int(p[n].argmax())
+                )
             else:
                 last = _sample(p[g], temperature, generator)
             produced = drafts[:n] + [last]
@@ -302,6 +324,6 @@ def speculative_generate(target, draft, input_ids: Sequence[int], *, gamma: int,
             res.evaluated.append(min(n + 1, g))
             res.beta_sum.append(beta)
         if eos_token_id is not None and eos_token_id in new:
-            del new[new.index(eos_token_id) + 1:]
+            del new[new.index(eos_token_id) + 1 :]
     res.ttot_s = time.perf_counter() - t0
     return res

@@ -49,8 +49,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["configure_assistant", "record_assisted_iterations", "universal_generate", "measure_universal",
-           "summarize_universal"]
+__all__ = [
+    "configure_assistant",
+    "record_assisted_iterations",
+    "universal_generate",
+    "measure_universal",
+    "summarize_universal",
+]
 
 
 @contextmanager
@@ -107,13 +112,28 @@ def _register_unpruned_translator(target: Any, draft: Any, target_tokenizer: Any
     )
 
     AssistantVocabTranslatorCache.get_translator(
-        target_tokenizer, draft_tokenizer, target.config.get_text_config().vocab_size, assistant_model=draft,
-        assistant_prune_lm_head=False)
+        target_tokenizer,
+        draft_tokenizer,
+        target.config.get_text_config().vocab_size,
+        assistant_model=draft,
+        assistant_prune_lm_head=False,
+    )
 
 
-def universal_generate(target: Any, draft: Any, target_tokenizer: Any, draft_tokenizer: Any,
-                       input_ids: Sequence[int], *, gamma: int, max_new_tokens: int, temperature: float = 0.0,
-                       top_k: int = 0, top_p: float = 1.0, seed: int = 0):
+def universal_generate(
+    target: Any,
+    draft: Any,
+    target_tokenizer: Any,
+    draft_tokenizer: Any,
+    input_ids: Sequence[int],
+    *,
+    gamma: int,
+    max_new_tokens: int,
+    temperature: float = 0.0,
+    top_k: int = 0,
+    top_p: float = 1.0,
+    seed: int = 0,
+):
     """One request through transformers' universal assisted generation (module docstring).
 
     Parameters
@@ -143,8 +163,11 @@ def universal_generate(target: Any, draft: Any, target_tokenizer: Any, draft_tok
     ids = [int(t) for t in input_ids]
     if not ids:
         raise ValueError("input_ids is empty: a prompt of at least one token is needed")
-    sampling = dict(do_sample=True, temperature=temperature, top_k=top_k or None, top_p=top_p) \
-        if temperature > 0 else dict(do_sample=False)
+    sampling = (
+        dict(do_sample=True, temperature=temperature, top_k=top_k or None, top_p=top_p)
+        if temperature > 0
+        else dict(do_sample=False)
+    )
     if temperature > 0:
         _register_unpruned_translator(target, draft, target_tokenizer, draft_tokenizer)
     x = torch.tensor([ids])
@@ -153,12 +176,19 @@ def universal_generate(target: Any, draft: Any, target_tokenizer: Any, draft_tok
     with configure_assistant(draft, gamma), record_assisted_iterations(target) as log, torch.random.fork_rng():
         torch.manual_seed(int(seed))
         with torch.inference_mode():
-            out = target.generate(x, attention_mask=torch.ones_like(x), assistant_model=draft,
-                                  tokenizer=target_tokenizer, assistant_tokenizer=draft_tokenizer,
-                                  max_new_tokens=max_new_tokens, eos_token_id=None,
-                                  pad_token_id=target_tokenizer.eos_token_id, **sampling)
+            out = target.generate(
+                x,
+                attention_mask=torch.ones_like(x),
+                assistant_model=draft,
+                tokenizer=target_tokenizer,
+                assistant_tokenizer=draft_tokenizer,
+                max_new_tokens=max_new_tokens,
+                eos_token_id=None,
+                pad_token_id=target_tokenizer.eos_token_id,
+                **sampling,
+            )
     res.ttot_s = time.perf_counter() - t0
-    res.tokens = out[0, len(ids):].tolist()
+    res.tokens = out[0, len(ids) :].tolist()
     for drafted, accepted in log[:-1]:
         res.drafted.append(drafted)
         res.accepted.append(min(accepted, drafted))
@@ -167,9 +197,21 @@ def universal_generate(target: Any, draft: Any, target_tokenizer: Any, draft_tok
     return res
 
 
-def measure_universal(draft: Any, target: Any, prompts: Sequence[str], *, gammas: Sequence[int] = (4,),
-                      temperature: float = 0.0, max_new_tokens: int = 32, seed: int = 0, tokenizer: Any = None,
-                      draft_tokenizer: Any = None, top_k: int = 0, top_p: float = 1.0, progress: bool = True):
+def measure_universal(
+    draft: Any,
+    target: Any,
+    prompts: Sequence[str],
+    *,
+    gammas: Sequence[int] = (4,),
+    temperature: float = 0.0,
+    max_new_tokens: int = 32,
+    seed: int = 0,
+    tokenizer: Any = None,
+    draft_tokenizer: Any = None,
+    top_k: int = 0,
+    top_p: float = 1.0,
+    progress: bool = True,
+):
     """:func:`sdsl.measure.harness.measure_acceptance` for pairs with different tokenizers: every prompt at
     every draft length through :func:`universal_generate`; the same tables (``iterations``,
     ``requests``), so :func:`sdsl.measure.harness.summarize_measurement` and the estimators apply
@@ -201,20 +243,39 @@ def measure_universal(draft: Any, target: Any, prompts: Sequence[str], *, gammas
     bar = tqdm(total=len(gammas) * len(prompts), desc="universal assisted generation", disable=not progress)
     for g in gammas:
         for j, ids in enumerate(encoded):
-            r = universal_generate(tmodel, dmodel, tok, dtok, ids, gamma=g, max_new_tokens=max_new_tokens,
-                                   temperature=temperature, top_k=top_k, top_p=top_p, seed=_seed_for(seed, g, j))
+            r = universal_generate(
+                tmodel,
+                dmodel,
+                tok,
+                dtok,
+                ids,
+                gamma=g,
+                max_new_tokens=max_new_tokens,
+                temperature=temperature,
+                top_k=top_k,
+                top_p=top_p,
+                seed=_seed_for(seed, g, j),
+            )
             for i, (d, a, e, b) in enumerate(zip(r.drafted, r.accepted, r.evaluated, r.beta_sum)):
                 iters.append((g, j, i, d, a, a + 1, e, b))
             reqs.append((g, j, r.prompt_tokens, len(r.tokens), len(r.drafted), np.nan, np.nan, r.ttot_s))
             bar.update(1)
     bar.close()
-    settings = {"draft": str(draft) if isinstance(draft, (str, os.PathLike)) else type(draft).__name__,
-                "target": str(target) if isinstance(target, (str, os.PathLike)) else type(target).__name__,
-                "gammas": gammas, "temperature": float(temperature), "top_k": int(top_k), "top_p": float(top_p),
-                "max_new_tokens": int(max_new_tokens), "seed": int(seed), "n_prompts": len(prompts),
-                "method": "transformers universal assisted generation (different tokenizers)"}
-    return Measurement(pd.DataFrame(iters, columns=ITERATION_COLUMNS), pd.DataFrame(reqs, columns=REQUEST_COLUMNS),
-                       settings)
+    settings = {
+        "draft": str(draft) if isinstance(draft, (str, os.PathLike)) else type(draft).__name__,
+        "target": str(target) if isinstance(target, (str, os.PathLike)) else type(target).__name__,
+        "gammas": gammas,
+        "temperature": float(temperature),
+        "top_k": int(top_k),
+        "top_p": float(top_p),
+        "max_new_tokens": int(max_new_tokens),
+        "seed": int(seed),
+        "n_prompts": len(prompts),
+        "method": "transformers universal assisted generation (different tokenizers)",
+    }
+    return Measurement(
+        pd.DataFrame(iters, columns=ITERATION_COLUMNS), pd.DataFrame(reqs, columns=REQUEST_COLUMNS), settings
+    )
 
 
 def summarize_universal(m, rng: np.random.Generator, **kwargs) -> pd.DataFrame:

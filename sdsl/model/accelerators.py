@@ -50,8 +50,14 @@ class Accelerator:
             raise ValueError(f"gpus (devices in tensor parallel) must be an integer >= 1, got {count!r}")
         if count == 1:
             return self
-        return replace(self, name=f"{count} x {self.name}", peak_flops=self.peak_flops * count,
-                       bandwidth=self.bandwidth * count, memory=self.memory * count, count=self.count * count)
+        return replace(
+            self,
+            name=f"{count} x {self.name}",
+            peak_flops=self.peak_flops * count,
+            bandwidth=self.bandwidth * count,
+            memory=self.memory * count,
+            count=self.count * count,
+        )
 
     def with_bytes_per_param(self, bytes_per_param: float, dtype: str) -> Accelerator:
         """The same device with weights and KV cache stored at another precision; the peak compute is
@@ -63,8 +69,14 @@ def flop_limit(bytes_per_param: float = 2.0) -> Accelerator:
     """The accelerator under which the roofline is the paper's FLOP model: infinite compute, no
     overhead (every pass memory-bound, its time proportional to the parameters streamed). Use it
     with ``batch = 1``, ``context = 0`` and shapes without untied embeddings."""
-    return Accelerator(name="FLOP-model limit (batch 1, memory-bound, no overhead)", peak_flops=math.inf,
-                       bandwidth=1e12, memory=math.inf, bytes_per_param=bytes_per_param, dtype="-")
+    return Accelerator(
+        name="FLOP-model limit (batch 1, memory-bound, no overhead)",
+        peak_flops=math.inf,
+        bandwidth=1e12,
+        memory=math.inf,
+        bytes_per_param=bytes_per_param,
+        dtype="-",
+    )
 
 
 def accelerator_names() -> list[str]:
@@ -85,10 +97,16 @@ def get_accelerator(name: str) -> Accelerator:
     key = str(name).strip().lower()
     for r in rows:
         if r["accelerator"].lower() == key:
-            return Accelerator(name=r["name"], peak_flops=r["peak_flops"], bandwidth=r["bandwidth"],
-                               memory=r["memory"], step_overhead=r["step_overhead_s"],
-                               layer_overhead=r["layer_overhead_s"], bytes_per_param=r["bytes_per_param"],
-                               dtype=r["dtype"])
+            return Accelerator(
+                name=r["name"],
+                peak_flops=r["peak_flops"],
+                bandwidth=r["bandwidth"],
+                memory=r["memory"],
+                step_overhead=r["step_overhead_s"],
+                layer_overhead=r["layer_overhead_s"],
+                bytes_per_param=r["bytes_per_param"],
+                dtype=r["dtype"],
+            )
     names = [r["accelerator"] for r in rows]
     close = difflib.get_close_matches(key, names, n=3, cutoff=0.5)
     hint = f"did you mean {', '.join(repr(c) for c in close)}? " if close else ""

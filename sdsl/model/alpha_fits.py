@@ -26,8 +26,20 @@ from scipy import stats
 from sdsl.model.fitting import fit_power_law, ols
 from sdsl.model.laws import AcceptanceCoefficients
 
-__all__ = ["FORMS", "REQUIRED_COLUMNS", "PlaneFit", "CurveFit", "check_frame", "fit_plane", "implied_residual_df",
-           "fit_per_target", "fit_targets", "fit_power_loglog", "targets_in_order", "pair_matrix"]
+__all__ = [
+    "FORMS",
+    "REQUIRED_COLUMNS",
+    "PlaneFit",
+    "CurveFit",
+    "check_frame",
+    "fit_plane",
+    "implied_residual_df",
+    "fit_per_target",
+    "fit_targets",
+    "fit_power_loglog",
+    "targets_in_order",
+    "pair_matrix",
+]
 
 #: The three functional forms of Table 4, in the paper's order.
 FORMS: tuple[str, ...] = ("linear", "logarithmic", "power")
@@ -85,7 +97,9 @@ class PlaneFit:
     def coefficients(self) -> AcceptanceCoefficients:
         """The estimates as :class:`sdsl.AcceptanceCoefficients` (for the throughput model)."""
         return AcceptanceCoefficients(
-            A=float(self.estimate["A"]), B=float(self.estimate["B"]), C=float(self.estimate["C"]),
+            A=float(self.estimate["A"]),
+            B=float(self.estimate["B"]),
+            C=float(self.estimate["C"]),
             source=f"OLS refit of Eq. 5 on {self.n} pairs",
         )
 
@@ -140,9 +154,17 @@ def fit_plane(df: pd.DataFrame) -> PlaneFit:
     se = res.bse.astype(float)
     moe = t * se
     return PlaneFit(
-        estimate=est, std_error=se, moe=moe, ci_lower=est - moe, ci_upper=est + moe,
-        covariance=res.cov_params().astype(float), mse=float(res.ssr / n), r2=float(res.rsquared),
-        n=n, df_resid=dof, t_crit=t,
+        estimate=est,
+        std_error=se,
+        moe=moe,
+        ci_lower=est - moe,
+        ci_upper=est + moe,
+        covariance=res.cov_params().astype(float),
+        mse=float(res.ssr / n),
+        r2=float(res.rsquared),
+        n=n,
+        df_resid=dof,
+        t_crit=t,
     )
 
 
@@ -230,10 +252,19 @@ class CurveFit:
     def row(self) -> dict[str, object]:
         """The fit as one row of Table 4 (``target``, ``function`` and the paper's columns)."""
         return {
-            "target": self.target, "function": self.form,
-            "p1": self.p1, "moe1": self.moe1, "ci1_lower": self.ci1[0], "ci1_upper": self.ci1[1],
-            "p2": self.p2, "moe2": self.moe2, "ci2_lower": self.ci2[0], "ci2_upper": self.ci2[1],
-            "mse": self.mse, "r2": self.r2, "n": self.n,
+            "target": self.target,
+            "function": self.form,
+            "p1": self.p1,
+            "moe1": self.moe1,
+            "ci1_lower": self.ci1[0],
+            "ci1_upper": self.ci1[1],
+            "p2": self.p2,
+            "moe2": self.moe2,
+            "ci2_lower": self.ci2[0],
+            "ci2_upper": self.ci2[1],
+            "mse": self.mse,
+            "r2": self.r2,
+            "n": self.n,
         }
 
 
@@ -297,8 +328,19 @@ def fit_per_target(df: pd.DataFrame, target: str, form: str) -> CurveFit:
     sst = float(np.sum((y - y.mean()) ** 2))
     r2 = 1.0 - ssr / sst if sst > 0 else np.nan
     return CurveFit(
-        target=str(target), form=form, p1=p1, p2=p2, se1=se1, se2=se2, moe1=t * se1, moe2=t * se2,
-        mse=ssr / n, r2=float(r2), n=int(n), t_crit=t, covariance=np.asarray(cov, dtype=float),
+        target=str(target),
+        form=form,
+        p1=p1,
+        p2=p2,
+        se1=se1,
+        se2=se2,
+        moe1=t * se1,
+        moe2=t * se2,
+        mse=ssr / n,
+        r2=float(r2),
+        n=int(n),
+        t_crit=t,
+        covariance=np.asarray(cov, dtype=float),
     )
 
 
@@ -352,9 +394,7 @@ def fit_power_loglog(df: pd.DataFrame, target: str) -> tuple[float, float]:
     return float(np.exp(res["b0"])), float(res["b1"])
 
 
-def fit_targets(
-    df: pd.DataFrame, targets: Iterable[str] | None = None, forms: Iterable[str] = FORMS
-) -> list[CurveFit]:
+def fit_targets(df: pd.DataFrame, targets: Iterable[str] | None = None, forms: Iterable[str] = FORMS) -> list[CurveFit]:
     """:func:`fit_per_target` for every target (in the order of ``df``) and every form."""
     check_frame(df, ("target", "draft_ppl", "alpha"))
     targets = targets_in_order(df) if targets is None else list(targets)

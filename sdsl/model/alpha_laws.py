@@ -93,7 +93,7 @@ class _LinearPiece:
             if name == "Intercept":
                 total = total + coef
             elif name.startswith(self._FACTOR):
-                total = total + (coef if target == name[len(self._FACTOR):-1] else 0.0)
+                total = total + (coef if target == name[len(self._FACTOR) : -1] else 0.0)
             else:
                 total = total + coef * np.asarray(features[name], dtype=float)
         shape = np.broadcast(*[np.asarray(v) for v in features.values()]).shape
@@ -153,8 +153,13 @@ class _FixedPlane:
     def table(self) -> pd.DataFrame:
         c = self.coefficients
         return pd.DataFrame(
-            {"parameter": ["x", "y", "Intercept"], "estimate": [c.A, c.B, c.C],
-             "std_error": np.nan, "ci_lower": np.nan, "ci_upper": np.nan}
+            {
+                "parameter": ["x", "y", "Intercept"],
+                "estimate": [c.A, c.B, c.C],
+                "std_error": np.nan,
+                "ci_lower": np.nan,
+                "ci_upper": np.nan,
+            }
         )
 
 
@@ -265,8 +270,14 @@ class FittedLaw:
 
 #: The laws compared in the chapter, in the order of the module docstring.
 LAWS: tuple[Law, ...] = (
-    Law("plane_paper", "Eq. 5, paper's Table 3 (not refitted)", "fixed", cross_target=True, refitted=False,
-        coefficients=PAPER_EQ5),
+    Law(
+        "plane_paper",
+        "Eq. 5, paper's Table 3 (not refitted)",
+        "fixed",
+        cross_target=True,
+        refitted=False,
+        coefficients=PAPER_EQ5,
+    ),
     Law("plane", "Eq. 5 plane A x + B y + C", "ols", "alpha ~ x + y", cross_target=True),
     Law("linear_x", "per target p1 x + p2", "ols", "alpha ~ x", per_target=True),
     Law("log_x", "per target p1 ln x + p2", "ols", "alpha ~ ln_x", per_target=True),
@@ -297,10 +308,17 @@ def law_table(laws: Iterable[Law] | None = None) -> pd.DataFrame:
             fit, loto = "pooled, target as a factor", "no: an unseen target has no level"
         else:
             fit, loto = "pooled", "yes: the target enters through its perplexity y"
-        rows.append({"law": law.name, "form": law.label, "formula": law.formula or law.kind, "fit": fit,
-                     "leave_one_draft_out": "yes" if law.refitted else "reference only",
-                     "leave_one_target_out": loto,
-                     "propagates_to_new_M": "yes" if law.cross_target else "no (fixed target)"})
+        rows.append(
+            {
+                "law": law.name,
+                "form": law.label,
+                "formula": law.formula or law.kind,
+                "fit": fit,
+                "leave_one_draft_out": "yes" if law.refitted else "reference only",
+                "leave_one_target_out": loto,
+                "propagates_to_new_M": "yes" if law.cross_target else "no (fixed target)",
+            }
+        )
     return pd.DataFrame(rows)
 
 

@@ -47,10 +47,13 @@ def shape_of(row: Mapping[str, Any]) -> ModelShape:
     """The :class:`ModelShape` of a row of ``cpu_step_times`` (or any row with ``params``, ``layers``,
     ``heads``, ``kv_heads``, ``head_dim``, ``embedding_params`` and ``tied_embeddings``)."""
     tied = int(row["tied_embeddings"]) == 1
-    return ModelShape(params=float(row["params"]), layers=float(row["layers"]),
-                      q_dim=float(row["heads"]) * float(row["head_dim"]),
-                      kv_dim=float(row["kv_heads"]) * float(row["head_dim"]),
-                      embedding_params=0.0 if tied else float(row["embedding_params"]))
+    return ModelShape(
+        params=float(row["params"]),
+        layers=float(row["layers"]),
+        q_dim=float(row["heads"]) * float(row["head_dim"]),
+        kv_dim=float(row["kv_heads"]) * float(row["head_dim"]),
+        embedding_params=0.0 if tied else float(row["embedding_params"]),
+    )
 
 
 def _bench(bench: Iterable[Mapping[str, Any]]) -> dict[str, float]:
@@ -64,14 +67,21 @@ def _bench(bench: Iterable[Mapping[str, Any]]) -> dict[str, float]:
 def roofline_only(bench: Iterable[Mapping[str, Any]], bytes_per_param: float = 4.0) -> Accelerator:
     """The CPU as the micro-benchmarks see it, without overheads (float32 weights by default)."""
     b = _bench(bench)
-    return Accelerator(name=CPU_NAME, peak_flops=b["peak_flops"], bandwidth=b["read_bandwidth"],
-                       memory=math.inf, bytes_per_param=bytes_per_param, dtype="fp32")
+    return Accelerator(
+        name=CPU_NAME,
+        peak_flops=b["peak_flops"],
+        bandwidth=b["read_bandwidth"],
+        memory=math.inf,
+        bytes_per_param=bytes_per_param,
+        dtype="fp32",
+    )
 
 
 def _design(rows: Sequence[Mapping[str, Any]], acc: Accelerator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     t = np.array([float(r["seconds"]) for r in rows])
-    base = np.array([float(step_time(shape_of(r), acc, float(r["batch"]), float(r["context"]), float(r["tokens"])))
-                     for r in rows])
+    base = np.array(
+        [float(step_time(shape_of(r), acc, float(r["batch"]), float(r["context"]), float(r["tokens"]))) for r in rows]
+    )
     layers = np.array([float(r["layers"]) for r in rows])
     return t, base, layers
 
@@ -115,8 +125,16 @@ def calibrate_cpu(bench: Iterable[Mapping[str, Any]], rows: Sequence[Mapping[str
     """The ``cpu-here`` accelerator: micro-benchmarked roofline plus overheads fitted on ``rows``."""
     acc = roofline_only(bench)
     t0, tl = fit_overheads(rows, acc)
-    return Accelerator(name=CPU_NAME, peak_flops=acc.peak_flops, bandwidth=acc.bandwidth, memory=acc.memory,
-                       step_overhead=t0, layer_overhead=tl, bytes_per_param=4.0, dtype="fp32")
+    return Accelerator(
+        name=CPU_NAME,
+        peak_flops=acc.peak_flops,
+        bandwidth=acc.bandwidth,
+        memory=acc.memory,
+        step_overhead=t0,
+        layer_overhead=tl,
+        bytes_per_param=4.0,
+        dtype="fp32",
+    )
 
 
 def fit_effective(rows: Sequence[Mapping[str, Any]], start: Accelerator | None = None) -> Accelerator:
@@ -161,9 +179,18 @@ def step_time_errors(rows: Sequence[Mapping[str, Any]], acc: Accelerator) -> lis
     """Measured against predicted seconds of every step: ``relative_error = predicted / measured - 1``."""
     t, base, layers = _design(rows, replace_overheads(acc, 0.0, 0.0))
     pred = base + acc.step_overhead + acc.layer_overhead * layers
-    return [{"config": r["config"], "batch": int(r["batch"]), "context": int(r["context"]), "tokens": int(r["tokens"]),
-             "measured_s": float(ti), "predicted_s": float(pi), "relative_error": float(pi / ti - 1.0)}
-            for r, ti, pi in zip(rows, t, pred)]
+    return [
+        {
+            "config": r["config"],
+            "batch": int(r["batch"]),
+            "context": int(r["context"]),
+            "tokens": int(r["tokens"]),
+            "measured_s": float(ti),
+            "predicted_s": float(pi),
+            "relative_error": float(pi / ti - 1.0),
+        }
+        for r, ti, pi in zip(rows, t, pred)
+    ]
 
 
 def replace_overheads(acc: Accelerator, t0: float, tl: float) -> Accelerator:
@@ -173,8 +200,9 @@ def replace_overheads(acc: Accelerator, t0: float, tl: float) -> Accelerator:
     return replace(acc, step_overhead=t0, layer_overhead=tl)
 
 
-def cross_validated_errors(bench: Iterable[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]],
-                           effective: bool = False) -> list[dict[str, Any]]:
+def cross_validated_errors(
+    bench: Iterable[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]], effective: bool = False
+) -> list[dict[str, Any]]:
     """:func:`step_time_errors` of each configuration with the model fitted on the other
     configurations only (leave one configuration out): the overheads of :func:`calibrate_cpu`, or
     with ``effective=True`` all four numbers of :func:`fit_effective`."""
@@ -200,8 +228,13 @@ def error_summary(errors: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     if e.size == 0:
         raise ValueError("no errors to summarise")
     a = np.abs(e)
-    return {"n": int(e.size), "median_abs": float(np.median(a)), "p90_abs": float(np.quantile(a, 0.9)),
-            "max_abs": float(a.max()), "mean_signed": float(e.mean())}
+    return {
+        "n": int(e.size),
+        "median_abs": float(np.median(a)),
+        "p90_abs": float(np.quantile(a, 0.9)),
+        "max_abs": float(a.max()),
+        "mean_signed": float(e.mean()),
+    }
 
 
 def _main() -> int:
@@ -211,8 +244,10 @@ def _main() -> int:
     rows = [dict(r) for r in records("cpu_step_times")]
     bench = [dict(r) for r in records("cpu_microbench")]
     eff = fit_effective(rows)
-    print(f"effective roofline: {eff.peak_flops:.4g} FLOP/s, {eff.bandwidth:.4g} bytes/s, "
-          f"{eff.step_overhead:.3g} s per pass, {eff.layer_overhead:.3g} s per layer")
+    print(
+        f"effective roofline: {eff.peak_flops:.4g} FLOP/s, {eff.bandwidth:.4g} bytes/s, "
+        f"{eff.step_overhead:.3g} s per pass, {eff.layer_overhead:.3g} s per layer"
+    )
     variants = (
         ("micro-benchmarks only, no overhead", step_time_errors(rows, roofline_only(bench))),
         ("micro-benchmarks + fitted overheads (in sample)", step_time_errors(rows, calibrate_cpu(bench, rows))),
@@ -223,8 +258,10 @@ def _main() -> int:
     print(f"{'model':<52} {'n':>3} {'median |err|':>12} {'p90 |err|':>10} {'max |err|':>10} {'bias':>7}")
     for label, errs in variants:
         s = error_summary(errs)
-        print(f"{label:<52} {s['n']:>3} {s['median_abs']:>12.1%} {s['p90_abs']:>10.1%} {s['max_abs']:>10.1%} "
-              f"{s['mean_signed']:>+7.1%}")
+        print(
+            f"{label:<52} {s['n']:>3} {s['median_abs']:>12.1%} {s['p90_abs']:>10.1%} {s['max_abs']:>10.1%} "
+            f"{s['mean_signed']:>+7.1%}"
+        )
     print("\nleave one config out, effective roofline, by configuration and pass (relative error)")
     cv = variants[-1][1]
     for cfg in dict.fromkeys(e["config"] for e in cv):

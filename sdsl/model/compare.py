@@ -18,8 +18,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["PRINT_SLACK", "EQUAL", "WITHIN", "DIFFERS", "STATUSES", "equal_to_printed", "within_tolerance",
-           "classify"]
+__all__ = ["PRINT_SLACK", "EQUAL", "WITHIN", "DIFFERS", "STATUSES", "equal_to_printed", "within_tolerance", "classify"]
 
 #: Relative slack on half a printed unit (binary representation of the decimals).
 PRINT_SLACK = 1e-9

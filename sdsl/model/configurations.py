@@ -71,8 +71,13 @@ def configurations(
         dp = float(as_positive(overrides.get(t, by_name.loc[t, "tokens"]), f"d_target[{t!r}]"))
         for f in families:
             rows.append(
-                {"target": t, "m": float(by_name.loc[t, "params"]), "d_target": dp,
-                 "draft_family": f, "d_draft": family_tokens(f, models)}
+                {
+                    "target": t,
+                    "m": float(by_name.loc[t, "params"]),
+                    "d_target": dp,
+                    "draft_family": f,
+                    "d_draft": family_tokens(f, models),
+                }
             )
     import pandas as pd
 

@@ -49,7 +49,10 @@ def cross_validate(law: Any, data: pd.DataFrame, scheme: str = "draft") -> pd.Da
 
 
 def bootstrap_rmse(
-    errors: ArrayLike, rng: np.random.Generator, n_resamples: int = 2000, level: float = 0.95,
+    errors: ArrayLike,
+    rng: np.random.Generator,
+    n_resamples: int = 2000,
+    level: float = 0.95,
     baseline: ArrayLike | None = None,
 ) -> tuple[float, float, float]:
     """RMSE of ``errors`` with a percentile bootstrap interval (``scipy.stats.bootstrap``, rows
@@ -66,16 +69,24 @@ def bootstrap_rmse(
 
     if baseline is None:
         point = float(rmse(e))
-        res = stats.bootstrap((e,), rmse, n_resamples=n_resamples, confidence_level=level,
-                              method="percentile", rng=rng, vectorized=True)
+        res = stats.bootstrap(
+            (e,), rmse, n_resamples=n_resamples, confidence_level=level, method="percentile", rng=rng, vectorized=True
+        )
     else:
         b = np.asarray(baseline, dtype=float)
         if b.shape != e.shape:
             raise ValueError(f"baseline must have the shape of errors {e.shape}, got {b.shape}")
         point = float(rmse(e) - rmse(b))
-        res = stats.bootstrap((e, b), lambda u, v, axis=-1: rmse(u, axis) - rmse(v, axis), paired=True,
-                              n_resamples=n_resamples, confidence_level=level, method="percentile",
-                              rng=rng, vectorized=True)
+        res = stats.bootstrap(
+            (e, b),
+            lambda u, v, axis=-1: rmse(u, axis) - rmse(v, axis),
+            paired=True,
+            n_resamples=n_resamples,
+            confidence_level=level,
+            method="percentile",
+            rng=rng,
+            vectorized=True,
+        )
     ci = res.confidence_interval
     return point, float(ci.low), float(ci.high)
 
@@ -92,8 +103,12 @@ def cv_predictions(data: pd.DataFrame, laws: Iterable[Law] | None = None) -> pd.
 
 
 def compare_laws(
-    predictions: pd.DataFrame, data: pd.DataFrame, rng: np.random.Generator,
-    laws: Iterable[Law] | None = None, n_resamples: int = 2000, level: float = 0.95,
+    predictions: pd.DataFrame,
+    data: pd.DataFrame,
+    rng: np.random.Generator,
+    laws: Iterable[Law] | None = None,
+    n_resamples: int = 2000,
+    level: float = 0.95,
 ) -> pd.DataFrame:
     """Ranked table of held-out errors: per scheme, each law's RMSE with its bootstrap interval,
     its MAE, its RMSE relative to the best refitted law and the paired bootstrap interval of the
@@ -123,14 +138,26 @@ def compare_laws(
             else:
                 d, dlo, dhi = bootstrap_rmse(e, rng, n_resamples, level, baseline=errs[best])
             resid = obs - fitted[n].predict(data)
-            rows.append({
-                "scheme": label, "rank": ranked.index(n) + 1 if n in ranked else np.nan,
-                "law": n, "label": lawmap[n].label, "n_heldout": int(e.size),
-                "rmse": rmse, "rmse_ci_lower": lo, "rmse_ci_upper": hi,
-                "mae": float(np.mean(np.abs(e))), "ratio_to_best": rmse / float(np.sqrt(np.mean(errs[best] ** 2))),
-                "diff_to_best": d, "diff_ci_lower": dlo, "diff_ci_upper": dhi,
-                "in_sample_rmse": float(np.sqrt(np.mean(resid ** 2))),
-                "in_sample_r2": 1.0 - float(np.sum(resid ** 2)) / sst,
-                "n_parameters": int(sum(len(p.table()) for p in fitted[n].pieces.values())) if lawmap[n].refitted else 0,
-            })
+            rows.append(
+                {
+                    "scheme": label,
+                    "rank": ranked.index(n) + 1 if n in ranked else np.nan,
+                    "law": n,
+                    "label": lawmap[n].label,
+                    "n_heldout": int(e.size),
+                    "rmse": rmse,
+                    "rmse_ci_lower": lo,
+                    "rmse_ci_upper": hi,
+                    "mae": float(np.mean(np.abs(e))),
+                    "ratio_to_best": rmse / float(np.sqrt(np.mean(errs[best] ** 2))),
+                    "diff_to_best": d,
+                    "diff_ci_lower": dlo,
+                    "diff_ci_upper": dhi,
+                    "in_sample_rmse": float(np.sqrt(np.mean(resid**2))),
+                    "in_sample_r2": 1.0 - float(np.sum(resid**2)) / sst,
+                    "n_parameters": int(sum(len(p.table()) for p in fitted[n].pieces.values()))
+                    if lawmap[n].refitted
+                    else 0,
+                }
+            )
     return pd.DataFrame(rows)

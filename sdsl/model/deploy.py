@@ -110,8 +110,11 @@ def vllm_speculative_config(num_speculative_tokens: int, draft_model: str | None
     dict
         ``{"method": "draft_model", "model": draft_model, "num_speculative_tokens": gamma}``.
     """
-    return {"method": "draft_model", "model": draft_model or DRAFT_PLACEHOLDER,
-            "num_speculative_tokens": _check_gamma(num_speculative_tokens)}
+    return {
+        "method": "draft_model",
+        "model": draft_model or DRAFT_PLACEHOLDER,
+        "num_speculative_tokens": _check_gamma(num_speculative_tokens),
+    }
 
 
 def vllm_command(num_speculative_tokens: int, target_model: str | None = None, draft_model: str | None = None) -> str:
@@ -137,17 +140,30 @@ def sglang_flags(num_steps: int, draft_model: str | None = None) -> list[str]:
         The arguments, flag and value in turn.
     """
     g = _check_gamma(num_steps)
-    return ["--speculative-algorithm", "STANDALONE",
-            "--speculative-draft-model-path", draft_model or DRAFT_PLACEHOLDER,
-            "--speculative-num-steps", str(g),
-            "--speculative-eagle-topk", "1",
-            "--speculative-num-draft-tokens", str(g + 1)]
+    return [
+        "--speculative-algorithm",
+        "STANDALONE",
+        "--speculative-draft-model-path",
+        draft_model or DRAFT_PLACEHOLDER,
+        "--speculative-num-steps",
+        str(g),
+        "--speculative-eagle-topk",
+        "1",
+        "--speculative-num-draft-tokens",
+        str(g + 1),
+    ]
 
 
 def sglang_command(num_steps: int, target_model: str | None = None, draft_model: str | None = None) -> str:
     """A ready-to-paste ``python -m sglang.launch_server`` command line."""
-    args = ["python", "-m", "sglang.launch_server", "--model-path", target_model or TARGET_PLACEHOLDER,
-            *sglang_flags(num_steps, draft_model)]
+    args = [
+        "python",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        target_model or TARGET_PLACEHOLDER,
+        *sglang_flags(num_steps, draft_model),
+    ]
     return " ".join(shlex.quote(a) for a in args)
 
 
@@ -158,11 +174,18 @@ def engine_settings(gamma: int, target_model: str | None = None, draft_model: st
     "command": ...}}``; ``None`` for both when ``gamma < 1`` (speculation does not pay: serve
     without it)."""
     if gamma < 1:
-        return {"vllm": None, "sglang": None,
-                "note": "the best draft length is 0: speculation does not pay here; serve without it"}
+        return {
+            "vllm": None,
+            "sglang": None,
+            "note": "the best draft length is 0: speculation does not pay here; serve without it",
+        }
     return {
-        "vllm": {"speculative_config": vllm_speculative_config(gamma, draft_model),
-                 "command": vllm_command(gamma, target_model, draft_model)},
-        "sglang": {"flags": sglang_flags(gamma, draft_model),
-                   "command": sglang_command(gamma, target_model, draft_model)},
+        "vllm": {
+            "speculative_config": vllm_speculative_config(gamma, draft_model),
+            "command": vllm_command(gamma, target_model, draft_model),
+        },
+        "sglang": {
+            "flags": sglang_flags(gamma, draft_model),
+            "command": sglang_command(gamma, target_model, draft_model),
+        },
     }

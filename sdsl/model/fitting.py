@@ -124,11 +124,19 @@ def ols(y: ArrayLike, x: pd.DataFrame, cov_type: str = "nonrobust") -> LinearFit
     beta = t @ np.asarray(res.params, dtype=float)
     cov = t @ np.asarray(res.cov_params(), dtype=float) @ t.T
     return LinearFit(
-        params=pd.Series(beta, index=names), cov=pd.DataFrame(cov, index=names, columns=names),
-        cov_type=cov_type, use_t=bool(res.use_t), nobs=int(res.nobs), df_resid=float(res.df_resid),
-        ssr=float(res.ssr), rsquared=float(res.rsquared), rsquared_adj=float(res.rsquared_adj),
-        resid=np.asarray(res.resid, dtype=float), fittedvalues=np.asarray(res.fittedvalues, dtype=float),
-        condition=condition_number(xa), condition_solved=condition_number(xs),
+        params=pd.Series(beta, index=names),
+        cov=pd.DataFrame(cov, index=names, columns=names),
+        cov_type=cov_type,
+        use_t=bool(res.use_t),
+        nobs=int(res.nobs),
+        df_resid=float(res.df_resid),
+        ssr=float(res.ssr),
+        rsquared=float(res.rsquared),
+        rsquared_adj=float(res.rsquared_adj),
+        resid=np.asarray(res.resid, dtype=float),
+        fittedvalues=np.asarray(res.fittedvalues, dtype=float),
+        condition=condition_number(xa),
+        condition_solved=condition_number(xs),
     )
 
 
@@ -220,8 +228,18 @@ def fit_power_law(x: ArrayLike, y: ArrayLike) -> PowerFit:
         raise ValueError("a power law needs x > 0 and y > 0")
     start = ols(np.log(y), pd.DataFrame({"const": np.ones(x.size), "slope": np.log(x)})).params
     try:
-        p, _ = curve_fit(_power, x, y, p0=[float(np.exp(start["const"])), float(start["slope"])], jac=_power_jac,
-                         method="lm", ftol=1e-15, xtol=1e-15, gtol=1e-15, maxfev=10_000)
+        p, _ = curve_fit(
+            _power,
+            x,
+            y,
+            p0=[float(np.exp(start["const"])), float(start["slope"])],
+            jac=_power_jac,
+            method="lm",
+            ftol=1e-15,
+            xtol=1e-15,
+            gtol=1e-15,
+            maxfev=10_000,
+        )
     except (RuntimeError, ValueError) as exc:
         raise ValueError(f"the power-law fit did not converge ({exc})") from None
     p = polish_nonlinear(lambda q: y - _power(x, *q), lambda q: _power_jac(x, *q), p)

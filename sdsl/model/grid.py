@@ -19,8 +19,16 @@ from sdsl.model import optimal_draft as _optimal_draft
 from sdsl.model import optimum as _optimum
 from sdsl.model.laws import BESIROGLU_2024, PAPER_EQ5, AcceptanceCoefficients, LossConstants
 
-__all__ = ["SPACINGS", "axis", "n_grid", "table7_grid", "optimal_draft_sizes", "solve_table7", "solve_checked",
-           "size_ratio"]
+__all__ = [
+    "SPACINGS",
+    "axis",
+    "n_grid",
+    "table7_grid",
+    "optimal_draft_sizes",
+    "solve_table7",
+    "solve_checked",
+    "size_ratio",
+]
 
 #: Grid spacings: ``"log"`` (``numpy.geomspace``) and ``"linear"`` (``numpy.linspace``).
 SPACINGS = ("log", "linear")
@@ -59,17 +67,31 @@ def _table7_row(table7: pd.DataFrame | None, parameter: str) -> tuple[float, flo
     return float(row["low"]), float(row["high"]), int(row["points"])
 
 
-def n_grid(spacing: str = "log", points: int | None = None, low: float | None = None,
-           high: float | None = None, table7: pd.DataFrame | None = None) -> np.ndarray:
+def n_grid(
+    spacing: str = "log",
+    points: int | None = None,
+    low: float | None = None,
+    high: float | None = None,
+    table7: pd.DataFrame | None = None,
+) -> np.ndarray:
     """The draft-size grid of Table 7 (10,000 points in [1e8, 1e10]; ends and count from
     ``data/paper_table7.csv`` unless given), log or linear spacing (the paper does not say)."""
     t_lo, t_hi, t_k = _table7_row(table7, "N")
-    return axis(t_lo if low is None else low, t_hi if high is None else high,
-                t_k if points is None else points, spacing, "the draft-size grid N")
+    return axis(
+        t_lo if low is None else low,
+        t_hi if high is None else high,
+        t_k if points is None else points,
+        spacing,
+        "the draft-size grid N",
+    )
 
 
-def table7_grid(spacing: str = "log", d_high: float | None = None, d_target_high: float | None = None,
-                table7: pd.DataFrame | None = None) -> pd.DataFrame:
+def table7_grid(
+    spacing: str = "log",
+    d_high: float | None = None,
+    d_target_high: float | None = None,
+    table7: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """The configurations of Table 7: every ``(M, D, D')`` of the product of three axes
     (8 x 6 x 6 = 288 rows), columns ``m, d_draft, d_target``, ``M`` slowest.
 
@@ -132,8 +154,9 @@ def optimal_draft_sizes(
     grid_n = n_grid("log") if n is None else n
     if np.shape(grid_n)[-1] < 3:
         raise ValueError(f"n (draft-size grid) needs at least 3 points, got {np.shape(grid_n)[-1]}")
-    o = _optimal_draft.optimal_draft_sizes(m, d_draft, d_target, grid_n, constants, coefficients, integer,
-                                     refine=refine, exhaustive=exhaustive)
+    o = _optimal_draft.optimal_draft_sizes(
+        m, d_draft, d_target, grid_n, constants, coefficients, integer, refine=refine, exhaustive=exhaustive
+    )
     k = len(o)
     mm, dd, pp = (np.broadcast_to(np.atleast_1d(np.asarray(v, dtype=float)), (k,)) for v in (m, d_draft, d_target))
     g = np.broadcast_to(np.asarray(grid_n, dtype=float), (k, np.shape(grid_n)[-1]))
@@ -146,12 +169,20 @@ def optimal_draft_sizes(
             f"(m = {mm[i]:.6g}, d_draft = {dd[i]:.6g}, d_target = {pp[i]:.6g}) has alpha = "
             f"{ends[i, j]:.6g} at n = {g[i, -j]:.6g}; narrow the grid"
         )
-    return pd.DataFrame({
-        "m": o.m, "d_draft": np.asarray(dd, dtype=float), "d_target": np.asarray(pp, dtype=float),
-        "n_star": o.n_at_max, "n_star_grid": o.n_grid, "grid_index": o.grid_index,
-        "gamma_star": o.gamma_star, "alpha": o.alpha, "tokens_per_flop": o.tokens_per_flop,
-        "on_edge": (o.grid_index == 0) | (o.grid_index == g.shape[1] - 1),
-    })
+    return pd.DataFrame(
+        {
+            "m": o.m,
+            "d_draft": np.asarray(dd, dtype=float),
+            "d_target": np.asarray(pp, dtype=float),
+            "n_star": o.n_at_max,
+            "n_star_grid": o.n_grid,
+            "grid_index": o.grid_index,
+            "gamma_star": o.gamma_star,
+            "alpha": o.alpha,
+            "tokens_per_flop": o.tokens_per_flop,
+            "on_edge": (o.grid_index == 0) | (o.grid_index == g.shape[1] - 1),
+        }
+    )
 
 
 def _configs(m: ArrayLike, d_draft: ArrayLike, d_target: ArrayLike) -> tuple[np.ndarray, ...]:
@@ -167,17 +198,24 @@ def _configs(m: ArrayLike, d_draft: ArrayLike, d_target: ArrayLike) -> tuple[np.
     return np.ascontiguousarray(m, float), np.ascontiguousarray(d, float), np.ascontiguousarray(p, float)
 
 
-def solve_table7(spacing: str = "log", n_spacing: str = "log", d_high: float | None = None,
-                 d_target_high: float | None = None, refine: bool = True,
-                 constants: LossConstants | str = BESIROGLU_2024,
-                 coefficients: AcceptanceCoefficients = PAPER_EQ5, integer: bool = False,
-                 table7: pd.DataFrame | None = None) -> pd.DataFrame:
+def solve_table7(
+    spacing: str = "log",
+    n_spacing: str = "log",
+    d_high: float | None = None,
+    d_target_high: float | None = None,
+    refine: bool = True,
+    constants: LossConstants | str = BESIROGLU_2024,
+    coefficients: AcceptanceCoefficients = PAPER_EQ5,
+    integer: bool = False,
+    table7: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """``N*`` for every configuration of Table 7's grid (:func:`table7_grid`) on Table 7's
     ``N`` grid (:func:`n_grid`): :func:`optimal_draft_sizes` on the 288 configurations."""
     cfg = table7_grid(spacing, d_high, d_target_high, table7)
     grid_n = n_grid(n_spacing, table7=table7)
-    return optimal_draft_sizes(cfg["m"], cfg["d_draft"], cfg["d_target"], grid_n, constants,
-                               coefficients, integer=integer, refine=refine)
+    return optimal_draft_sizes(
+        cfg["m"], cfg["d_draft"], cfg["d_target"], grid_n, constants, coefficients, integer=integer, refine=refine
+    )
 
 
 def size_ratio(
@@ -224,10 +262,14 @@ def solve_checked(
     t_grid = time.perf_counter() - t0
     pick = rng.choice(len(configs), size=min(int(sample), len(configs)), replace=False)
     t0 = time.perf_counter()
-    scalar = np.array([
-        _optimal_draft.optimal_draft_size(r.m, r.d_draft, r.d_target, constants, n_bounds=(n[0], n[-1])).n_star
-        for r in configs.iloc[pick].itertuples()])
+    scalar = np.array(
+        [
+            _optimal_draft.optimal_draft_size(r.m, r.d_draft, r.d_target, constants, n_bounds=(n[0], n[-1])).n_star
+            for r in configs.iloc[pick].itertuples()
+        ]
+    )
     t_scalar = (time.perf_counter() - t0) / max(pick.size, 1)
     check = sol.iloc[pick][["m", "d_draft", "d_target", "n_star"]].assign(
-        n_star_scalar=scalar, rel_diff=sol["n_star"].to_numpy()[pick] / scalar - 1.0)
+        n_star_scalar=scalar, rel_diff=sol["n_star"].to_numpy()[pick] / scalar - 1.0
+    )
     return sol, check.reset_index(drop=True), {"grid": t_grid, "scalar": t_scalar}

@@ -107,8 +107,7 @@ class ModelShape:
 
 #: Llama-3-8B (hidden 4096, 32 layers, 32 heads, 8 KV heads of 128, vocabulary 128256, untied
 #: embeddings; its config.json): the shape :func:`shape_like` scales when a target's is unknown.
-REFERENCE_SHAPE = ModelShape(params=8030261248, layers=32, q_dim=4096, kv_dim=1024,
-                             embedding_params=128256 * 4096)
+REFERENCE_SHAPE = ModelShape(params=8030261248, layers=32, q_dim=4096, kv_dim=1024, embedding_params=128256 * 4096)
 
 
 def shape_like(params: float, reference: ModelShape = REFERENCE_SHAPE, tied: bool = False) -> ModelShape:
@@ -134,8 +133,13 @@ def shape_like(params: float, reference: ModelShape = REFERENCE_SHAPE, tied: boo
         raise ValueError(f"params must be a positive number of parameters, got {params!r}")
     s = (p / reference.params) ** (1.0 / 3.0)
     emb = 0.0 if tied else min(reference.embedding_params * s, 0.5 * p)
-    return ModelShape(params=p, layers=max(reference.layers * s, 1.0), q_dim=reference.q_dim * s,
-                      kv_dim=reference.kv_dim * s, embedding_params=emb)
+    return ModelShape(
+        params=p,
+        layers=max(reference.layers * s, 1.0),
+        q_dim=reference.q_dim * s,
+        kv_dim=reference.kv_dim * s,
+        embedding_params=emb,
+    )
 
 
 def draft_shape(n: float, target: ModelShape) -> ModelShape:
@@ -171,8 +175,9 @@ def step_time(shape: ModelShape, acc: Accelerator, batch: float, context: float,
         raise ValueError(f"batch (sequences decoded together) must be >= 1, got {batch!r}")
     if not ctx >= 0:
         raise ValueError(f"context (tokens in the KV cache) must be >= 0, got {context!r}")
-    t_c, t_m = _roofline_terms(shape.streamed_params, shape.layers, shape.q_dim, shape.kv_elements_per_token(),
-                               acc, b, ctx, k)
+    t_c, t_m = _roofline_terms(
+        shape.streamed_params, shape.layers, shape.q_dim, shape.kv_elements_per_token(), acc, b, ctx, k
+    )
     return acc.step_overhead + acc.layer_overhead * shape.layers + np.maximum(t_c, t_m)
 
 
@@ -193,8 +198,15 @@ def _draft_step_times(n: np.ndarray, target: ModelShape, acc: Accelerator, batch
     return acc.step_overhead + acc.layer_overhead * layers + np.maximum(t_c, t_m)
 
 
-def iteration_time(draft: ModelShape, target: ModelShape, acc: Accelerator, gamma, batch: float = 1,
-                   context: float = 0, overlap: bool = False) -> np.ndarray:
+def iteration_time(
+    draft: ModelShape,
+    target: ModelShape,
+    acc: Accelerator,
+    gamma,
+    batch: float = 1,
+    context: float = 0,
+    overlap: bool = False,
+) -> np.ndarray:
     """Seconds of one speculative iteration: ``gamma`` draft passes of one token and one target pass
     of ``gamma + 1`` tokens, summed (``overlap=False``) or overlapped (their maximum); ``gamma = 0``
     is one plain target step."""
@@ -246,13 +258,22 @@ class HardwarePlan:
 
 
 def _bound(shape: ModelShape, acc: Accelerator, batch: float, context: float, tokens: float) -> str:
-    t_c, t_m = _roofline_terms(shape.streamed_params, shape.layers, shape.q_dim, shape.kv_elements_per_token(),
-                               acc, batch, context, tokens)
+    t_c, t_m = _roofline_terms(
+        shape.streamed_params, shape.layers, shape.q_dim, shape.kv_elements_per_token(), acc, batch, context, tokens
+    )
     return "compute" if t_c > t_m else "memory"
 
 
-def speedup_at(n: float, alpha: float, target: ModelShape, acc: Accelerator, batch: float = 1,
-               context: float = 0, overlap: bool = False, gamma_max: int = 32) -> tuple[int, float]:
+def speedup_at(
+    n: float,
+    alpha: float,
+    target: ModelShape,
+    acc: Accelerator,
+    batch: float = 1,
+    context: float = 0,
+    overlap: bool = False,
+    gamma_max: int = 32,
+) -> tuple[int, float]:
     """The best integer draft length and its wall-clock speedup for a draft of ``n`` parameters
     with acceptance rate ``alpha`` (brute force over ``gamma = 0 .. gamma_max``)."""
     d = draft_shape(n, target)
@@ -336,8 +357,14 @@ def plan_on_hardware(
     def alpha(n: np.ndarray, rows: np.ndarray) -> np.ndarray:
         return np.asarray(alpha_of_n(np.ravel(n)), dtype=float).reshape(np.shape(n))
 
-    o = solve(alpha, [m_shape.params], log_grid([lo], [hi], grid_points), objective=objective, gammas=g,
-              branch_objective=at_length)
+    o = solve(
+        alpha,
+        [m_shape.params],
+        log_grid([lo], [hi], grid_points),
+        objective=objective,
+        gammas=g,
+        branch_objective=at_length,
+    )
     cands = np.log(o.n_at_max)
     s_c, g_c = best(cands)
     j = 0
@@ -351,12 +378,20 @@ def plan_on_hardware(
         speed, n_star, alpha = 1.0, math.nan, math.nan
         mem = acc.bytes_per_param * m_shape.params + coef
     plan = HardwarePlan(
-        accelerator=acc.name, batch=float(batch), context=float(context), overlap=bool(overlap),
-        n_star=n_star, gamma_star=gamma, alpha=alpha, speedup=speed,
+        accelerator=acc.name,
+        batch=float(batch),
+        context=float(context),
+        overlap=bool(overlap),
+        n_star=n_star,
+        gamma_star=gamma,
+        alpha=alpha,
+        speedup=speed,
         cost_coefficient=t_d / t_plain if gamma else math.nan,
-        verify_cost=float(t_verify[gamma]) / t_plain, target_step_s=t_plain,
+        verify_cost=float(t_verify[gamma]) / t_plain,
+        target_step_s=t_plain,
         iteration_s=float(t_plain * expected_tokens(alpha, gamma) / speed) if gamma else t_plain,
-        target_bound=_bound(m_shape, acc, batch, context, gamma + 1.0), memory_needed=float(mem),
+        target_bound=_bound(m_shape, acc, batch, context, gamma + 1.0),
+        memory_needed=float(mem),
         fits_in_memory=bool(mem <= acc.memory),
     )
     return plan
@@ -368,8 +403,11 @@ def target_shape(params: float, shape: dict | None) -> tuple[ModelShape, bool]:
     are unknown, :func:`shape_like` of Llama-3-8B; the flag says whether the shape is known."""
     if shape:
         emb = 0.0 if int(shape["tied_embeddings"]) else float(shape["vocab"]) * float(shape["hidden"])
-        return ModelShape(params=float(params), layers=float(shape["layers"]),
-                          q_dim=float(shape["heads"]) * float(shape["head_dim"]),
-                          kv_dim=float(shape["kv_heads"]) * float(shape["head_dim"]),
-                          embedding_params=min(emb, 0.5 * float(params))), True
+        return ModelShape(
+            params=float(params),
+            layers=float(shape["layers"]),
+            q_dim=float(shape["heads"]) * float(shape["head_dim"]),
+            kv_dim=float(shape["kv_heads"]) * float(shape["head_dim"]),
+            embedding_params=min(emb, 0.5 * float(params)),
+        ), True
     return shape_like(float(params)), False

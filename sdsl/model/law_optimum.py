@@ -74,8 +74,14 @@ def _column(v: np.ndarray, n: np.ndarray) -> np.ndarray:
     return v.reshape(v.shape + (1,) * (n.ndim - 1))
 
 
-def _law_alpha_fn(fitted: FittedLaw, targets: np.ndarray, m: np.ndarray, d_draft: np.ndarray,
-                  d_target: np.ndarray, cs: Mapping[str, np.ndarray]) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+def _law_alpha_fn(
+    fitted: FittedLaw,
+    targets: np.ndarray,
+    m: np.ndarray,
+    d_draft: np.ndarray,
+    d_target: np.ndarray,
+    cs: Mapping[str, np.ndarray],
+) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """``alpha(n, rows)`` of a fitted law for the configurations ``rows`` (``n`` has one row, or one
     entry, per element of ``rows``): the features of :func:`_features_at`, evaluated per target."""
 
@@ -85,8 +91,13 @@ def _law_alpha_fn(fitted: FittedLaw, targets: np.ndarray, m: np.ndarray, d_draft
         dd, mm, pp = _column(d_draft[rows], n), _column(m[rows], n), _column(d_target[rows], n)
         x = np.exp(loss_law(n, dd, col["E"], col["A"], col["B"], col["a"], col["b"]))
         y = np.exp(loss_law(mm, pp, col["E"], col["A"], col["B"], col["a"], col["b"]))
-        feats = {"x": x, "y": np.broadcast_to(y, n.shape), "ln_x": np.log(x), "ln_n": np.log(n),
-                 "ln_d": np.broadcast_to(np.log(dd), n.shape)}
+        feats = {
+            "x": x,
+            "y": np.broadcast_to(y, n.shape),
+            "ln_x": np.log(x),
+            "ln_n": np.log(n),
+            "ln_d": np.broadcast_to(np.log(dd), n.shape),
+        }
         out = np.empty(n.shape, dtype=float)
         tr = targets[rows]
         for t in sorted(set(tr.tolist())):  # not np.unique: it imports numpy.ma (30 ms; sdsl plan)
@@ -98,24 +109,40 @@ def _law_alpha_fn(fitted: FittedLaw, targets: np.ndarray, m: np.ndarray, d_draft
 
 
 def _batch_optima(
-    alpha_fn: Callable[[np.ndarray, np.ndarray], np.ndarray], m: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-    integer: np.ndarray, grid_points: int,
+    alpha_fn: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    m: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    integer: np.ndarray,
+    grid_points: int,
 ) -> list[LawOptimum]:
     """:func:`sdsl.model.optimum.solve` on a ``grid_points`` log grid from ``lo`` to ``hi`` per
     configuration, as one :class:`LawOptimum` per configuration."""
     o = solve(alpha_fn, m, log_grid(lo, hi, grid_points), integer)
     return [
-        LawOptimum(float(o.n_star[i]), float(o.gamma_star[i]), float(o.alpha[i]), float(o.tokens_per_flop[i]),
-                   float(o.m[i]), str(o.status[i]), float(o.n_at_max[i]),
-                   (float(o.valid_low[i]), float(o.valid_high[i])))
+        LawOptimum(
+            float(o.n_star[i]),
+            float(o.gamma_star[i]),
+            float(o.alpha[i]),
+            float(o.tokens_per_flop[i]),
+            float(o.m[i]),
+            str(o.status[i]),
+            float(o.n_at_max[i]),
+            (float(o.valid_low[i]), float(o.valid_high[i])),
+        )
         for i in range(len(o))
     ]
 
 
 def law_optimal_draft_sizes(
-    fitted: FittedLaw, targets: Sequence[str] | str, m: ArrayLike, d_draft: ArrayLike, d_target: ArrayLike,
+    fitted: FittedLaw,
+    targets: Sequence[str] | str,
+    m: ArrayLike,
+    d_draft: ArrayLike,
+    d_target: ArrayLike,
     constants: LossConstants | str | Sequence[LossConstants | str] = BESIROGLU_2024,
-    integer: bool | Sequence[bool] = False, grid_points: int = 241,
+    integer: bool | Sequence[bool] = False,
+    grid_points: int = 241,
     n_bounds: tuple[ArrayLike, ArrayLike] | None = None,
 ) -> list[LawOptimum]:
     """:func:`law_optimal_draft_size` for many configurations of one fitted law at once (one entry
@@ -126,12 +153,15 @@ def law_optimal_draft_sizes(
     ``n_bounds`` (low, high), default ``(min(1e6, M/10), M)``."""
     m_ = np.atleast_1d(np.asarray(as_positive(m, "m (target parameters)"), dtype=float))
     m_, d_, p_, integ_ = np.broadcast_arrays(
-        m_, np.atleast_1d(as_positive(d_draft, "d_draft (draft pre-training tokens)")),
+        m_,
+        np.atleast_1d(as_positive(d_draft, "d_draft (draft pre-training tokens)")),
         np.atleast_1d(as_positive(d_target, "d_target (target pre-training tokens)")),
-        np.atleast_1d(np.asarray(integer, dtype=bool)))
+        np.atleast_1d(np.asarray(integer, dtype=bool)),
+    )
     k_cfg = m_.size
-    targets_ = np.broadcast_to(np.asarray([targets] if isinstance(targets, str) else list(targets), dtype=object),
-                               (k_cfg,))
+    targets_ = np.broadcast_to(
+        np.asarray([targets] if isinstance(targets, str) else list(targets), dtype=object), (k_cfg,)
+    )
     m_, d_, p_, integ_ = (np.ascontiguousarray(v) for v in (m_, d_, p_, integ_))
     cs = _rows_constants(constants, k_cfg)
     nan = float("nan")
@@ -150,21 +180,34 @@ def law_optimal_draft_sizes(
         lo_, hi_ = (np.broadcast_to(np.asarray(v, dtype=float), (k_cfg,)).copy() for v in n_bounds)
         if not np.all((0 < lo_) & (lo_ < hi_) & (hi_ <= m_)):
             i = int(np.flatnonzero(~((0 < lo_) & (lo_ < hi_) & (hi_ <= m_)))[0])
-            raise ValueError(f"n_bounds must satisfy 0 < low < high <= m = {m_[i]:.6g}, got ({lo_[i]:.6g}, {hi_[i]:.6g})")
+            raise ValueError(
+                f"n_bounds must satisfy 0 < low < high <= m = {m_[i]:.6g}, got ({lo_[i]:.6g}, {hi_[i]:.6g})"
+            )
     sel = np.flatnonzero(ok)
     if sel.size:
-        res = _batch_optima(_law_alpha_fn(fitted, targets_[sel], m_[sel], d_[sel], p_[sel],
-                                          {k: v[sel] for k, v in cs.items()}),
-                            m_[sel], lo_[sel], hi_[sel], integ_[sel], grid_points)
+        res = _batch_optima(
+            _law_alpha_fn(fitted, targets_[sel], m_[sel], d_[sel], p_[sel], {k: v[sel] for k, v in cs.items()}),
+            m_[sel],
+            lo_[sel],
+            hi_[sel],
+            integ_[sel],
+            grid_points,
+        )
         for i, r in zip(sel, res):
             out[i] = r
     return out  # type: ignore[return-value]
 
 
 def law_optimal_draft_size(
-    fitted: FittedLaw, target: str, m: float, d_draft: float, d_target: float,
-    constants: LossConstants | str = BESIROGLU_2024, integer: bool = False,
-    n_bounds: tuple[float, float] | None = None, grid_points: int = 241,
+    fitted: FittedLaw,
+    target: str,
+    m: float,
+    d_draft: float,
+    d_target: float,
+    constants: LossConstants | str = BESIROGLU_2024,
+    integer: bool = False,
+    n_bounds: tuple[float, float] | None = None,
+    grid_points: int = 241,
 ) -> LawOptimum:
     """``N* = argmax_N T(N, M, alpha_law(N), gamma*)`` for a fitted law (method notes, s. 6).
 
@@ -185,6 +228,12 @@ def law_optimal_draft_size(
     arr = np.array([m])
     cs = _rows_constants(c, 1)
     return _batch_optima(
-        _law_alpha_fn(fitted, np.array([target], dtype=object), arr, np.array([float(d_draft)]),
-                      np.array([float(d_target)]), cs),
-        arr, np.array([float(lo)]), np.array([float(hi)]), np.array([bool(integer)]), grid_points)[0]
+        _law_alpha_fn(
+            fitted, np.array([target], dtype=object), arr, np.array([float(d_draft)]), np.array([float(d_target)]), cs
+        ),
+        arr,
+        np.array([float(lo)]),
+        np.array([float(hi)]),
+        np.array([bool(integer)]),
+        grid_points,
+    )[0]

@@ -67,13 +67,24 @@ def table4_check(fitted: Mapping[str, FittedLaw], data: pd.DataFrame, table4: pd
             ours[f"ci{k}_lower"], ours[f"ci{k}_upper"] = ci[i, 0], ci[i, 1]
         ours.update(mse=sub["mse"].iloc[0], r2=sub["r2"].iloc[0])
         for k in TABLE4_QUANTITIES:
-            rows.append({"target": r["target"], "function": r["function"], "quantity": k,
-                         "ours": float(ours[k]), "paper": float(r[k]), "deviation": float(ours[k]) - float(r[k])})
+            rows.append(
+                {
+                    "target": r["target"],
+                    "function": r["function"],
+                    "quantity": k,
+                    "ours": float(ours[k]),
+                    "paper": float(r[k]),
+                    "deviation": float(ours[k]) - float(r[k]),
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def configurations(models: pd.DataFrame | None = None, targets: Sequence[str] | None = None,
-                   families: Sequence[str] = ("OPT", "Qwen1.5", "Qwen2.5")) -> pd.DataFrame:
+def configurations(
+    models: pd.DataFrame | None = None,
+    targets: Sequence[str] | None = None,
+    families: Sequence[str] = ("OPT", "Qwen1.5", "Qwen2.5"),
+) -> pd.DataFrame:
     """(target, draft family) configurations with ``m``, ``d_target`` and the family's ``d_draft``
     (tokens of the family's drafts in the ``models`` table). Default targets: the five of
     Tables 1 and 2."""
@@ -89,13 +100,21 @@ def configurations(models: pd.DataFrame | None = None, targets: Sequence[str] | 
             toks = drafts.loc[drafts["family"] == fam, "tokens"].unique()
             if len(toks) != 1:
                 raise ValueError(f"draft family {fam!r} has {len(toks)} token counts in the models table; need one")
-            rows.append({"target": t, "m": float(idx.loc[t, "params"]), "d_target": float(idx.loc[t, "tokens"]),
-                         "draft_family": fam, "d_draft": float(toks[0])})
+            rows.append(
+                {
+                    "target": t,
+                    "m": float(idx.loc[t, "params"]),
+                    "d_target": float(idx.loc[t, "tokens"]),
+                    "draft_family": fam,
+                    "d_draft": float(toks[0]),
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def n_star_variants(
-    fitted: Mapping[str, FittedLaw], configs: pd.DataFrame,
+    fitted: Mapping[str, FittedLaw],
+    configs: pd.DataFrame,
     constants: Sequence[LossConstants | str] = (BESIROGLU_2024, HOFFMANN_2022),
     integer: Sequence[bool] = (False, True),
 ) -> pd.DataFrame:
@@ -115,32 +134,58 @@ def n_star_variants(
         if not keys:
             continue
         opts = law_optimal_draft_sizes(
-            fl, [k[0]["target"] for k in keys], [k[0]["m"] for k in keys], [k[0]["d_draft"] for k in keys],
-            [k[0]["d_target"] for k in keys], [k[1] for k in keys], [k[2] for k in keys])
+            fl,
+            [k[0]["target"] for k in keys],
+            [k[0]["m"] for k in keys],
+            [k[0]["d_draft"] for k in keys],
+            [k[0]["d_target"] for k in keys],
+            [k[1] for k in keys],
+            [k[2] for k in keys],
+        )
         for (cfg, c, integ), opt in zip(keys, opts):
-            rows.append({
-                "law": name, "target": cfg["target"], "draft_family": cfg["draft_family"],
-                "m": cfg["m"], "d_target": cfg["d_target"], "d_draft": cfg["d_draft"],
-                "constants": c.name, "gamma": "integer" if integ else "continuous",
-                "n_star": opt.n_star, "gamma_star": opt.gamma_star, "alpha": opt.alpha,
-                "tokens_per_flop": opt.tokens_per_flop, "ratio": opt.ratio, "status": opt.status,
-                "n_at_max": opt.n_at_max,
-            })
+            rows.append(
+                {
+                    "law": name,
+                    "target": cfg["target"],
+                    "draft_family": cfg["draft_family"],
+                    "m": cfg["m"],
+                    "d_target": cfg["d_target"],
+                    "d_draft": cfg["d_draft"],
+                    "constants": c.name,
+                    "gamma": "integer" if integ else "continuous",
+                    "n_star": opt.n_star,
+                    "gamma_star": opt.gamma_star,
+                    "alpha": opt.alpha,
+                    "tokens_per_flop": opt.tokens_per_flop,
+                    "ratio": opt.ratio,
+                    "status": opt.status,
+                    "n_at_max": opt.n_at_max,
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def table5_check(fitted: FittedLaw, paper5: pd.DataFrame,
-                 constants: LossConstants | str = BESIROGLU_2024) -> pd.DataFrame:
+def table5_check(
+    fitted: FittedLaw, paper5: pd.DataFrame, constants: LossConstants | str = BESIROGLU_2024
+) -> pd.DataFrame:
     """The paper's Table 5 regenerated through :func:`law_optimal_draft_size` with a fitted law
     (the paper's plane by default in the notebook): ours, the paper's and the relative
     deviations of ``N*`` and ``T(N*)``."""
     rows = []
     for _, r in paper5.iterrows():
         o = law_optimal_draft_size(fitted, r["target"], r["m"], r["d_draft"], r["d_target"], constants)
-        rows.append({"target": r["target"], "draft_family": r["draft_family"], "n_star": o.n_star,
-                     "paper_n_star": float(r["n_star"]), "n_star_rel_dev": o.n_star / float(r["n_star"]) - 1,
-                     "tokens_per_flop": o.tokens_per_flop, "paper_tokens_per_flop": float(r["tokens_per_flop"]),
-                     "tokens_per_flop_rel_dev": o.tokens_per_flop / float(r["tokens_per_flop"]) - 1})
+        rows.append(
+            {
+                "target": r["target"],
+                "draft_family": r["draft_family"],
+                "n_star": o.n_star,
+                "paper_n_star": float(r["n_star"]),
+                "n_star_rel_dev": o.n_star / float(r["n_star"]) - 1,
+                "tokens_per_flop": o.tokens_per_flop,
+                "paper_tokens_per_flop": float(r["tokens_per_flop"]),
+                "tokens_per_flop_rel_dev": o.tokens_per_flop / float(r["tokens_per_flop"]) - 1,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -156,18 +201,25 @@ def n_star_spread(variants: pd.DataFrame, by: Sequence[str] = ("target",)) -> pd
         row.update({"variants": int(len(g)), "interior": int(len(ok))})
         if len(ok):
             lo, hi = ok.loc[ok["n_star"].idxmin()], ok.loc[ok["n_star"].idxmax()]
-            row.update({
-                "n_star_min": float(lo["n_star"]), "n_star_median": float(ok["n_star"].median()),
-                "n_star_max": float(hi["n_star"]), "max_over_min": float(hi["n_star"] / lo["n_star"]),
-                "min_variant": f"{lo['law']} / {lo['draft_family']} / {lo['constants']} / {lo['gamma']}",
-                "max_variant": f"{hi['law']} / {hi['draft_family']} / {hi['constants']} / {hi['gamma']}",
-            })
+            row.update(
+                {
+                    "n_star_min": float(lo["n_star"]),
+                    "n_star_median": float(ok["n_star"].median()),
+                    "n_star_max": float(hi["n_star"]),
+                    "max_over_min": float(hi["n_star"] / lo["n_star"]),
+                    "min_variant": f"{lo['law']} / {lo['draft_family']} / {lo['constants']} / {lo['gamma']}",
+                    "max_variant": f"{hi['law']} / {hi['draft_family']} / {hi['constants']} / {hi['gamma']}",
+                }
+            )
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 def ratio_sweep(
-    fitted: Mapping[str, FittedLaw], m_grid: ArrayLike, d_target: float, d_drafts: Mapping[str, float],
+    fitted: Mapping[str, FittedLaw],
+    m_grid: ArrayLike,
+    d_target: float,
+    d_drafts: Mapping[str, float],
     constants: Sequence[LossConstants | str] = (BESIROGLU_2024, HOFFMANN_2022),
     integer: Sequence[bool] = (False, True),
 ) -> pd.DataFrame:
@@ -180,13 +232,29 @@ def ratio_sweep(
         if not fl.law.cross_target:
             continue
         keys = [(fam, d, c, integ, m) for fam, d in d_drafts.items() for c in cs for integ in integer for m in ms]
-        opts = law_optimal_draft_sizes(fl, "new target", [k[4] for k in keys], [float(k[1]) for k in keys],
-                                       float(d_target), [k[2] for k in keys], [k[3] for k in keys])
+        opts = law_optimal_draft_sizes(
+            fl,
+            "new target",
+            [k[4] for k in keys],
+            [float(k[1]) for k in keys],
+            float(d_target),
+            [k[2] for k in keys],
+            [k[3] for k in keys],
+        )
         for (fam, _, c, integ, m), opt in zip(keys, opts):
-            rows.append({"law": name, "draft_family": fam, "constants": c.name,
-                         "gamma": "integer" if integ else "continuous", "m": float(m),
-                         "n_star": opt.n_star, "ratio": opt.ratio, "alpha": opt.alpha,
-                         "status": opt.status})
+            rows.append(
+                {
+                    "law": name,
+                    "draft_family": fam,
+                    "constants": c.name,
+                    "gamma": "integer" if integ else "continuous",
+                    "m": float(m),
+                    "n_star": opt.n_star,
+                    "ratio": opt.ratio,
+                    "alpha": opt.alpha,
+                    "status": opt.status,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -198,21 +266,30 @@ def ratio_rule_range(sweep: pd.DataFrame, low: float = 150.0, high: float = 300.
     for key, g in sweep.groupby(["law", "draft_family", "constants", "gamma"], sort=True):
         g = g.sort_values("m")
         inside = g[(g["ratio"] >= low) & (g["ratio"] <= high)]
-        rows.append({
-            **dict(zip(["law", "draft_family", "constants", "gamma"], key)),
-            "ratio_at_m_min": float(g["ratio"].iloc[0]), "ratio_at_m_max": float(g["ratio"].iloc[-1]),
-            "m_min": float(g["m"].iloc[0]), "m_max": float(g["m"].iloc[-1]),
-            "band_m_low": float(inside["m"].min()) if len(inside) else np.nan,
-            "band_m_high": float(inside["m"].max()) if len(inside) else np.nan,
-            "ratio_min": float(g["ratio"].min()), "ratio_max": float(g["ratio"].max()),
-            "no_interior": int((g["status"] != "interior").sum()),
-        })
+        rows.append(
+            {
+                **dict(zip(["law", "draft_family", "constants", "gamma"], key)),
+                "ratio_at_m_min": float(g["ratio"].iloc[0]),
+                "ratio_at_m_max": float(g["ratio"].iloc[-1]),
+                "m_min": float(g["m"].iloc[0]),
+                "m_max": float(g["m"].iloc[-1]),
+                "band_m_low": float(inside["m"].min()) if len(inside) else np.nan,
+                "band_m_high": float(inside["m"].max()) if len(inside) else np.nan,
+                "ratio_min": float(g["ratio"].min()),
+                "ratio_max": float(g["ratio"].max()),
+                "no_interior": int((g["status"] != "interior").sum()),
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def elasticity_table(configs: pd.DataFrame, coefficients: AcceptanceCoefficients = PAPER_EQ5,
-                     constants: LossConstants | str = BESIROGLU_2024, integer: bool = False,
-                     h: float = 1e-3) -> pd.DataFrame:
+def elasticity_table(
+    configs: pd.DataFrame,
+    coefficients: AcceptanceCoefficients = PAPER_EQ5,
+    constants: LossConstants | str = BESIROGLU_2024,
+    integer: bool = False,
+    h: float = 1e-3,
+) -> pd.DataFrame:
     """:func:`elasticities` at every configuration of ``configs`` (columns ``target, m, d_target,
     draft_family, d_draft``), all configurations solved at once."""
     cfgs = [(float(r["m"]), float(r["d_draft"]), float(r["d_target"])) for _, r in configs.iterrows()]

@@ -68,13 +68,23 @@ class LossConstants:
 #: Besiroglu et al. (2024), "Chinchilla Scaling: A replication attempt" (Epoch AI); reproduces
 #: the paper's Table 5 (method notes, section 4).
 BESIROGLU_2024 = LossConstants(
-    E=1.8172, A=482.01, B=2085.43, a=0.3478, b=0.3658,
-    name="besiroglu2024", source="Besiroglu et al. 2024, Chinchilla replication (Epoch AI)",
+    E=1.8172,
+    A=482.01,
+    B=2085.43,
+    a=0.3478,
+    b=0.3658,
+    name="besiroglu2024",
+    source="Besiroglu et al. 2024, Chinchilla replication (Epoch AI)",
 )
 #: Hoffmann et al. (2022), "Training Compute-Optimal Large Language Models", Approach 3.
 HOFFMANN_2022 = LossConstants(
-    E=1.69, A=406.4, B=410.7, a=0.34, b=0.28,
-    name="hoffmann2022", source="Hoffmann et al. 2022, Chinchilla, Approach 3",
+    E=1.69,
+    A=406.4,
+    B=410.7,
+    a=0.34,
+    b=0.28,
+    name="hoffmann2022",
+    source="Hoffmann et al. 2022, Chinchilla, Approach 3",
 )
 #: Named constant sets, by the name used in notebook parameters and on the command line.
 LOSS_CONSTANTS: dict[str, LossConstants] = {c.name: c for c in (BESIROGLU_2024, HOFFMANN_2022)}
@@ -107,9 +117,7 @@ def resolve_constants(constants: LossConstants | str | tuple | list) -> LossCons
         return LOSS_CONSTANTS[key]
     values = list(constants)
     if len(values) != 5:
-        raise ValueError(
-            f"loss-law constants must be a name or five numbers (E, A, B, a, b), got {len(values)} values"
-        )
+        raise ValueError(f"loss-law constants must be a name or five numbers (E, A, B, a, b), got {len(values)} values")
     try:
         floats = [float(v) for v in values]
     except (TypeError, ValueError) as exc:
@@ -136,8 +144,9 @@ class AcceptanceCoefficients:
 PAPER_EQ5 = AcceptanceCoefficients(A=-0.0067, B=0.012971, C=0.642084, source="paper Table 3")
 
 
-def loss_law(n: ArrayLike, d: ArrayLike, E: ArrayLike, A: ArrayLike, B: ArrayLike, a: ArrayLike,
-             b: ArrayLike) -> np.ndarray:
+def loss_law(
+    n: ArrayLike, d: ArrayLike, E: ArrayLike, A: ArrayLike, B: ArrayLike, a: ArrayLike, b: ArrayLike
+) -> np.ndarray:
     """``L(N, D) = E + A / N**a + B / D**b`` (method notes, Eq. 4) with every argument an array that
     broadcasts against the others (one set of constants per row, e.g. for perturbed or bootstrapped
     constants), without argument checks: the kernel behind :func:`loss` and

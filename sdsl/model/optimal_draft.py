@@ -31,8 +31,16 @@ if TYPE_CHECKING:  # numpy.typing and pandas cost import time; the annotations a
     import pandas as pd
     from numpy.typing import ArrayLike
 
-__all__ = ["DraftOptimum", "optimal_draft_size", "optimal_draft_sizes", "throughput_curve", "gamma_grid_search",
-           "GAMMA_CASES", "gamma_check", "brute_force_optimum"]
+__all__ = [
+    "DraftOptimum",
+    "optimal_draft_size",
+    "optimal_draft_sizes",
+    "throughput_curve",
+    "gamma_grid_search",
+    "GAMMA_CASES",
+    "gamma_check",
+    "brute_force_optimum",
+]
 
 
 @dataclass(frozen=True)
@@ -105,8 +113,10 @@ def optimal_draft_sizes(
     d_ = as_positive(d_draft, "d_draft (draft pre-training tokens)")
     p_ = as_positive(d_target, "d_target (target pre-training tokens)")
     try:
-        m_, d_, p_ = (np.ascontiguousarray(v, dtype=float) for v in np.broadcast_arrays(
-            np.atleast_1d(m_), np.atleast_1d(d_), np.atleast_1d(p_)))
+        m_, d_, p_ = (
+            np.ascontiguousarray(v, dtype=float)
+            for v in np.broadcast_arrays(np.atleast_1d(m_), np.atleast_1d(d_), np.atleast_1d(p_))
+        )
     except ValueError as exc:
         raise ValueError(f"m, d_draft and d_target must broadcast together: {exc}") from None
     if m_.ndim != 1:
@@ -117,8 +127,10 @@ def optimal_draft_sizes(
     else:
         grid = as_float_array(grid, "grid (draft sizes)")
         if grid.ndim not in (1, 2) or (grid.ndim == 2 and grid.shape[0] != m_.size):
-            raise ValueError(f"grid (draft sizes) must be 1-D, or 2-D with one row per configuration ({m_.size}), "
-                             f"got shape {grid.shape}")
+            raise ValueError(
+                f"grid (draft sizes) must be 1-D, or 2-D with one row per configuration ({m_.size}), "
+                f"got shape {grid.shape}"
+            )
         if np.any(grid <= 0):
             raise ValueError(f"grid (draft sizes) must be > 0, got {grid.min()!r}")
         if np.any(np.diff(grid, axis=-1) <= 0):
@@ -126,8 +138,10 @@ def optimal_draft_sizes(
         last = grid[..., -1] * np.ones_like(m_)
         if np.any(last > m_):
             i = int(np.flatnonzero(last > m_)[0])
-            raise ValueError(f"grid (draft sizes) must not exceed the target size: configuration {i} has "
-                             f"m = {m_[i]:.6g} but the grid reaches {last[i]:.6g}")
+            raise ValueError(
+                f"grid (draft sizes) must not exceed the target size: configuration {i} has "
+                f"m = {m_[i]:.6g} but the grid reaches {last[i]:.6g}"
+            )
     return solve(plane_alpha(m_, d_, p_, c, coefficients), m_, grid, integer, refine=refine, exhaustive=exhaustive)
 
 
@@ -215,21 +229,34 @@ def optimal_draft_size(
     """
     c = resolve_constants(constants)
     m = V.number(m, "m", low=V.TARGET_PARAMS[0], high=V.TARGET_PARAMS[1], what="target parameters", strings=False)
-    d_draft = V.number(d_draft, "d_draft", low=V.TOKENS[0], high=V.TOKENS[1], what="draft pre-training tokens",
-                       strings=False)
-    d_target = V.number(d_target, "d_target", low=V.TOKENS[0], high=V.TOKENS[1], what="target pre-training tokens",
-                        strings=False)
+    d_draft = V.number(
+        d_draft, "d_draft", low=V.TOKENS[0], high=V.TOKENS[1], what="draft pre-training tokens", strings=False
+    )
+    d_target = V.number(
+        d_target, "d_target", low=V.TOKENS[0], high=V.TOKENS[1], what="target pre-training tokens", strings=False
+    )
     integer = V.boolean(integer, "integer", "best integer draft length")
-    lo, hi = (min(1e7, m), m) if n_bounds is None else V.interval(
-        n_bounds, "n_bounds", low=V.MODEL_PARAMS[0], high=V.MODEL_PARAMS[1], what="draft parameters", strings=False)
+    lo, hi = (
+        (min(1e7, m), m)
+        if n_bounds is None
+        else V.interval(
+            n_bounds, "n_bounds", low=V.MODEL_PARAMS[0], high=V.MODEL_PARAMS[1], what="draft parameters", strings=False
+        )
+    )
     if hi > m:
         raise ValueError(f"n_bounds[1] = {hi:.6g} exceeds the target size m = {m:.6g}: a draft must be smaller")
     grid = log_grid(lo, hi, 97)
     throughput_curve(grid[0], m, d_draft, d_target, c, coefficients, integer)  # raises if alpha leaves (0, 1)
     o = solve(plane_alpha(m, d_draft, d_target, c, coefficients), [m], grid, integer)
     n = float(o.n_at_max[0])
-    return DraftOptimum(n_star=n, gamma_star=float(o.gamma_star[0]), alpha=float(o.alpha[0]),
-                        tokens_per_flop=float(o.tokens_per_flop[0]), m=m, status=str(o.status[0]))
+    return DraftOptimum(
+        n_star=n,
+        gamma_star=float(o.gamma_star[0]),
+        alpha=float(o.alpha[0]),
+        tokens_per_flop=float(o.tokens_per_flop[0]),
+        m=m,
+        status=str(o.status[0]),
+    )
 
 
 def gamma_grid_search(alpha: float, n: float, m: float, gamma_grid: np.ndarray) -> float:
@@ -278,9 +305,20 @@ def gamma_check(
         g_brute = gamma_grid_search(alpha, n, m, grid)
         t_c = float(tokens_per_flop(alpha, n, m, g_closed))
         t_b = float(tokens_per_flop(alpha, n, m, g_brute))
-        rows.append({"alpha": alpha, "n": n, "m": m, "m_over_n": m / n, "gamma_closed": g_closed,
-                     "gamma_brute": g_brute, "abs_diff": abs(g_closed - g_brute), "t_closed": t_c,
-                     "t_brute": t_b, "t_rel_diff": t_c / t_b - 1.0})
+        rows.append(
+            {
+                "alpha": alpha,
+                "n": n,
+                "m": m,
+                "m_over_n": m / n,
+                "gamma_closed": g_closed,
+                "gamma_brute": g_brute,
+                "abs_diff": abs(g_closed - g_brute),
+                "t_closed": t_c,
+                "t_brute": t_b,
+                "t_rel_diff": t_c / t_b - 1.0,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -313,12 +351,16 @@ def brute_force_optimum(
     log_a = np.log(alpha)
     best_t, best_i, best_j = -np.inf, 0, 0
     for s in range(0, n_grid.size, chunk):
-        la = log_a[s:s + chunk, None]
-        nn = n_grid[s:s + chunk, None]
+        la = log_a[s : s + chunk, None]
+        nn = n_grid[s : s + chunk, None]
         t = -np.expm1((g[None, :] + 1.0) * la) / (-np.expm1(la)) / (2.0 * nn * g[None, :] + 2.0 * m)
         k = int(np.argmax(t))
         i, j = divmod(k, g.size)
         if t[i, j] > best_t:
             best_t, best_i, best_j = float(t[i, j]), s + i, j
-    return {"n_star": float(n_grid[best_i]), "gamma_star": float(g[best_j]),
-            "alpha": float(alpha[best_i]), "tokens_per_flop": best_t}
+    return {
+        "n_star": float(n_grid[best_i]),
+        "gamma_star": float(g[best_j]),
+        "alpha": float(alpha[best_i]),
+        "tokens_per_flop": best_t,
+    }

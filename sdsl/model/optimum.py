@@ -128,7 +128,9 @@ def plane_alpha(
     m, d, p = (np.atleast_1d(np.asarray(v, dtype=float)) for v in (m, d_draft, d_target))
     m, d, p = np.broadcast_arrays(m, d, p)
     k = m.size
-    sets = [resolve_constants(c) for c in constants] if isinstance(constants, list) else [resolve_constants(constants)] * k
+    sets = (
+        [resolve_constants(c) for c in constants] if isinstance(constants, list) else [resolve_constants(constants)] * k
+    )
     if len(sets) != k:
         raise ValueError(f"constants must be one set or one per configuration ({k}), got {len(sets)}")
     cs = {f: np.array([getattr(c, f) for c in sets], dtype=float) for f in ("E", "A", "B", "a", "b")}
@@ -139,20 +141,25 @@ def plane_alpha(
     else:
         coef = np.asarray(coefficients, dtype=float)
     if coef.shape != (k, 3):
-        raise ValueError(f"coefficients must be one set, one per configuration or a ({k}, 3) array, got shape {coef.shape}")
+        raise ValueError(
+            f"coefficients must be one set, one per configuration or a ({k}, 3) array, got shape {coef.shape}"
+        )
     y = np.exp(loss_law(m, p, cs["E"], cs["A"], cs["B"], cs["a"], cs["b"]))
 
     def alpha(n: np.ndarray, rows: np.ndarray) -> np.ndarray:
         n = np.asarray(n, dtype=float)
         col = {f: _column(v[rows], n) for f, v in cs.items()}
         x = np.exp(loss_law(n, _column(d[rows], n), col["E"], col["A"], col["B"], col["a"], col["b"]))
-        return (_column(coef[rows, 0], n) * x + _column(coef[rows, 1], n) * _column(y[rows], n)
-                + _column(coef[rows, 2], n))
+        return (
+            _column(coef[rows, 0], n) * x + _column(coef[rows, 1], n) * _column(y[rows], n) + _column(coef[rows, 2], n)
+        )
 
     return alpha
 
 
-def scaled_throughput(alpha: np.ndarray, n: np.ndarray, m: np.ndarray, integer: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def scaled_throughput(
+    alpha: np.ndarray, n: np.ndarray, m: np.ndarray, integer: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """``(M T, gamma*)``: Eq. 9 at the optimal draft length, scaled by ``M`` (order one), where
     ``0 < alpha < 1`` and ``n <= m``; ``(-inf, nan)`` elsewhere. Arrays of one shape; ``integer`` per
     element (best integer draft length instead of the continuous one)."""
@@ -215,8 +222,9 @@ def _edge_status(where: str, lo: float, hi: float, n: float, a: float, side: str
         return f"no interior optimum: T is largest at the upper end of the search range (N = {hi:.4g})"
     if where == "none":
         return "no interior optimum: alpha lies outside (0, 1) on the whole search range"
-    return (f"no interior optimum: T is largest at N = {n:.4g}, where alpha = {a:.4f}: alpha leaves (0, 1) "
-            f"just {side} it")
+    return (
+        f"no interior optimum: T is largest at N = {n:.4g}, where alpha = {a:.4f}: alpha leaves (0, 1) just {side} it"
+    )
 
 
 def _derivative(f: Callable[[np.ndarray, np.ndarray], np.ndarray], step: float):
@@ -232,14 +240,19 @@ def _derivative(f: Callable[[np.ndarray, np.ndarray], np.ndarray], step: float):
         f0 = f(np.exp(u), r)
         right = (fp - f0) / step
         left = (f0 - fm) / step
-        return np.where(both, central,
-                        np.where(np.isfinite(fp), right, np.where(np.isfinite(fm), left, 0.0)))
+        return np.where(both, central, np.where(np.isfinite(fp), right, np.where(np.isfinite(fm), left, 0.0)))
 
     return deriv
 
 
-def _refine(f: Callable[[np.ndarray, np.ndarray], np.ndarray], g: np.ndarray, kk: np.ndarray, sel: np.ndarray,
-            fg: np.ndarray, step: float) -> np.ndarray:
+def _refine(
+    f: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    g: np.ndarray,
+    kk: np.ndarray,
+    sel: np.ndarray,
+    fg: np.ndarray,
+    step: float,
+) -> np.ndarray:
     """The root of the derivative of ``f`` between the grid argmax's neighbours, for the rows
     ``sel`` (interior grid maxima); the grid argmax where the bracket has no sign change or the root
     is not better."""
@@ -258,9 +271,20 @@ def _refine(f: Callable[[np.ndarray, np.ndarray], np.ndarray], g: np.ndarray, kk
     return out
 
 
-def _refine_branches(alpha_fn: AlphaFn, m: np.ndarray, g: np.ndarray, fg: np.ndarray, kk: np.ndarray,
-                     i0: np.ndarray, i1: np.ndarray, sel: np.ndarray, step: float, exhaustive: bool,
-                     gammas: ArrayLike | None, branch_objective) -> np.ndarray:
+def _refine_branches(
+    alpha_fn: AlphaFn,
+    m: np.ndarray,
+    g: np.ndarray,
+    fg: np.ndarray,
+    kk: np.ndarray,
+    i0: np.ndarray,
+    i1: np.ndarray,
+    sel: np.ndarray,
+    step: float,
+    exhaustive: bool,
+    gammas: ArrayLike | None,
+    branch_objective,
+) -> np.ndarray:
     """``N*`` of the rows ``sel`` when the draft length is an integer: each candidate length solved
     as its own smooth problem on the parent row's valid run, the best kept (see :func:`solve`)."""
     if gammas is None:
@@ -390,8 +414,9 @@ def solve(
         if smooth.size:
             n_at[smooth] = _refine(f, g, kk, smooth, fg, step)
         if branched.any():
-            n_at[sel[branched]] = _refine_branches(alpha_fn, m, g, fg, kk, i0, i1, sel[branched], step,
-                                                   exhaustive, gammas, branch_objective)
+            n_at[sel[branched]] = _refine_branches(
+                alpha_fn, m, g, fg, kk, i0, i1, sel[branched], step, exhaustive, gammas, branch_objective
+            )
     alpha_at = alpha_fn(n_at, rows)
     t_at, gamma_at = scaled_throughput(alpha_at, n_at, m, integ)
     t_at = np.where(np.isfinite(t_at), t_at, np.nan)
@@ -410,15 +435,23 @@ def solve(
             status[i] = _edge_status("alpha", g[i, 0], g[i, -1], g[i, kk[i]], float(alpha_grid[i]), side)
     nan = np.full(k, np.nan)
     return Optima(
-        n_star=np.where(inner, n_at, nan), n_at_max=n_at, gamma_star=gamma_at, alpha=alpha_at,
-        tokens_per_flop=t_at / m, m=m, n_grid=g[rows, kk].copy(), grid_index=kk.astype(int),
+        n_star=np.where(inner, n_at, nan),
+        n_at_max=n_at,
+        gamma_star=gamma_at,
+        alpha=alpha_at,
+        tokens_per_flop=t_at / m,
+        m=m,
+        n_grid=g[rows, kk].copy(),
+        grid_index=kk.astype(int),
         valid_low=np.where(any_valid, g[rows, np.minimum(i0, p - 1)], nan),
-        valid_high=np.where(any_valid, g[rows, np.maximum(i1, 0)], nan), status=status,
+        valid_high=np.where(any_valid, g[rows, np.maximum(i1, 0)], nan),
+        status=status,
     )
 
 
-def brute_force(alpha_fn: AlphaFn, m: ArrayLike, low: ArrayLike, high: ArrayLike, integer: ArrayLike = False,
-                points: int = 200_001) -> np.ndarray:
+def brute_force(
+    alpha_fn: AlphaFn, m: ArrayLike, low: ArrayLike, high: ArrayLike, integer: ArrayLike = False, points: int = 200_001
+) -> np.ndarray:
     """The reference the tests compare :func:`solve` with: the argmax of ``T`` on a dense log grid of
     ``points`` draft sizes from ``low`` to ``high`` (no refinement), one value per configuration."""
     m = np.atleast_1d(np.asarray(m, dtype=float))

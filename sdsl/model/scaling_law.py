@@ -28,9 +28,21 @@ from sdsl.model.fitting import LinearFit, ols
 from sdsl.model.grid import axis, size_ratio
 from sdsl.model.laws import BESIROGLU_2024, LossConstants
 
-__all__ = ["TABLE8_TERMS", "TABLE9_TERMS", "fit_table8", "fit_table9", "coefficient_table", "beside_paper",
-           "beside_paper_values", "fit_metrics", "ratio_band", "data_effects", "practical_ratios", "ratio_by_target",
-           "law_target_size"]
+__all__ = [
+    "TABLE8_TERMS",
+    "TABLE9_TERMS",
+    "fit_table8",
+    "fit_table9",
+    "coefficient_table",
+    "beside_paper",
+    "beside_paper_values",
+    "fit_metrics",
+    "ratio_band",
+    "data_effects",
+    "practical_ratios",
+    "ratio_by_target",
+    "law_target_size",
+]
 
 #: Regressors of Table 8, in the paper's order: intercept, 1/M, ln D, ln D'.
 TABLE8_TERMS = ("mu", "M0", "g", "g_prime")
@@ -56,12 +68,14 @@ def fit_table8(solution: pd.DataFrame) -> LinearFit:
     (:func:`sdsl.model.fitting.ols`; the design as given has condition number ~1e12); returns
     the :class:`~sdsl.model.fitting.LinearFit` (parameters named :data:`TABLE8_TERMS`)."""
     s = _check_solution(solution)
-    x = pd.DataFrame({
-        "mu": np.ones(len(s)),
-        "M0": 1.0 / s["m"].to_numpy(),
-        "g": np.log(s["d_draft"].to_numpy()),
-        "g_prime": np.log(s["d_target"].to_numpy()),
-    })
+    x = pd.DataFrame(
+        {
+            "mu": np.ones(len(s)),
+            "M0": 1.0 / s["m"].to_numpy(),
+            "g": np.log(s["d_draft"].to_numpy()),
+            "g_prime": np.log(s["d_target"].to_numpy()),
+        }
+    )
     return ols(s["n_star"].to_numpy() / s["m"].to_numpy(), x, cov_type="HC3")
 
 
@@ -78,13 +92,15 @@ def coefficient_table(results, level: float = 0.95) -> pd.DataFrame:
     """parameter, estimate, std_error, moe, ci_lower, ci_upper of fitted statsmodels results
     (the CI from ``conf_int``: normal quantiles for a robust covariance; moe its half-width)."""
     ci = results.conf_int(alpha=1.0 - level)
-    out = pd.DataFrame({
-        "parameter": list(results.params.index),
-        "estimate": results.params.to_numpy(),
-        "std_error": results.bse.to_numpy(),
-        "ci_lower": ci.iloc[:, 0].to_numpy(),
-        "ci_upper": ci.iloc[:, 1].to_numpy(),
-    })
+    out = pd.DataFrame(
+        {
+            "parameter": list(results.params.index),
+            "estimate": results.params.to_numpy(),
+            "std_error": results.bse.to_numpy(),
+            "ci_lower": ci.iloc[:, 0].to_numpy(),
+            "ci_upper": ci.iloc[:, 1].to_numpy(),
+        }
+    )
     out.insert(3, "moe", (out["ci_upper"] - out["ci_lower"]) / 2.0)
     return out
 
@@ -111,10 +127,9 @@ def beside_paper(ours: pd.DataFrame, paper: pd.DataFrame, tolerance: pd.DataFram
     out["ours_in_paper_ci"] = (out["paper_ci_lower"] <= out["estimate"]) & (out["estimate"] <= out["paper_ci_upper"])
     if tolerance is not None:
         t = tolerance.set_index("parameter").loc[out["parameter"]]
-        out["printed_digits_equal"] = (
-            equal_to_printed(out["estimate"], out["paper_estimate"], t["estimate"].to_numpy())
-            & equal_to_printed(out["moe"], out["paper_moe"], t["moe"].to_numpy())
-        )
+        out["printed_digits_equal"] = equal_to_printed(
+            out["estimate"], out["paper_estimate"], t["estimate"].to_numpy()
+        ) & equal_to_printed(out["moe"], out["paper_moe"], t["moe"].to_numpy())
     return out
 
 
@@ -126,10 +141,21 @@ def beside_paper_values(prefix: str, table: pd.DataFrame) -> dict[str, object]:
     out: dict[str, object] = {}
     for r in table.itertuples():
         p = f"{prefix}_{r.parameter}"
-        out.update({p: r.estimate, f"{p}_moe": r.moe, f"{p}_lo": r.ci_lower, f"{p}_hi": r.ci_upper,
-                    f"{p}_paper": r.paper_estimate, f"{p}_paper_moe": r.paper_moe, f"{p}_paper_lo": r.paper_ci_lower,
-                    f"{p}_paper_hi": r.paper_ci_upper, f"{p}_dev_pct": 100 * r.rel_deviation,
-                    f"{p}_moe_dev_pct": 100 * r.moe_rel_deviation, f"{p}_dev_moe": r.deviation_in_moe})
+        out.update(
+            {
+                p: r.estimate,
+                f"{p}_moe": r.moe,
+                f"{p}_lo": r.ci_lower,
+                f"{p}_hi": r.ci_upper,
+                f"{p}_paper": r.paper_estimate,
+                f"{p}_paper_moe": r.paper_moe,
+                f"{p}_paper_lo": r.paper_ci_lower,
+                f"{p}_paper_hi": r.paper_ci_upper,
+                f"{p}_dev_pct": 100 * r.rel_deviation,
+                f"{p}_moe_dev_pct": 100 * r.moe_rel_deviation,
+                f"{p}_dev_moe": r.deviation_in_moe,
+            }
+        )
     return out
 
 
@@ -137,8 +163,14 @@ def fit_metrics(solution: pd.DataFrame, paper_metrics: pd.DataFrame | None = Non
     """R^2, adjusted R^2 and observations of Tables 8 and 9: table, metric, ours (and paper,
     difference where ``paper_metrics`` has the metric)."""
     r8, r9 = fit_table8(solution), fit_table9(solution)
-    rows = [(8, "r2", r8.rsquared), (8, "adj_r2", r8.rsquared_adj), (8, "observations", r8.nobs),
-            (9, "r2", r9.rsquared), (9, "adj_r2", r9.rsquared_adj), (9, "observations", r9.nobs)]
+    rows = [
+        (8, "r2", r8.rsquared),
+        (8, "adj_r2", r8.rsquared_adj),
+        (8, "observations", r8.nobs),
+        (9, "r2", r9.rsquared),
+        (9, "adj_r2", r9.rsquared_adj),
+        (9, "observations", r9.nobs),
+    ]
     out = pd.DataFrame(rows, columns=["table", "metric", "ours"])
     if paper_metrics is not None:
         pm = paper_metrics.assign(table=paper_metrics["table"].astype(int))
@@ -163,12 +195,14 @@ def ratio_band(ratios: pd.DataFrame, low: float = 150.0, high: float = 300.0) ->
     m_any = by_m.index[by_m["any"]]
     nan = float("nan")
     return {
-        "low": float(low), "high": float(high),
+        "low": float(low),
+        "high": float(high),
         "m_all_low": float(m_all.min()) if len(m_all) else nan,
         "m_all_high": float(m_all.max()) if len(m_all) else nan,
         "m_any_low": float(m_any.min()) if len(m_any) else nan,
         "m_any_high": float(m_any.max()) if len(m_any) else nan,
-        "ratio_min": float(ratios["m_over_n"].min()), "ratio_max": float(ratios["m_over_n"].max()),
+        "ratio_min": float(ratios["m_over_n"].min()),
+        "ratio_max": float(ratios["m_over_n"].max()),
     }
 
 
@@ -187,15 +221,29 @@ def data_effects(solution: pd.DataFrame) -> pd.DataFrame:
         hi = s[s[col] == hi_v].set_index(others)["n_star"]
         change = (hi / lo - 1.0).to_numpy()
         elasticity = (np.log(hi / lo) / np.log(hi_v / lo_v)).to_numpy()
-        out.append({"factor": factor, "low": lo_v, "high": hi_v,
-                    "change_min": change.min(), "change_median": float(np.median(change)),
-                    "change_max": change.max(), "elasticity_min": elasticity.min(),
-                    "elasticity_median": float(np.median(elasticity)), "elasticity_max": elasticity.max()})
+        out.append(
+            {
+                "factor": factor,
+                "low": lo_v,
+                "high": hi_v,
+                "change_min": change.min(),
+                "change_median": float(np.median(change)),
+                "change_max": change.max(),
+                "elasticity_min": elasticity.min(),
+                "elasticity_median": float(np.median(elasticity)),
+                "elasticity_max": elasticity.max(),
+            }
+        )
     return pd.DataFrame(out)
 
 
-def practical_ratios(configs: pd.DataFrame, m_low: float = 1e9, m_high: float = 1e12, points: int = 61,
-                     constants: LossConstants | str = BESIROGLU_2024) -> pd.DataFrame:
+def practical_ratios(
+    configs: pd.DataFrame,
+    m_low: float = 1e9,
+    m_high: float = 1e12,
+    points: int = 61,
+    constants: LossConstants | str = BESIROGLU_2024,
+) -> pd.DataFrame:
     """``N*`` and ``M / N*`` (:func:`sdsl.model.grid.size_ratio`) for ``points`` target sizes log-spaced from
     ``m_low`` to ``m_high``, each with every draft and target data size of ``configs``
     (:func:`sdsl.model.grid.table7_grid`): the law's practical range, beyond the grid's targets."""

@@ -49,8 +49,14 @@ def _perturbed(coefficients: AcceptanceCoefficients, constants: LossConstants, n
     return coefficients, replace(constants, **{field_: value})
 
 
-def _plane_optima(m: np.ndarray, d_draft: np.ndarray, d_target: np.ndarray, coefs: Sequence[AcceptanceCoefficients],
-                  consts: Sequence[LossConstants], integer: bool) -> list[LawOptimum]:
+def _plane_optima(
+    m: np.ndarray,
+    d_draft: np.ndarray,
+    d_target: np.ndarray,
+    coefs: Sequence[AcceptanceCoefficients],
+    consts: Sequence[LossConstants],
+    integer: bool,
+) -> list[LawOptimum]:
     """``N*`` of Eq. 5 (each row with its own coefficients and loss-law constants) as
     :func:`sdsl.optimal_draft_size` searches it (range ``(min(1e7, M), M)``, a 97-point scan over
     ``log N``, the kernel's refinement), for all rows at once."""
@@ -58,16 +64,27 @@ def _plane_optima(m: np.ndarray, d_draft: np.ndarray, d_target: np.ndarray, coef
     return _batch_optima(alpha, m, np.minimum(1e7, m), m.copy(), np.full(m.size, bool(integer)), 97)
 
 
-def _elasticity_frame(configs: Sequence[tuple[float, float, float]], coefficients: AcceptanceCoefficients,
-                      constants: LossConstants | str, integer: bool, h: float) -> list[pd.DataFrame]:
+def _elasticity_frame(
+    configs: Sequence[tuple[float, float, float]],
+    coefficients: AcceptanceCoefficients,
+    constants: LossConstants | str,
+    integer: bool,
+    h: float,
+) -> list[pd.DataFrame]:
     """:func:`elasticities` of several configurations ``(m, d_draft, d_target)``: every perturbed
     ``N*`` of all of them solved at once (:func:`_plane_optima`)."""
     c = resolve_constants(constants)
     if not h > 0:
         raise ValueError(f"h (log step) must be > 0, got {h!r}")
     names = (*PLANE_PARAMETERS, *LOSS_PARAMETERS)
-    base = {name: (getattr(coefficients, name) if name in PLANE_PARAMETERS
-                   else getattr(c, {"A_loss": "A", "B_loss": "B"}.get(name, name))) for name in names}
+    base = {
+        name: (
+            getattr(coefficients, name)
+            if name in PLANE_PARAMETERS
+            else getattr(c, {"A_loss": "A", "B_loss": "B"}.get(name, name))
+        )
+        for name in names
+    }
     keys, coefs, consts = [], [], []
     for i, _ in enumerate(configs):
         for name in names:
@@ -91,19 +108,26 @@ def _elasticity_frame(configs: Sequence[tuple[float, float, float]], coefficient
     for i, _ in enumerate(configs):
         rows = []
         for name in names:
-            rows.append({
-                "parameter": name, "value": float(base[name]),
-                "elasticity_n_star": log_elasticity(lambda v: found[(i, name, v)].n_star, base[name], h),
-                "elasticity_t": log_elasticity(lambda v: found[(i, name, v)].tokens_per_flop, base[name], h),
-            })
+            rows.append(
+                {
+                    "parameter": name,
+                    "value": float(base[name]),
+                    "elasticity_n_star": log_elasticity(lambda v: found[(i, name, v)].n_star, base[name], h),
+                    "elasticity_t": log_elasticity(lambda v: found[(i, name, v)].tokens_per_flop, base[name], h),
+                }
+            )
         frames.append(pd.DataFrame(rows))
     return frames
 
 
 def elasticities(
-    m: float, d_draft: float, d_target: float,
-    coefficients: AcceptanceCoefficients = PAPER_EQ5, constants: LossConstants | str = BESIROGLU_2024,
-    integer: bool = False, h: float = 1e-3,
+    m: float,
+    d_draft: float,
+    d_target: float,
+    coefficients: AcceptanceCoefficients = PAPER_EQ5,
+    constants: LossConstants | str = BESIROGLU_2024,
+    integer: bool = False,
+    h: float = 1e-3,
 ) -> pd.DataFrame:
     """Elasticities of ``N*`` and of ``T(N*)`` with respect to the Eq. 5 coefficients ``A, B, C``
     and the loss-law constants ``E, A, B, a, b`` (``A_loss``, ``B_loss``), by central finite

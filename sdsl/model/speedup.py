@@ -156,7 +156,8 @@ def best_gamma(alpha: float, c: float, verify_slope: float = 0.0) -> tuple[float
     """
     a = float(as_open_unit(alpha, "alpha (acceptance rate)"))
     ce = _positive_scalar(c, "c (cost coefficient)", allow_zero=True) + _positive_scalar(
-        verify_slope, "verify_slope (k of v = 1 + k gamma)", allow_zero=True)
+        verify_slope, "verify_slope (k of v = 1 + k gamma)", allow_zero=True
+    )
     if ce == 0:
         return math.inf, DEFAULT_GAMMA_MAX
     if ce >= 1:
@@ -192,8 +193,9 @@ def best_integer_gamma(alpha: float, iteration_cost: ArrayLike) -> tuple[int, fl
     return g, float(s[g])
 
 
-def break_even_alpha(c: float, verify_cost: ArrayLike | None = None, verify_slope: float = 0.0,
-                     gamma_max: int = DEFAULT_GAMMA_MAX) -> float:
+def break_even_alpha(
+    c: float, verify_cost: ArrayLike | None = None, verify_slope: float = 0.0, gamma_max: int = DEFAULT_GAMMA_MAX
+) -> float:
     """The acceptance rate below which no draft length ``1 <= gamma <= gamma_max`` beats plain decoding.
 
     Parameters
@@ -292,7 +294,13 @@ def speedup_report(alpha: float, c: float, gamma: int | None = None, verify_slop
         s_at = float(expected_speedup(a, gamma, c, 1.0 + verify_slope * gamma))
     s_best = float(expected_speedup(a, gi, c, 1.0 + verify_slope * gi))
     return SpeedupReport(
-        alpha=a, c=float(c), verify_slope=float(verify_slope), gamma=gamma, speedup=s_at,
-        gamma_continuous=gc, gamma_integer=gi, speedup_at_best=s_best,
+        alpha=a,
+        c=float(c),
+        verify_slope=float(verify_slope),
+        gamma=gamma,
+        speedup=s_at,
+        gamma_continuous=gc,
+        gamma_integer=gi,
+        speedup_at_best=s_best,
         break_even_alpha=break_even_alpha(c, verify_slope=verify_slope),
     )

@@ -112,8 +112,14 @@ def _expm1_minus_x(u: np.ndarray) -> np.ndarray:
     """``exp(u) - 1 - u`` for ``u >= 0`` without cancellation: Taylor series below ``u = 0.05``."""
     small = u < 0.05
     s = np.where(small, u, 0.0)
-    series = s * s * (1 / 2 + s * (1 / 6 + s * (1 / 24 + s * (1 / 120 + s * (1 / 720 + s * (
-        1 / 5040 + s * (1 / 40320 + s / 362880)))))))
+    series = (
+        s
+        * s
+        * (
+            1 / 2
+            + s * (1 / 6 + s * (1 / 24 + s * (1 / 120 + s * (1 / 720 + s * (1 / 5040 + s * (1 / 40320 + s / 362880))))))
+        )
+    )
     with np.errstate(over="ignore"):
         return np.where(small, series, np.expm1(u) - u)
 
@@ -121,8 +127,15 @@ def _expm1_minus_x(u: np.ndarray) -> np.ndarray:
 def _expm1_minus_x_scalar(u: float) -> float:
     """:func:`_expm1_minus_x` for one float (``u`` stays below 710 on every path of :func:`_log_t`)."""
     if u < 0.05:
-        return u * u * (1 / 2 + u * (1 / 6 + u * (1 / 24 + u * (1 / 120 + u * (1 / 720 + u * (
-            1 / 5040 + u * (1 / 40320 + u / 362880)))))))
+        return (
+            u
+            * u
+            * (
+                1 / 2
+                + u
+                * (1 / 6 + u * (1 / 24 + u * (1 / 120 + u * (1 / 720 + u * (1 / 5040 + u * (1 / 40320 + u / 362880))))))
+            )
+        )
     return math.expm1(u) - u
 
 
@@ -245,9 +258,7 @@ def _optimal_gamma(a: np.ndarray, r: np.ndarray, integer: bool) -> np.ndarray:
     return gamma[()] if gamma.ndim == 0 else gamma
 
 
-def optimal_tokens_per_flop(
-    alpha: ArrayLike, n: ArrayLike, m: ArrayLike, integer: bool = False
-) -> np.ndarray:
+def optimal_tokens_per_flop(alpha: ArrayLike, n: ArrayLike, m: ArrayLike, integer: bool = False) -> np.ndarray:
     """``T(N, M, alpha, gamma*)``: Eq. 9 at the optimal draft length.
 
     Parameters

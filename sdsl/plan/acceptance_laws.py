@@ -47,7 +47,9 @@ class CommittedLaw:
     def __post_init__(self) -> None:
         unknown = [p for p, _ in self.coefficients if p != "Intercept" and p not in _FEATURES]
         if unknown:
-            raise ValueError(f"law {self.name!r}: unknown parameter(s) {unknown}; allowed: Intercept, {', '.join(_FEATURES)}")
+            raise ValueError(
+                f"law {self.name!r}: unknown parameter(s) {unknown}; allowed: Intercept, {', '.join(_FEATURES)}"
+            )
 
     def alpha(self, features: Mapping[str, np.ndarray], target: str = "") -> np.ndarray:
         """``alpha`` at the features (arrays that broadcast together)."""
@@ -73,9 +75,12 @@ def fitted_ranges() -> dict[str, tuple[float, float]]:
     missing = sorted({r["draft"] for r in acc} - set(size))
     if missing:
         raise ValueError(f"models table has no entry for the drafts {missing}")
-    cols = {"x": [r["draft_ppl"] for r in acc], "y": [r["target_ppl"] for r in acc],
-            "ln_n": [float(size[r["draft"]]["params"]) for r in acc],
-            "ln_d": [float(size[r["draft"]]["tokens"]) for r in acc]}
+    cols = {
+        "x": [r["draft_ppl"] for r in acc],
+        "y": [r["target_ppl"] for r in acc],
+        "ln_n": [float(size[r["draft"]]["params"]) for r in acc],
+        "ln_d": [float(size[r["draft"]]["tokens"]) for r in acc],
+    }
     return {k: (float(min(v)), float(max(v))) for k, v in cols.items()}
 
 
@@ -92,8 +97,11 @@ def committed_laws() -> tuple[CommittedLaw, ...]:
     out = []
     for name, v in laws.items():
         feats = [p for p, _ in v["coef"] if p != "Intercept"]
-        out.append(CommittedLaw(name, v["label"], tuple(v["coef"]), tuple((f, *rng[f]) for f in feats),
-                                "refitted on Tables 1 and 2"))
+        out.append(
+            CommittedLaw(
+                name, v["label"], tuple(v["coef"]), tuple((f, *rng[f]) for f in feats), "refitted on Tables 1 and 2"
+            )
+        )
     return tuple(out)
 
 
@@ -103,8 +111,13 @@ def plane_law(alpha_model) -> CommittedLaw:
     c = alpha_model.coefficients
     rng = alpha_model.ppl_range
     ranges = () if rng is None else (("x", rng[0], rng[1]), ("y", rng[2], rng[3]))
-    return CommittedLaw("plan", "Eq. 5 plane A x + B y + C", (("Intercept", c.C), ("x", c.A), ("y", c.B)), ranges,
-                        f"the plan's, {alpha_model.label}")
+    return CommittedLaw(
+        "plan",
+        "Eq. 5 plane A x + B y + C",
+        (("Intercept", c.C), ("x", c.A), ("y", c.B)),
+        ranges,
+        f"the plan's, {alpha_model.label}",
+    )
 
 
 def fit_law_rows(acceptance=None, models=None) -> list[dict[str, Any]]:
@@ -128,7 +141,16 @@ def fit_law_rows(acceptance=None, models=None) -> list[dict[str, Any]]:
         piece = fl.pieces["pooled"]
         res = piece.result
         for p, est, se in zip(piece.names, piece.coefs, res.bse.to_numpy(dtype=float)):
-            rows.append({"law": name, "label": fl.law.label, "formula": fl.law.formula, "parameter": p,
-                         "estimate": float(est), "std_error": float(se), "nobs": int(res.nobs),
-                         "r2": float(res.rsquared)})
+            rows.append(
+                {
+                    "law": name,
+                    "label": fl.law.label,
+                    "formula": fl.law.formula,
+                    "parameter": p,
+                    "estimate": float(est),
+                    "std_error": float(se),
+                    "nobs": int(res.nobs),
+                    "r2": float(res.rsquared),
+                }
+            )
     return rows

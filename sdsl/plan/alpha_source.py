@@ -17,8 +17,14 @@ if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: `sdsl plan` r
 from sdsl._validate import show, shown
 from sdsl.model.laws import PAPER_EQ5, AcceptanceCoefficients
 
-__all__ = ["ALPHA_SOURCES", "MEASUREMENT_COLUMNS", "AlphaModel", "read_measurements", "fit_acceptance_plane",
-           "resolve_alpha_source"]
+__all__ = [
+    "ALPHA_SOURCES",
+    "MEASUREMENT_COLUMNS",
+    "AlphaModel",
+    "read_measurements",
+    "fit_acceptance_plane",
+    "resolve_alpha_source",
+]
 
 #: Named sources of the acceptance plane; any other string is read as a measurements file.
 ALPHA_SOURCES = ("paper", "refit")
@@ -54,17 +60,17 @@ def read_measurements(path: str | os.PathLike) -> pd.DataFrame:
     p = Path(path).expanduser()
     if not p.is_file():
         why = "is a folder, not a file" if p.is_dir() else "does not exist"
-        raise ValueError(f"measurements file {str(path)!r} {why} ({shown('alpha_source')} must be 'paper', "
-                         f"'refit' or the path of a CSV file)")
+        raise ValueError(
+            f"measurements file {str(path)!r} {why} ({shown('alpha_source')} must be 'paper', "
+            f"'refit' or the path of a CSV file)"
+        )
     # the package's one CSV reader: encoding, NUL bytes, header, quoting, blank lines, each with its line
     table = data.read_csv_text(p, source=f"measurements file {p}")
     data.check_sha256(p)  # a provenance file beside it records the file's sha256
     raw = pd.DataFrame(table.rows, columns=table.header, dtype=object)
     missing = [c for c in MEASUREMENT_COLUMNS if c not in raw.columns]
     if missing:
-        raise ValueError(
-            f"measurements file {p}: missing column(s) {missing}; it needs {list(MEASUREMENT_COLUMNS)}"
-        )
+        raise ValueError(f"measurements file {p}: missing column(s) {missing}; it needs {list(MEASUREMENT_COLUMNS)}")
     acc = data.schema("acceptance")
     sub = {"name": "measurements", "columns": [], "key": []}
     for c in MEASUREMENT_COLUMNS:
@@ -74,8 +80,7 @@ def read_measurements(path: str | os.PathLike) -> pd.DataFrame:
             if getattr(col, k) is not None:
                 entry[k] = getattr(col, k)
         sub["columns"].append(entry)
-    df = data.validate(raw[list(MEASUREMENT_COLUMNS)], sub, source=f"measurements file {p}",
-                       line_offset=table.lines)
+    df = data.validate(raw[list(MEASUREMENT_COLUMNS)], sub, source=f"measurements file {p}", line_offset=table.lines)
     if len(df) < 4:
         raise ValueError(
             f"measurements file {p}: {len(df)} row(s); the plane alpha = A x + B y + C needs at least 4 "
@@ -102,10 +107,17 @@ def fit_acceptance_plane(df: pd.DataFrame, label: str = "refit") -> AlphaModel:
     c = fit.coefficients
     return AlphaModel(
         coefficients=AcceptanceCoefficients(A=c.A, B=c.B, C=c.C, source=label),
-        cov=cov, label=label, n_obs=int(fit.n), r2=float(fit.r2),
+        cov=cov,
+        label=label,
+        n_obs=int(fit.n),
+        r2=float(fit.r2),
         note=f"OLS on {int(fit.n)} measurements, full covariance of (A, B, C)",
-        ppl_range=(float(df["draft_ppl"].min()), float(df["draft_ppl"].max()),
-                   float(df["target_ppl"].min()), float(df["target_ppl"].max())),
+        ppl_range=(
+            float(df["draft_ppl"].min()),
+            float(df["draft_ppl"].max()),
+            float(df["target_ppl"].min()),
+            float(df["target_ppl"].max()),
+        ),
     )
 
 
@@ -118,7 +130,9 @@ def _paper_alpha_model() -> AlphaModel:
     x = [r["draft_ppl"] for r in acc]
     y = [r["target_ppl"] for r in acc]
     return AlphaModel(
-        coefficients=PAPER_EQ5, cov=np.diag(se**2), label="paper (Table 3)",
+        coefficients=PAPER_EQ5,
+        cov=np.diag(se**2),
+        label="paper (Table 3)",
         note=(
             "Table 3 prints standard errors but not the covariance of (A, B, C); the bootstrap "
             "draws them independently (diagonal covariance)"
@@ -135,8 +149,9 @@ def resolve_alpha_source(source: Any) -> AlphaModel:
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
     if not isinstance(source, str) or not source.strip():
-        raise ValueError(f"{shown('alpha_source')} must be 'paper', 'refit' or the path of a measurements CSV, "
-                         f"got {show(source)}")
+        raise ValueError(
+            f"{shown('alpha_source')} must be 'paper', 'refit' or the path of a measurements CSV, got {show(source)}"
+        )
     key = source.strip()
     if key.lower() == "paper":
         return _paper_alpha_model()
@@ -146,7 +161,8 @@ def resolve_alpha_source(source: Any) -> AlphaModel:
         model = fit_acceptance_plane(data.load("acceptance"), label="refit (Tables 1 and 2)")
         return model
     if not (key.lower().endswith(".csv") or "/" in key or os.sep in key or Path(key).exists()):
-        raise ValueError(f"{shown('alpha_source')} must be 'paper', 'refit' or the path of a measurements CSV, "
-                         f"got {show(source)}")
+        raise ValueError(
+            f"{shown('alpha_source')} must be 'paper', 'refit' or the path of a measurements CSV, got {show(source)}"
+        )
     df = read_measurements(key)
     return fit_acceptance_plane(df, label=f"measurements {Path(key).name}")

@@ -28,8 +28,16 @@ from sdsl.plan.targets import (
     resolve_target,
 )
 
-__all__ = ["PlanInputs", "check_inputs", "plan", "candidate_shares", "bootstrap_n_star", "n_star_interval",
-           "plan_table", "covariance_sensitivity"]
+__all__ = [
+    "PlanInputs",
+    "check_inputs",
+    "plan",
+    "candidate_shares",
+    "bootstrap_n_star",
+    "n_star_interval",
+    "plan_table",
+    "covariance_sensitivity",
+]
 
 
 @dataclass(frozen=True)
@@ -60,33 +68,51 @@ def _resolve_constants(constants: Any) -> LossConstants:
         raise ValueError(f"{shown('constants')}: {V.one_line(exc)}") from None
 
 
-def _check_range(m: float, d: float, d_target: float, c: LossConstants, alpha: AlphaModel, integer: bool,
-                 lo: float, hi: float, cands: dict[str, float]) -> DraftOptimum:
+def _check_range(
+    m: float,
+    d: float,
+    d_target: float,
+    c: LossConstants,
+    alpha: AlphaModel,
+    integer: bool,
+    lo: float,
+    hi: float,
+    cands: dict[str, float],
+) -> DraftOptimum:
     """The plan's numbers checked where they are used, with the user's names: the loss law finite
     (no overflow of exp(L)), the plane inside (0, 1) at both ends of the range (alpha is monotone in
     N) and at every candidate, and an optimum strictly inside the range."""
     where = f"{shown('n_range')} [{lo:.4g}, {hi:.4g}]"
-    for n, dd, what in ((lo, d, "the draft at the low end of"), (hi, d, "the draft at the high end of"),
-                        (m, d_target, "the target, for")):
-        loss = c.E + c.A * n ** -c.a + c.B * dd ** -c.b
+    for n, dd, what in (
+        (lo, d, "the draft at the low end of"),
+        (hi, d, "the draft at the high end of"),
+        (m, d_target, "the target, for"),
+    ):
+        loss = c.E + c.A * n**-c.a + c.B * dd**-c.b
         if not loss < 700:
-            raise ValueError(f"the loss-law constants ({shown('constants')}: E={c.E:g}, A={c.A:g}, B={c.B:g}, a={c.a:g}, "
-                             f"b={c.b:g}) give a loss of {loss:.4g} nats for {what} {where}: its perplexity "
-                             f"exp(L) overflows; E is in nats (1.8172 in besiroglu2024)")
+            raise ValueError(
+                f"the loss-law constants ({shown('constants')}: E={c.E:g}, A={c.A:g}, B={c.B:g}, a={c.a:g}, "
+                f"b={c.b:g}) give a loss of {loss:.4g} nats for {what} {where}: its perplexity "
+                f"exp(L) overflows; E is in nats (1.8172 in besiroglu2024)"
+            )
     sizes = [(f"draft size n = {n:.6g} inside {where}", n) for n in (lo, hi)]
     sizes += [(f"{shown('candidates')} {k!r} = {v:.6g}", v) for k, v in cands.items()]
-    y = math.exp(c.E + c.A * m ** -c.a + c.B * d_target ** -c.b)
+    y = math.exp(c.E + c.A * m**-c.a + c.B * d_target**-c.b)
     cf = alpha.coefficients
     for label, n in sizes:
-        a = cf.A * math.exp(c.E + c.A * n ** -c.a + c.B * d ** -c.b) + cf.B * y + cf.C
+        a = cf.A * math.exp(c.E + c.A * n**-c.a + c.B * d**-c.b) + cf.B * y + cf.C
         if not 0 < a < 1:
             fix = f"narrow {shown('n_range')}" if label.startswith("draft size") else "drop it"
-            raise ValueError(f"the acceptance rate leaves (0, 1) at {label}: alpha = {a:.6g} (Eq. 5 with A={cf.A}, "
-                             f"B={cf.B}, C={cf.C}, {alpha.label}); {fix}")
+            raise ValueError(
+                f"the acceptance rate leaves (0, 1) at {label}: alpha = {a:.6g} (Eq. 5 with A={cf.A}, "
+                f"B={cf.B}, C={cf.C}, {alpha.label}); {fix}"
+            )
     o = _optimum(m, d, d_target, c, cf, integer, (lo, hi))
     if not o.interior:
-        raise ValueError(f"{o.status}: N* lies outside the searched draft sizes {where}; widen {shown('n_range')} "
-                         f"(within [{V.MODEL_PARAMS[0]:g}, M = {m:.4g}])")
+        raise ValueError(
+            f"{o.status}: N* lies outside the searched draft sizes {where}; widen {shown('n_range')} "
+            f"(within [{V.MODEL_PARAMS[0]:g}, M = {m:.4g}])"
+        )
     return o
 
 
@@ -138,22 +164,32 @@ def check_inputs(
     if seed is not None:
         seed = V.seed(seed, "seed")
     if n_boot > 0 and seed is None:
-        raise ValueError(f"{shown('seed')} is required for the bootstrap ({shown('n_boot')} > 0): give an integer "
-                         f"in [0, {V.MAX_SEED}]")
+        raise ValueError(
+            f"{shown('seed')} is required for the bootstrap ({shown('n_boot')} > 0): give an integer "
+            f"in [0, {V.MAX_SEED}]"
+        )
     alpha = resolve_alpha_source(alpha_source)
     for d in d_draft:
         _check_range(target.params, d, target.tokens, c, alpha, integer, lo, hi, cands)
     return PlanInputs(
-        target=target, draft_tokens=d_draft, constants=c, alpha=alpha, integer=integer,
-        n_range=(lo, hi), candidates=cands, n_boot=n_boot, seed=seed,
+        target=target,
+        draft_tokens=d_draft,
+        constants=c,
+        alpha=alpha,
+        integer=integer,
+        n_range=(lo, hi),
+        candidates=cands,
+        n_boot=n_boot,
+        seed=seed,
     )
 
 
 def _check_plan_inputs(inputs: Any) -> PlanInputs:
     """``inputs`` if it is a :class:`PlanInputs` (what :func:`check_inputs` returns)."""
     if not isinstance(inputs, PlanInputs):
-        raise ValueError(f"{shown('inputs')} must be validated plan inputs (sdsl.plan.check_inputs(...)), got "
-                         f"{V.show(inputs)}")
+        raise ValueError(
+            f"{shown('inputs')} must be validated plan inputs (sdsl.plan.check_inputs(...)), got {V.show(inputs)}"
+        )
     return inputs
 
 
@@ -161,10 +197,20 @@ def plan(inputs: PlanInputs, d_draft: float | None = None) -> DraftOptimum:
     """The throughput-optimal draft for one ``D`` (default: the first of ``inputs.draft_tokens``):
     :func:`sdsl.model.optimal_draft.optimal_draft_size` over ``inputs.n_range``."""
     _check_plan_inputs(inputs)
-    d = inputs.draft_tokens[0] if d_draft is None else V.number(d_draft, "d_draft", low=V.TOKENS[0], high=V.TOKENS[1],
-                                                                 what="draft pre-training tokens")
-    return _optimum(inputs.target.params, float(d), inputs.target.tokens, inputs.constants,
-                    inputs.alpha.coefficients, inputs.integer, tuple(inputs.n_range))
+    d = (
+        inputs.draft_tokens[0]
+        if d_draft is None
+        else V.number(d_draft, "d_draft", low=V.TOKENS[0], high=V.TOKENS[1], what="draft pre-training tokens")
+    )
+    return _optimum(
+        inputs.target.params,
+        float(d),
+        inputs.target.tokens,
+        inputs.constants,
+        inputs.alpha.coefficients,
+        inputs.integer,
+        tuple(inputs.n_range),
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -182,19 +228,36 @@ def candidate_shares(inputs: PlanInputs, d_draft: float, optimum: DraftOptimum) 
     _check_plan_inputs(inputs)
     d_draft = V.number(d_draft, "d_draft", low=V.TOKENS[0], high=V.TOKENS[1], what="draft pre-training tokens")
     if not isinstance(optimum, DraftOptimum):
-        raise ValueError(f"{shown('optimum')} must be the plan's optimum (sdsl.plan.plan(inputs)), got {V.show(optimum)}")
+        raise ValueError(
+            f"{shown('optimum')} must be the plan's optimum (sdsl.plan.plan(inputs)), got {V.show(optimum)}"
+        )
     cols = ["candidate", "params", "d_draft", "alpha", "gamma", "tokens_per_flop", "speedup", "share_of_optimum"]
     if not inputs.candidates:
         return pd.DataFrame(columns=cols)
     n = np.array(list(inputs.candidates.values()), dtype=float)
-    cur = throughput_curve(n, inputs.target.params, d_draft, inputs.target.tokens, inputs.constants,
-                           inputs.alpha.coefficients, inputs.integer)
+    cur = throughput_curve(
+        n,
+        inputs.target.params,
+        d_draft,
+        inputs.target.tokens,
+        inputs.constants,
+        inputs.alpha.coefficients,
+        inputs.integer,
+    )
     t = np.asarray(cur["tokens_per_flop"], dtype=float)
-    return pd.DataFrame({
-        "candidate": list(inputs.candidates), "params": n, "d_draft": d_draft,
-        "alpha": cur["alpha"], "gamma": cur["gamma"], "tokens_per_flop": t,
-        "speedup": t * 2.0 * inputs.target.params, "share_of_optimum": t / optimum.tokens_per_flop,
-    }, columns=cols)
+    return pd.DataFrame(
+        {
+            "candidate": list(inputs.candidates),
+            "params": n,
+            "d_draft": d_draft,
+            "alpha": cur["alpha"],
+            "gamma": cur["gamma"],
+            "tokens_per_flop": t,
+            "speedup": t * 2.0 * inputs.target.params,
+            "share_of_optimum": t / optimum.tokens_per_flop,
+        },
+        columns=cols,
+    )
 
 
 def _normal_draws(rng: np.random.Generator, mean: np.ndarray, cov: np.ndarray, size: int) -> np.ndarray:
@@ -209,8 +272,10 @@ def _normal_draws(rng: np.random.Generator, mean: np.ndarray, cov: np.ndarray, s
         try:
             chol = np.linalg.cholesky(cov[np.ix_(free, free)])
         except np.linalg.LinAlgError:
-            raise ValueError("the covariance of the acceptance coefficients is not positive definite "
-                             "on its non-constant coefficients: no bootstrap") from None
+            raise ValueError(
+                "the covariance of the acceptance coefficients is not positive definite "
+                "on its non-constant coefficients: no bootstrap"
+            ) from None
         out[:, free] += z[:, free] @ chol.T
     return out
 
@@ -233,10 +298,16 @@ def bootstrap_n_star(
     ``rng`` defaults to ``np.random.default_rng(inputs.seed)``.
     """
     _check_plan_inputs(inputs)
-    d = inputs.draft_tokens[0] if d_draft is None else V.number(d_draft, "d_draft", low=V.TOKENS[0], high=V.TOKENS[1],
-                                                                 what="draft pre-training tokens")
-    b = inputs.n_boot if n_boot is None else V.integer(n_boot, "n_boot", low=1, high=V.MAX_DRAWS,
-                                                       what="bootstrap draws")
+    d = (
+        inputs.draft_tokens[0]
+        if d_draft is None
+        else V.number(d_draft, "d_draft", low=V.TOKENS[0], high=V.TOKENS[1], what="draft pre-training tokens")
+    )
+    b = (
+        inputs.n_boot
+        if n_boot is None
+        else V.integer(n_boot, "n_boot", low=1, high=V.MAX_DRAWS, what="bootstrap draws")
+    )
     if b < 1:
         raise ValueError(f"{shown('n_boot')} must be an integer in [1, {V.MAX_DRAWS}] for a bootstrap, got {b!r}")
     if rng is None:
@@ -258,21 +329,36 @@ def bootstrap_n_star(
 def n_star_interval(draws: np.ndarray, level: float = 0.95) -> dict[str, float]:
     """Percentile interval of bootstrap draws of ``N*`` (NaN draws, where the plane left (0, 1),
     are dropped and counted)."""
-    level = V.number(level, "level", low=0, high=1, low_open=True, high_open=True,
-                     what="level of the percentile interval", strings=False)
+    level = V.number(
+        level,
+        "level",
+        low=0,
+        high=1,
+        low_open=True,
+        high_open=True,
+        what="level of the percentile interval",
+        strings=False,
+    )
     try:
         d = np.asarray(draws, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"draws must be bootstrap draws of N* (numbers, NaN for a dropped draw), got "
-                         f"{V.show(draws)}") from None
+        raise ValueError(
+            f"draws must be bootstrap draws of N* (numbers, NaN for a dropped draw), got {V.show(draws)}"
+        ) from None
     if d.ndim != 1 or d.size == 0:
         raise ValueError(f"draws must be a non-empty 1-D array of bootstrap draws of N*, got shape {d.shape}")
     ok = d[np.isfinite(d)]
     if ok.size == 0:
         raise ValueError("no bootstrap draw kept the acceptance rate inside (0, 1): no interval")
     q = np.quantile(ok, [(1 - level) / 2, (1 + level) / 2])
-    return {"low": float(q[0]), "high": float(q[1]), "level": float(level),
-            "draws": int(d.size), "dropped": int(d.size - ok.size), "median": float(np.median(ok))}
+    return {
+        "low": float(q[0]),
+        "high": float(q[1]),
+        "level": float(level),
+        "draws": int(d.size),
+        "dropped": int(d.size - ok.size),
+        "median": float(np.median(ok)),
+    }
 
 
 def plan_table(inputs: PlanInputs, rng: np.random.Generator | None = None) -> pd.DataFrame:
@@ -291,14 +377,24 @@ def plan_table(inputs: PlanInputs, rng: np.random.Generator | None = None) -> pd
     for d in inputs.draft_tokens:
         o = plan(inputs, d)
         row = {
-            "target": inputs.target.name, "m": inputs.target.params, "d_target": inputs.target.tokens,
-            "d_draft": d, "n_star": o.n_star, "gamma_star": o.gamma_star, "alpha": o.alpha,
-            "tokens_per_flop": o.tokens_per_flop, "speedup": o.speedup,
+            "target": inputs.target.name,
+            "m": inputs.target.params,
+            "d_target": inputs.target.tokens,
+            "d_draft": d,
+            "n_star": o.n_star,
+            "gamma_star": o.gamma_star,
+            "alpha": o.alpha,
+            "tokens_per_flop": o.tokens_per_flop,
+            "speedup": o.speedup,
         }
         if inputs.n_boot > 0:
             ci = n_star_interval(bootstrap_n_star(inputs, d, rng=rng))
-            row.update(n_star_ci_low=ci["low"], n_star_ci_high=ci["high"], bootstrap_draws=ci["draws"],
-                       bootstrap_dropped=ci["dropped"])
+            row.update(
+                n_star_ci_low=ci["low"],
+                n_star_ci_high=ci["high"],
+                bootstrap_draws=ci["draws"],
+                bootstrap_dropped=ci["dropped"],
+            )
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -320,10 +416,26 @@ def covariance_sensitivity(inputs: PlanInputs, n_boot: int = 1000, seed: int = 0
     rows = []
     for label, cov in (("full covariance", refit.cov), ("diagonal only", np.diag(np.diag(refit.cov)))):
         alpha = AlphaModel(refit.coefficients, cov, f"{refit.label}, {label}", refit.n_obs, refit.r2)
-        inp = PlanInputs(inputs.target, inputs.draft_tokens, inputs.constants, alpha, inputs.integer,
-                         inputs.n_range, {}, n_boot, seed)
+        inp = PlanInputs(
+            inputs.target,
+            inputs.draft_tokens,
+            inputs.constants,
+            alpha,
+            inputs.integer,
+            inputs.n_range,
+            {},
+            n_boot,
+            seed,
+        )
         o = plan(inp)
         ci = n_star_interval(bootstrap_n_star(inp, rng=np.random.default_rng(seed)))
-        rows.append({"covariance": label, "n_star": o.n_star, "n_star_ci_low": ci["low"],
-                     "n_star_ci_high": ci["high"], "relative_width": (ci["high"] - ci["low"]) / o.n_star})
+        rows.append(
+            {
+                "covariance": label,
+                "n_star": o.n_star,
+                "n_star_ci_low": ci["low"],
+                "n_star_ci_high": ci["high"],
+                "relative_width": (ci["high"] - ci["low"]) / o.n_star,
+            }
+        )
     return pd.DataFrame(rows)

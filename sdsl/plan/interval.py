@@ -59,8 +59,19 @@ from sdsl.plan.acceptance_laws import (
     plane_law,
 )
 
-__all__ = ["SOURCES", "LAWS_FILE_COLUMNS", "CommittedLaw", "committed_laws", "plane_law", "fit_law_rows",
-           "fitted_ranges", "law_constant_variants", "coefficient_ratios", "envelope", "n_star_intervals"]
+__all__ = [
+    "SOURCES",
+    "LAWS_FILE_COLUMNS",
+    "CommittedLaw",
+    "committed_laws",
+    "plane_law",
+    "fit_law_rows",
+    "fitted_ranges",
+    "law_constant_variants",
+    "coefficient_ratios",
+    "envelope",
+    "n_star_intervals",
+]
 
 #: The sources of uncertainty, in the order they are shown.
 SOURCES = ("law", "constants", "coefficients")
@@ -97,23 +108,31 @@ class Variant:
     """Covariates at ``N*`` outside the range the law was fitted on, as text."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"law": self.law, "label": self.label, "fitted_on": self.fitted_on, "constants": self.constants,
-                "n_star": self.n_star if math.isfinite(self.n_star) else None,
-                "alpha": self.alpha if math.isfinite(self.alpha) else None,
-                "gamma_star": self.gamma_star if math.isfinite(self.gamma_star) else None,
-                "status": self.status, "extrapolated": list(self.extrapolated)}
+        return {
+            "law": self.law,
+            "label": self.label,
+            "fitted_on": self.fitted_on,
+            "constants": self.constants,
+            "n_star": self.n_star if math.isfinite(self.n_star) else None,
+            "alpha": self.alpha if math.isfinite(self.alpha) else None,
+            "gamma_star": self.gamma_star if math.isfinite(self.gamma_star) else None,
+            "status": self.status,
+            "extrapolated": list(self.extrapolated),
+        }
 
 
 def _outside(law: CommittedLaw, n: float, d: float, m: float, d_target: float, c: LossConstants) -> tuple[str, ...]:
     if not math.isfinite(n):
         return ()
     at = {"x": float(perplexity(n, d, c)), "y": float(perplexity(m, d_target, c)), "ln_n": n, "ln_d": d}
-    return tuple(f"{_COVARIATE[f]} {at[f]:.3g} outside {lo:.3g} to {hi:.3g}"
-                 for f, lo, hi in law.ranges if not lo <= at[f] <= hi)
+    return tuple(
+        f"{_COVARIATE[f]} {at[f]:.3g} outside {lo:.3g} to {hi:.3g}" for f, lo, hi in law.ranges if not lo <= at[f] <= hi
+    )
 
 
-def law_constant_variants(inputs, laws: Sequence[CommittedLaw], constants: Sequence[LossConstants],
-                          d_draft: float | None = None) -> list[Variant]:
+def law_constant_variants(
+    inputs, laws: Sequence[CommittedLaw], constants: Sequence[LossConstants], d_draft: float | None = None
+) -> list[Variant]:
     """``N*`` of every law under every constant set for the target of ``inputs`` (a
     :class:`sdsl.plan.core.PlanInputs`: ``M``, ``D'``, ``D``, integer or continuous ``gamma`` and
     the search range ``inputs.n_range``), laws outer, constants inner, all solved by one call of
@@ -124,15 +143,40 @@ def law_constant_variants(inputs, laws: Sequence[CommittedLaw], constants: Seque
     m, dt = float(inputs.target.params), float(inputs.target.tokens)
     keys = [(law, c) for law in laws for c in constants]
     k = len(keys)
-    opts = law_optimal_draft_sizes(_LawSet(laws), [law.name for law, _ in keys], np.full(k, m), d, dt,
-                                   [c for _, c in keys], inputs.integer,
-                                   n_bounds=(inputs.n_range[0], inputs.n_range[1]))
-    return [Variant(law.name, law.label, law.fitted_on, c.name, o.n_star, o.alpha, o.gamma_star, o.status,
-                    _outside(law, o.n_star, d, m, dt, c)) for (law, c), o in zip(keys, opts)]
+    opts = law_optimal_draft_sizes(
+        _LawSet(laws),
+        [law.name for law, _ in keys],
+        np.full(k, m),
+        d,
+        dt,
+        [c for _, c in keys],
+        inputs.integer,
+        n_bounds=(inputs.n_range[0], inputs.n_range[1]),
+    )
+    return [
+        Variant(
+            law.name,
+            law.label,
+            law.fitted_on,
+            c.name,
+            o.n_star,
+            o.alpha,
+            o.gamma_star,
+            o.status,
+            _outside(law, o.n_star, d, m, dt, c),
+        )
+        for (law, c), o in zip(keys, opts)
+    ]
 
 
-def coefficient_ratios(inputs, constants: Sequence[LossConstants], plane_n_star: Mapping[str, float],
-                       n_boot: int, seed: int, level: float = 0.95) -> dict[str, dict[str, Any]]:
+def coefficient_ratios(
+    inputs,
+    constants: Sequence[LossConstants],
+    plane_n_star: Mapping[str, float],
+    n_boot: int,
+    seed: int,
+    level: float = 0.95,
+) -> dict[str, dict[str, Any]]:
     """The bootstrap's interval of ``N*`` under each constant set, absolute and relative to the
     plane's ``N*`` there (``plane_n_star[c.name]``): :func:`sdsl.plan.core.bootstrap_n_star` with the
     same seed for every set (the same draws of the coefficients), :func:`sdsl.plan.core.n_star_interval`.
@@ -153,8 +197,12 @@ def coefficient_ratios(inputs, constants: Sequence[LossConstants], plane_n_star:
     return out
 
 
-def envelope(variants: Iterable[Variant], ratios: Mapping[str, tuple[float, float]] | None = None,
-             laws: Iterable[str] | None = None, constants: Iterable[str] | None = None) -> dict[str, Any] | None:
+def envelope(
+    variants: Iterable[Variant],
+    ratios: Mapping[str, tuple[float, float]] | None = None,
+    laws: Iterable[str] | None = None,
+    constants: Iterable[str] | None = None,
+) -> dict[str, Any] | None:
     """``min`` and ``max`` over the interior variants (of the given laws and constant sets) of
     ``N* * ratio_low(c)`` and ``N* * ratio_high(c)`` (``ratios[c]``; 1 when not given): the
     combination rule of the module notes. None when no variant is interior."""
@@ -163,7 +211,11 @@ def envelope(variants: Iterable[Variant], ratios: Mapping[str, tuple[float, floa
     lo = hi = None
     used = 0
     for v in variants:
-        if (ls is not None and v.law not in ls) or (cs is not None and v.constants not in cs) or not math.isfinite(v.n_star):
+        if (
+            (ls is not None and v.law not in ls)
+            or (cs is not None and v.constants not in cs)
+            or not math.isfinite(v.n_star)
+        ):
             continue
         r = (1.0, 1.0) if ratios is None else ratios[v.constants]
         a, b = v.n_star * r[0], v.n_star * r[1]
@@ -183,8 +235,9 @@ def _laws(inputs) -> list[CommittedLaw]:
     own = plane_law(inputs.alpha)
     out = [own]
     for law in committed_laws():
-        if law.features == own.features and np.allclose([v for _, v in law.coefficients],
-                                                        [v for _, v in own.coefficients], rtol=1e-9, atol=0):
+        if law.features == own.features and np.allclose(
+            [v for _, v in law.coefficients], [v for _, v in own.coefficients], rtol=1e-9, atol=0
+        ):
             continue  # the plan's plane is this refit already (alpha_source 'refit')
         out.append(law)
     return out
@@ -197,31 +250,52 @@ def _check_arguments(inputs, n_star, n_boot, seed, level, headline):
     from sdsl.plan.core import PlanInputs
 
     if not isinstance(inputs, PlanInputs):
-        raise ValueError(f"{V.shown('inputs')} must be validated plan inputs (sdsl.plan.check_inputs(...)), got "
-                         f"{V.show(inputs)}")
-    level = V.number(level, "level", low=0, high=1, low_open=True, high_open=True,
-                     what="level of the percentile interval", strings=False)
+        raise ValueError(
+            f"{V.shown('inputs')} must be validated plan inputs (sdsl.plan.check_inputs(...)), got {V.show(inputs)}"
+        )
+    level = V.number(
+        level,
+        "level",
+        low=0,
+        high=1,
+        low_open=True,
+        high_open=True,
+        what="level of the percentile interval",
+        strings=False,
+    )
     if n_star is not None:
         n_star = V.number(n_star, "n_star", low=0, low_open=True, what="the plan's optimal draft size", strings=False)
     b = inputs.n_boot if n_boot is None else V.draws(n_boot, "n_boot", strings=False)
     s = inputs.seed if seed is None else V.seed(seed, "seed", strings=False)
     if b > 0 and s is None:
-        raise ValueError(f"{V.shown('seed')} is required for the bootstrap ({V.shown('n_boot')} = {b}): give an "
-                         f"integer in [0, 2^63 - 1]")
+        raise ValueError(
+            f"{V.shown('seed')} is required for the bootstrap ({V.shown('n_boot')} = {b}): give an "
+            f"integer in [0, 2^63 - 1]"
+        )
     if b == 0 and seed is not None:
-        raise ValueError(f"{V.shown('seed')} is not used without a bootstrap: give {V.shown('n_boot')} too (0 or an "
-                         f"integer in [{V.MIN_DRAWS}, {V.MAX_DRAWS}]), or leave the seed out")
+        raise ValueError(
+            f"{V.shown('seed')} is not used without a bootstrap: give {V.shown('n_boot')} too (0 or an "
+            f"integer in [{V.MIN_DRAWS}, {V.MAX_DRAWS}]), or leave the seed out"
+        )
     if headline is not None:
         headline = V.sequence(headline, "headline", what=f"sources among {', '.join(SOURCES)}", noun="sources")
         bad = [h for h in headline if h not in SOURCES]
         if bad:
-            raise ValueError(f"{V.shown('headline')} sources must be among {', '.join(SOURCES)}, got "
-                             f"{', '.join(map(str, bad))}; {V.suggestion(bad[0], SOURCES)}".rstrip("; "))
+            raise ValueError(
+                f"{V.shown('headline')} sources must be among {', '.join(SOURCES)}, got "
+                f"{', '.join(map(str, bad))}; {V.suggestion(bad[0], SOURCES)}".rstrip("; ")
+            )
     return inputs, n_star, b, s, level, headline
 
 
-def n_star_intervals(inputs, n_star: float | None = None, n_boot: int | None = None, seed: int | None = None,
-                     level: float = 0.95, headline: Sequence[str] | None = None) -> dict[str, Any]:
+def n_star_intervals(
+    inputs,
+    n_star: float | None = None,
+    n_boot: int | None = None,
+    seed: int | None = None,
+    level: float = 0.95,
+    headline: Sequence[str] | None = None,
+) -> dict[str, Any]:
     """The interval of ``N*`` by source and combined, for the first ``D`` of ``inputs``.
 
     Parameters
@@ -260,14 +334,29 @@ def n_star_intervals(inputs, n_star: float | None = None, n_boot: int | None = N
     by: dict[str, dict[str, Any]] = {}
     at_c0 = [v for v in variants if v.constants == c0]
     law_env = envelope(at_c0)
-    by["law"] = {"computed": True, "kind": "range over acceptance laws (a model choice)", **(law_env or {}),
-                 "laws": [{"law": v.law, "label": v.label, "fitted_on": v.fitted_on, "n_star": v.as_dict()["n_star"],
-                           "status": v.status, "extrapolated": list(v.extrapolated)} for v in at_c0]}
+    by["law"] = {
+        "computed": True,
+        "kind": "range over acceptance laws (a model choice)",
+        **(law_env or {}),
+        "laws": [
+            {
+                "law": v.law,
+                "label": v.label,
+                "fitted_on": v.fitted_on,
+                "n_star": v.as_dict()["n_star"],
+                "status": v.status,
+                "extrapolated": list(v.extrapolated),
+            }
+            for v in at_c0
+        ],
+    }
     on_plane = [v for v in variants if v.law == "plan"]
-    by["constants"] = {"computed": True, "kind": "range over loss-law constant sets (a model choice)",
-                       **(envelope(on_plane) or {}),
-                       "sets": [{"constants": v.constants, "n_star": v.as_dict()["n_star"], "status": v.status}
-                                for v in on_plane]}
+    by["constants"] = {
+        "computed": True,
+        "kind": "range over loss-law constant sets (a model choice)",
+        **(envelope(on_plane) or {}),
+        "sets": [{"constants": v.constants, "n_star": v.as_dict()["n_star"], "status": v.status} for v in on_plane],
+    }
     ratios: dict[str, tuple[float, float]] | None = None
     what = inputs.alpha.label
     if b > 0:
@@ -276,15 +365,24 @@ def n_star_intervals(inputs, n_star: float | None = None, n_boot: int | None = N
         if c0 in ok:
             ratios = {k: (v["low_ratio"], v["high_ratio"]) for k, v in ok.items()}
             ci = ok[c0]
-            by["coefficients"] = {"computed": True, "kind": f"{100 * level:g} % percentile interval of a parametric "
-                                  f"bootstrap of the plane's coefficients ({what})", "low": ci["low"], "high": ci["high"],
-                                  "draws": ci["draws"], "dropped": ci["dropped"], "seed": s,
-                                  "by_constants": {k: [v["low"], v["high"]] for k, v in ok.items()}}
+            by["coefficients"] = {
+                "computed": True,
+                "kind": f"{100 * level:g} % percentile interval of a parametric "
+                f"bootstrap of the plane's coefficients ({what})",
+                "low": ci["low"],
+                "high": ci["high"],
+                "draws": ci["draws"],
+                "dropped": ci["dropped"],
+                "seed": s,
+                "by_constants": {k: [v["low"], v["high"]] for k, v in ok.items()},
+            }
         else:
             by["coefficients"] = {"computed": False, "why": "no bootstrap draw kept alpha inside (0, 1)"}
     else:
-        by["coefficients"] = {"computed": False, "why": "no bootstrap (sdsl plan --bootstrap 1000; n_boot and seed "
-                                                        "in Python)"}
+        by["coefficients"] = {
+            "computed": False,
+            "why": "no bootstrap (sdsl plan --bootstrap 1000; n_boot and seed in Python)",
+        }
     computed = [k for k in SOURCES if by[k]["computed"]]
     if headline is None:
         chosen = computed
@@ -295,20 +393,37 @@ def n_star_intervals(inputs, n_star: float | None = None, n_boot: int | None = N
             raise ValueError(f"headline source(s) {', '.join(missing)} not computed: {by[missing[0]]['why']}")
 
     def combine(srcs: Sequence[str]) -> dict[str, Any] | None:
-        env = envelope(variants, ratios if "coefficients" in srcs else None,
-                       None if "law" in srcs else ["plan"], None if "constants" in srcs else [c0])
+        env = envelope(
+            variants,
+            ratios if "coefficients" in srcs else None,
+            None if "law" in srcs else ["plan"],
+            None if "constants" in srcs else [c0],
+        )
         return None if env is None else {**env, "sources": list(srcs)}
 
     head = combine(chosen) or {}
     head["left_out"] = [k for k in SOURCES if k not in chosen]
-    texts = {"law": "the choice of acceptance law (" + ", ".join(f"{v.label}, {v.fitted_on}" for v in at_c0) + ")",
-             "constants": "the loss-law constants (" + ", ".join(c.name for c in consts) + ")",
-             "coefficients": f"the standard errors of the plane's coefficients ({what}; parametric bootstrap)"}
+    texts = {
+        "law": "the choice of acceptance law (" + ", ".join(f"{v.label}, {v.fitted_on}" for v in at_c0) + ")",
+        "constants": "the loss-law constants (" + ", ".join(c.name for c in consts) + ")",
+        "coefficients": f"the standard errors of the plane's coefficients ({what}; parametric bootstrap)",
+    }
     excludes = [texts[k] + ("" if by[k]["computed"] else ": " + by[k]["why"]) for k in SOURCES if k not in chosen]
-    excludes += ["laws fitted per target or with the target as a factor (they cannot predict a new target)",
-                 "loss-law constants other than the published sets, and the loss law's own uncertainty",
-                 "the uncertainty of the refitted laws' coefficients beyond the plane's (combined in relative terms)"]
-    return {"n_star": point, "level": level, "headline": head, "by_source": by, "combined": combine(computed),
-            "variants": [v.as_dict() for v in variants], "includes": [texts[k] for k in chosen], "excludes": excludes,
-            "extrapolated": [f"{v.label}, {v.fitted_on} ({v.constants}): {', '.join(v.extrapolated)}"
-                             for v in variants if v.extrapolated]}
+    excludes += [
+        "laws fitted per target or with the target as a factor (they cannot predict a new target)",
+        "loss-law constants other than the published sets, and the loss law's own uncertainty",
+        "the uncertainty of the refitted laws' coefficients beyond the plane's (combined in relative terms)",
+    ]
+    return {
+        "n_star": point,
+        "level": level,
+        "headline": head,
+        "by_source": by,
+        "combined": combine(computed),
+        "variants": [v.as_dict() for v in variants],
+        "includes": [texts[k] for k in chosen],
+        "excludes": excludes,
+        "extrapolated": [
+            f"{v.label}, {v.fitted_on} ({v.constants}): {', '.join(v.extrapolated)}" for v in variants if v.extrapolated
+        ],
+    }

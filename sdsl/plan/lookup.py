@@ -31,9 +31,22 @@ __all__ = ["LOOKUP_COLUMNS", "lookup_rows", "lookup_table"]
 
 #: The columns of the table, in order.
 LOOKUP_COLUMNS = (
-    "preset", "model", "params", "tokens", "draft_tokens", "status", "n_star", "gamma_star_continuous",
-    "gamma_star_integer", "alpha", "tokens_per_flop_ratio", "hardware", "gpus", "wall_clock_gamma",
-    "wall_clock_speedup", "note",
+    "preset",
+    "model",
+    "params",
+    "tokens",
+    "draft_tokens",
+    "status",
+    "n_star",
+    "gamma_star_continuous",
+    "gamma_star_integer",
+    "alpha",
+    "tokens_per_flop_ratio",
+    "hardware",
+    "gpus",
+    "wall_clock_gamma",
+    "wall_clock_speedup",
+    "note",
 )
 _DEVICE_COUNTS = (1, 2, 4, 8, 16, 32, 64)
 
@@ -42,8 +55,9 @@ def _known(x: Any) -> bool:
     return x is not None and not (isinstance(x, float) and math.isnan(x))
 
 
-def _wall_clock(row: dict[str, Any], target, n_star: float, alpha: float, acc, batch: float,
-                context: float) -> dict[str, Any]:
+def _wall_clock(
+    row: dict[str, Any], target, n_star: float, alpha: float, acc, batch: float, context: float
+) -> dict[str, Any]:
     from sdsl.model import hardware as H
 
     if target.shape is None:
@@ -51,7 +65,8 @@ def _wall_clock(row: dict[str, Any], target, n_star: float, alpha: float, acc, b
     shape, _ = H.target_shape(target.params, target.shape)
     draft = H.draft_shape(n_star, shape)
     need = acc.bytes_per_param * (shape.params + n_star) + acc.bytes_per_param * batch * context * (
-        shape.kv_elements_per_token() + draft.kv_elements_per_token())
+        shape.kv_elements_per_token() + draft.kv_elements_per_token()
+    )
     gpus = next((g for g in _DEVICE_COUNTS if need <= acc.memory * g), None)
     if gpus is None:
         return {"note": f"does not fit on {_DEVICE_COUNTS[-1]} devices"}
@@ -92,26 +107,47 @@ def lookup_rows(hardware: str = "h100-sxm", batch: float = 1, context: float = 0
         if r["role"] != "target":
             continue
         row: dict[str, Any] = dict.fromkeys(LOOKUP_COLUMNS)
-        row.update(preset=r["preset"], model=r["model"], params=float(r["params"]),
-                   tokens=float(r["tokens"]) if _known(r["tokens"]) else None,
-                   draft_tokens=float(r["draft_tokens"]) if _known(r["draft_tokens"]) else None)
+        row.update(
+            preset=r["preset"],
+            model=r["model"],
+            params=float(r["params"]),
+            tokens=float(r["tokens"]) if _known(r["tokens"]) else None,
+            draft_tokens=float(r["draft_tokens"]) if _known(r["draft_tokens"]) else None,
+        )
         try:
             inp = P.check_inputs(preset=r["preset"])
         except ValueError as exc:
             msg = " ".join(str(exc).split())
             row["refused"] = msg
-            row["status"] = ("refused: mixture of experts" if "mixture-of-experts" in msg else
-                             "tokens unknown" if "not stated" in msg else "refused")
-            row["note"] = ("the law is for dense targets" if r["architecture"] == "moe" else
-                           "the model card states no token count: give --target-tokens and --draft-tokens"
-                           if row["status"] == "tokens unknown" else msg)
+            row["status"] = (
+                "refused: mixture of experts"
+                if "mixture-of-experts" in msg
+                else "tokens unknown"
+                if "not stated" in msg
+                else "refused"
+            )
+            row["note"] = (
+                "the law is for dense targets"
+                if r["architecture"] == "moe"
+                else "the model card states no token count: give --target-tokens and --draft-tokens"
+                if row["status"] == "tokens unknown"
+                else msg
+            )
             out.append(row)
             continue
         o = P.plan(inp)
         il = integer_draft_length(o.alpha, o.n_star, o.m)
-        row.update(status="planned", tokens=inp.target.tokens, draft_tokens=inp.draft_tokens[0], n_star=o.n_star,
-                   gamma_star_continuous=il.gamma_continuous, gamma_star_integer=int(il.gamma_integer),
-                   alpha=o.alpha, tokens_per_flop_ratio=o.tokens_per_flop * 2.0 * o.m, hardware=acc.name)
+        row.update(
+            status="planned",
+            tokens=inp.target.tokens,
+            draft_tokens=inp.draft_tokens[0],
+            n_star=o.n_star,
+            gamma_star_continuous=il.gamma_continuous,
+            gamma_star_integer=int(il.gamma_integer),
+            alpha=o.alpha,
+            tokens_per_flop_ratio=o.tokens_per_flop * 2.0 * o.m,
+            hardware=acc.name,
+        )
         row.update(_wall_clock(r, inp.target, o.n_star, o.alpha, acc, float(batch), float(context)))
         out.append(row)
     return out
@@ -122,5 +158,6 @@ def lookup_table(hardware: str = "h100-sxm", batch: float = 1, context: float = 
     None in text columns)."""
     import pandas as pd
 
-    return pd.DataFrame([{k: r[k] for k in LOOKUP_COLUMNS} for r in lookup_rows(hardware, batch, context)],
-                        columns=list(LOOKUP_COLUMNS))
+    return pd.DataFrame(
+        [{k: r[k] for k in LOOKUP_COLUMNS} for r in lookup_rows(hardware, batch, context)], columns=list(LOOKUP_COLUMNS)
+    )

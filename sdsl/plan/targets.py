@@ -19,8 +19,19 @@ if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: `sdsl plan` r
     import pandas as pd
 
 
-__all__ = ["DEFAULT_N_LOW", "Target", "presets", "preset_records", "preset_names", "get_preset", "positive_number",
-           "resolve_target", "resolve_draft_tokens", "resolve_n_range", "resolve_candidates"]
+__all__ = [
+    "DEFAULT_N_LOW",
+    "Target",
+    "presets",
+    "preset_records",
+    "preset_names",
+    "get_preset",
+    "positive_number",
+    "resolve_target",
+    "resolve_draft_tokens",
+    "resolve_n_range",
+    "resolve_candidates",
+]
 
 #: Smallest draft size searched by default (parameters).
 DEFAULT_N_LOW = 1e7
@@ -85,7 +96,9 @@ def _target_of_row(row: Mapping[str, Any]) -> Target:
     shape = {c: float(row[c]) for c in _SHAPE_COLUMNS if _known(row.get(c))}
     draft_tokens = row["draft_tokens"]
     return Target(
-        name=str(row["model"]), params=float(row["params"]), tokens=float(row["tokens"]),
+        name=str(row["model"]),
+        params=float(row["params"]),
+        tokens=float(row["tokens"]),
         draft_tokens=float(draft_tokens) if _known(draft_tokens) else None,
         draft_family=str(row["draft_family"]),
         hf_id=row.get("hf_id") or None,
@@ -120,29 +133,37 @@ def positive_number(value: Any, name: str, unit: str, bounds: tuple[float, float
         return V.number(value, name, low=0, low_open=True, what=unit)
     x = V.number(value, name, low=0, low_open=True, what=unit)
     if not bounds[0] <= x <= bounds[1]:
-        raise ValueError(f"{shown(name)} must lie in [{bounds[0]:g}, {bounds[1]:g}] ({unit}; outside it the loss law is "
-                         f"extrapolated beyond any trained model and N* means nothing), got {V.show(value)}")
+        raise ValueError(
+            f"{shown(name)} must lie in [{bounds[0]:g}, {bounds[1]:g}] ({unit}; outside it the loss law is "
+            f"extrapolated beyond any trained model and N* means nothing), got {V.show(value)}"
+        )
     return x
 
 
-def resolve_target(
-    preset: str | None = None, target_params: Any = None, target_tokens: Any = None
-) -> Target:
+def resolve_target(preset: str | None = None, target_params: Any = None, target_tokens: Any = None) -> Target:
     """The target from a preset and/or explicit ``target_params`` (M) and ``target_tokens`` (D').
 
     Explicit values override the preset's. Without a preset both are required. ``M`` must lie in
     :data:`sdsl._validate.TARGET_PARAMS` and ``D'`` in :data:`sdsl._validate.TOKENS`."""
     base = get_preset(preset) if preset is not None else None
     if base is None and (target_params is None or target_tokens is None):
-        missing = [shown(n) for n, v in (("target_params", target_params), ("target_tokens", target_tokens)) if v is None]
+        missing = [
+            shown(n) for n, v in (("target_params", target_params), ("target_tokens", target_tokens)) if v is None
+        ]
         raise ValueError(
             f"no target: give a preset ({shown('preset')}) or both {shown('target_params')} (M, parameters) and "
             f"{shown('target_tokens')} (D', tokens); missing {', '.join(missing)}"
         )
-    m = (positive_number(target_params, "target_params", "parameters M of the target", V.TARGET_PARAMS)
-         if target_params is not None else base.params)
-    d_t = (positive_number(target_tokens, "target_tokens", "pre-training tokens D' of the target", V.TOKENS)
-           if target_tokens is not None else base.tokens)
+    m = (
+        positive_number(target_params, "target_params", "parameters M of the target", V.TARGET_PARAMS)
+        if target_params is not None
+        else base.params
+    )
+    d_t = (
+        positive_number(target_tokens, "target_tokens", "pre-training tokens D' of the target", V.TOKENS)
+        if target_tokens is not None
+        else base.tokens
+    )
     if not math.isfinite(d_t):
         raise ValueError(
             f"the pre-training tokens D' of {base.name} are not stated by its model card (data/presets.yml): "
@@ -152,9 +173,14 @@ def resolve_target(
         return Target(name=f"M = {m:.4g}", params=m, tokens=d_t)
     same = target_params is None and target_tokens is None
     return Target(
-        name=base.name if same else f"{base.name} (modified)", params=m, tokens=d_t,
-        draft_tokens=base.draft_tokens, draft_family=base.draft_family, hf_id=base.hf_id,
-        shape=base.shape if target_params is None else None, tokenizer=base.tokenizer,
+        name=base.name if same else f"{base.name} (modified)",
+        params=m,
+        tokens=d_t,
+        draft_tokens=base.draft_tokens,
+        draft_family=base.draft_family,
+        hf_id=base.hf_id,
+        shape=base.shape if target_params is None else None,
+        tokenizer=base.tokenizer,
     )
 
 
@@ -163,18 +189,21 @@ def resolve_draft_tokens(draft_tokens: Any, target: Target) -> tuple[float, ...]
     preset's default (the family's own tokens)."""
     if draft_tokens is None:
         if target.draft_tokens is None:
-            why = ("the draft family's tokens are not stated by its model cards (data/presets.yml)"
-                   if target.draft_family else "the target is not a preset")
-            raise ValueError(
-                f"{shown('draft_tokens')} (pre-training tokens D of the draft family) is required: {why}"
+            why = (
+                "the draft family's tokens are not stated by its model cards (data/presets.yml)"
+                if target.draft_family
+                else "the target is not a preset"
             )
+            raise ValueError(f"{shown('draft_tokens')} (pre-training tokens D of the draft family) is required: {why}")
         return (target.draft_tokens,)
     values = list(draft_tokens) if isinstance(draft_tokens, (list, tuple, np.ndarray)) else [draft_tokens]
     if not values:
-        raise ValueError(f"{shown('draft_tokens')} (pre-training tokens D of the draft family) is empty: give at least "
-                         f"one value")
-    return tuple(positive_number(v, "draft_tokens", "pre-training tokens D of the draft family", V.TOKENS)
-                 for v in values)
+        raise ValueError(
+            f"{shown('draft_tokens')} (pre-training tokens D of the draft family) is empty: give at least one value"
+        )
+    return tuple(
+        positive_number(v, "draft_tokens", "pre-training tokens D of the draft family", V.TOKENS) for v in values
+    )
 
 
 def resolve_n_range(n_range: Any, m: float) -> tuple[float, float]:
@@ -184,11 +213,14 @@ def resolve_n_range(n_range: Any, m: float) -> tuple[float, float]:
     ``None``: ``(1e7, M/2)`` (``(M/4, M/2)`` for a target under 4e7)."""
     if n_range is None:
         return (min(DEFAULT_N_LOW, m / 4), m / 2)
-    lo, hi = V.interval(n_range, "n_range", low=V.MODEL_PARAMS[0], high=V.MODEL_PARAMS[1],
-                        what="draft sizes searched, in parameters")
+    lo, hi = V.interval(
+        n_range, "n_range", low=V.MODEL_PARAMS[0], high=V.MODEL_PARAMS[1], what="draft sizes searched, in parameters"
+    )
     if hi > m:
-        raise ValueError(f"{shown('n_range')} high = {hi:.6g} exceeds the target size M = {m:.6g}: a draft must be "
-                         f"smaller than its target")
+        raise ValueError(
+            f"{shown('n_range')} high = {hi:.6g} exceeds the target size M = {m:.6g}: a draft must be "
+            f"smaller than its target"
+        )
     return (lo, hi)
 
 

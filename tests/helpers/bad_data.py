@@ -155,8 +155,11 @@ def _d_duplicated_header(d):
 
 
 def _d_trailing_header_comma(d):
-    return _load(_edit_line(d, 1, b"alpha_hw95", b"alpha_hw95,")), ("line 1, column 9", "empty column name",
-                                                                     "trailing comma")
+    return _load(_edit_line(d, 1, b"alpha_hw95", b"alpha_hw95,")), (
+        "line 1, column 9",
+        "empty column name",
+        "trailing comma",
+    )
 
 
 def _d_empty_header_name(d):
@@ -189,7 +192,7 @@ def _d_blank_file(d):
 
 def _d_quoted_newline(d):
     lines = _lines(d)
-    lines[1] = b'"OPT\n-13B"' + lines[1][len(b"OPT-13B"):]
+    lines[1] = b'"OPT\n-13B"' + lines[1][len(b"OPT-13B") :]
     lines[5] = lines[5].replace(b",0.", b",x.", 1)
     # the quoted newline makes the file one line longer: the bad cell is on line 7
     return _load(rewrite(d, "acceptance", b"\n".join(lines))), ("line 7", "column 'alpha'", "non-numeric")
@@ -319,12 +322,20 @@ def _d_measurements_target_with_two_drafts(d):
 
 def _d_tab_separated(d):
     return _load(rewrite(d, "acceptance", b"\n".join(ln.replace(b",", b"\t") for ln in _lines(d)))), (
-        "acceptance.csv", "line 1", "separated by commas", "'\\t'")
+        "acceptance.csv",
+        "line 1",
+        "separated by commas",
+        "'\\t'",
+    )
 
 
 def _d_semicolon_separated(d):
     return _load(rewrite(d, "acceptance", b"\n".join(ln.replace(b",", b";") for ln in _lines(d)))), (
-        "acceptance.csv", "line 1", "separated by commas", "';'")
+        "acceptance.csv",
+        "line 1",
+        "separated by commas",
+        "';'",
+    )
 
 
 def _d_yml_latin1(d):
@@ -345,7 +356,10 @@ def _d_no_yml(d):
 
 def _d_utf16(d):
     return _load(rewrite(d, "acceptance", b"\n".join(_lines(d)).decode().encode("utf-16"))), (
-        "acceptance.csv", "line 1", "not UTF-8")
+        "acceptance.csv",
+        "line 1",
+        "not UTF-8",
+    )
 
 
 def _d_decimal_comma(d):
@@ -385,18 +399,64 @@ def _d_unexpected_column(d):
 
 
 DATA_DAMAGE: list[tuple[str, Callable[[Path], tuple[Callable[[], Any], tuple[str, ...]]]]] = [
-    (f.__name__[3:].replace("_", "-"), f) for f in (
-        _d_changed_value, _d_zeroed_sha, _d_zeroed_sha_quoted, _d_missing_sha, _d_malformed_sha, _d_integer_sha, _d_changed_value_chapter,
-        _d_changed_value_explicit_schema, _d_changed_presets_records, _d_nul, _d_nul_records, _d_control, _d_latin1,
-        _d_latin1_header, _d_duplicated_header, _d_trailing_header_comma, _d_empty_header_name, _d_header_only,
-        _d_header_only_measurements, _d_header_only_chapter, _d_empty_file, _d_blank_file, _d_quoted_newline,
-        _d_unterminated_quote, _d_text_after_quote, _d_blank_line_inside, _d_extra_field, _d_trailing_comma_row,
-        _d_missing_field, _d_non_numeric, _d_alpha_out_of_range, _d_nan_text, _d_inf, _d_empty_required,
-        _d_not_allowed, _d_duplicate_key, _d_missing_column, _d_renamed_column_records, _d_is_a_folder,
-        _d_no_schema, _d_bad_yaml, _d_measurements_latin1, _d_measurements_duplicated_header,
-        _d_measurements_too_few_for_chapter, _d_measurements_target_with_two_drafts, _d_tab_separated,
-        _d_semicolon_separated, _d_yml_latin1, _d_yml_empty, _d_no_yml, _d_utf16, _d_decimal_comma,
-        _d_overflowing_number, _d_negative_perplexity, _d_crlf_bad_value, _d_unexpected_column,
+    (f.__name__[3:].replace("_", "-"), f)
+    for f in (
+        _d_changed_value,
+        _d_zeroed_sha,
+        _d_zeroed_sha_quoted,
+        _d_missing_sha,
+        _d_malformed_sha,
+        _d_integer_sha,
+        _d_changed_value_chapter,
+        _d_changed_value_explicit_schema,
+        _d_changed_presets_records,
+        _d_nul,
+        _d_nul_records,
+        _d_control,
+        _d_latin1,
+        _d_latin1_header,
+        _d_duplicated_header,
+        _d_trailing_header_comma,
+        _d_empty_header_name,
+        _d_header_only,
+        _d_header_only_measurements,
+        _d_header_only_chapter,
+        _d_empty_file,
+        _d_blank_file,
+        _d_quoted_newline,
+        _d_unterminated_quote,
+        _d_text_after_quote,
+        _d_blank_line_inside,
+        _d_extra_field,
+        _d_trailing_comma_row,
+        _d_missing_field,
+        _d_non_numeric,
+        _d_alpha_out_of_range,
+        _d_nan_text,
+        _d_inf,
+        _d_empty_required,
+        _d_not_allowed,
+        _d_duplicate_key,
+        _d_missing_column,
+        _d_renamed_column_records,
+        _d_is_a_folder,
+        _d_no_schema,
+        _d_bad_yaml,
+        _d_measurements_latin1,
+        _d_measurements_duplicated_header,
+        _d_measurements_too_few_for_chapter,
+        _d_measurements_target_with_two_drafts,
+        _d_tab_separated,
+        _d_semicolon_separated,
+        _d_yml_latin1,
+        _d_yml_empty,
+        _d_no_yml,
+        _d_utf16,
+        _d_decimal_comma,
+        _d_overflowing_number,
+        _d_negative_perplexity,
+        _d_crlf_bad_value,
+        _d_unexpected_column,
     )
 ]
 
@@ -409,4 +469,3 @@ DATA_VALID: list[tuple[str, Callable[[bytes], bytes]]] = [
     ("quoted-number", lambda b: b.replace(b",29.79318619,", b',"29.79318619",', 1)),
     ("spaces-around-a-number", lambda b: b.replace(b",29.79318619,", b", 29.79318619 ,", 1)),
 ]
-

@@ -83,8 +83,10 @@ def user_file(tmp_path_factory):
 def test_user_measurements_flow_through(user_file, tmp_path):
     path, mine = user_file
     nb = execute_notebook(
-        "acceptance", {"measurements": str(path), "coefficients_source": "refit"},
-        output_dir=tmp_path / "executed", artifacts=tmp_path / "artifacts",
+        "acceptance",
+        {"measurements": str(path), "coefficients_source": "refit"},
+        output_dir=tmp_path / "executed",
+        artifacts=tmp_path / "artifacts",
     )
     art = tmp_path / "artifacts" / "acceptance"
     assert nb.is_file()
@@ -114,6 +116,7 @@ def test_invalid_measurements_fail_with_a_clear_message(tmp_path):
     acc.assign(alpha=[0.5, 0.6, 1.2, 0.6, 0.6, 0.6]).to_csv(bad, index=False)
     # refused by the parameter check (issue 13) before the notebook starts: file, line and column named
     with pytest.raises(ParameterError, match=r"bad\.csv, line 4, column 'alpha'"):
-        execute_notebook("acceptance", {"measurements": str(bad)}, output_dir=tmp_path / "ex",
-                         artifacts=tmp_path / "art")
+        execute_notebook(
+            "acceptance", {"measurements": str(bad)}, output_dir=tmp_path / "ex", artifacts=tmp_path / "art"
+        )
     assert not (tmp_path / "art" / "acceptance").exists()

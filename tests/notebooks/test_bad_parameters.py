@@ -23,8 +23,14 @@ def test_bad_parameter_stops_in_the_check_cell(tmp_path):
     src, out, art = tmp_path / "latency.ipynb", tmp_path / "out.ipynb", tmp_path / "artifacts"
     nbformat.write(nb, src)
     with pytest.raises(papermill.PapermillExecutionError) as err:
-        papermill.execute_notebook(str(src), str(out), parameters={"n_boot": 0, "artifacts_dir": str(art)},
-                                   kernel_name="python3", progress_bar=False, cwd=str(NOTEBOOKS))
+        papermill.execute_notebook(
+            str(src),
+            str(out),
+            parameters={"n_boot": 0, "artifacts_dir": str(art)},
+            kernel_name="python3",
+            progress_bar=False,
+            cwd=str(NOTEBOOKS),
+        )
     assert err.value.ename == "ValueError"
     assert err.value.evalue == "n_boot must be an integer in [100, 10000] (bootstrap resamples over drafts), got 0"
     cells = [c for c in json.loads(out.read_text())["cells"] if c["cell_type"] == "code"]
@@ -43,8 +49,9 @@ def test_execute_notebook_reports_the_check_cell_as_a_value_error(tmp_path, monk
 
     monkeypatch.setattr(pipeline, "check_notebook_parameters", lambda chapter, params, **kw: None)
     with pytest.raises(parameters.ParameterError) as err:
-        pipeline.execute_notebook("latency", {"confidence": 95}, output_dir=tmp_path / "out",
-                                  artifacts=tmp_path / "artifacts")
+        pipeline.execute_notebook(
+            "latency", {"confidence": 95}, output_dir=tmp_path / "out", artifacts=tmp_path / "artifacts"
+        )
     assert str(err.value) == ("notebook 'latency': confidence must be a number in (0, 1) (confidence level), got 95")
     assert not (tmp_path / "out" / "latency.ipynb").exists()
     assert not (tmp_path / "artifacts" / "latency").exists()
@@ -58,8 +65,14 @@ def test_papermill_refuses_a_name_the_notebook_does_not_have(tmp_path):
     src, out, art = tmp_path / "acceptance.ipynb", tmp_path / "out.ipynb", tmp_path / "artifacts"
     nbformat.write(nb, src)
     with pytest.raises(papermill.PapermillExecutionError) as err:
-        papermill.execute_notebook(str(src), str(out), parameters={"measurement": "/tmp/x.csv", "artifacts_dir": str(art)},
-                                   kernel_name="python3", progress_bar=False, cwd=str(NOTEBOOKS))
+        papermill.execute_notebook(
+            str(src),
+            str(out),
+            parameters={"measurement": "/tmp/x.csv", "artifacts_dir": str(art)},
+            kernel_name="python3",
+            progress_bar=False,
+            cwd=str(NOTEBOOKS),
+        )
     assert err.value.ename == "ValueError"
     assert "'measurement'" in err.value.evalue and "'measurements'" in err.value.evalue
     assert "\n" not in err.value.evalue

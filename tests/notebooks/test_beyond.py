@@ -1,6 +1,5 @@
 """Notebook runs of the chapter (moved from tests/test_beyond_tmp.py; the unit tests are in tests/unit/chapters/test_beyond.py)."""
 
-
 from __future__ import annotations
 
 import pandas as pd
@@ -20,10 +19,22 @@ def test_notebook_executes(tmp_path):
     params = {"n_resamples": 300, "sweep_points": 7, "seed": 5}
     nb = execute_notebook("beyond", params, output_dir=tmp_path, artifacts=tmp_path / "art")
     art = tmp_path / "art" / "beyond"
-    for name in ("law_ranking.csv", "law_parameters.csv", "table4_check.csv", "cv_predictions.csv",
-                 "n_star_variants.csv", "n_star_spread.csv", "ratio_sweep.csv", "ratio_rule.csv",
-                 "elasticities.csv", "fig_predicted_observed.svg", "fig_n_star.svg", "fig_ratio.svg",
-                 "fig_tornado.svg", "fig_tornado.png"):
+    for name in (
+        "law_ranking.csv",
+        "law_parameters.csv",
+        "table4_check.csv",
+        "cv_predictions.csv",
+        "n_star_variants.csv",
+        "n_star_spread.csv",
+        "ratio_sweep.csv",
+        "ratio_rule.csv",
+        "elasticities.csv",
+        "fig_predicted_observed.svg",
+        "fig_n_star.svg",
+        "fig_ratio.svg",
+        "fig_tornado.svg",
+        "fig_tornado.png",
+    ):
         assert (art / name).is_file(), name
     rank = pd.read_csv(art / "law_ranking.csv")
     assert set(rank["scheme"]) == {"leave one draft out", "leave one target out"}

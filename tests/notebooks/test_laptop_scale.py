@@ -28,11 +28,28 @@ def executed(tmp_path_factory):
 
 def test_every_table_and_figure_is_written(executed):
     art = executed / "artifacts" / "laptop_scale"
-    for name in ("runs", "loss_law", "alpha", "table3", "table4", "laws_loo", "prediction", "paper_coefficients",
-                 "wallclock", "alpha_predicted"):
+    for name in (
+        "runs",
+        "loss_law",
+        "alpha",
+        "table3",
+        "table4",
+        "laws_loo",
+        "prediction",
+        "paper_coefficients",
+        "wallclock",
+        "alpha_predicted",
+    ):
         assert (art / f"{name}.csv").is_file(), name
-    for name in ("fig_loss_curves", "fig_loss_law", "fig_alpha_overlap", "fig_alpha_laws", "fig_alpha_predicted",
-                 "fig_throughput", "fig_wallclock"):
+    for name in (
+        "fig_loss_curves",
+        "fig_loss_law",
+        "fig_alpha_overlap",
+        "fig_alpha_laws",
+        "fig_alpha_predicted",
+        "fig_throughput",
+        "fig_wallclock",
+    ):
         assert (art / f"{name}.svg").stat().st_size > 1000, name
     runs = pd.read_csv(art / "runs.csv")
     assert len(runs) == len(load_results(RESULTS)["runs"])
@@ -46,7 +63,9 @@ def test_no_input_no_stderr_and_no_absolute_path_in_the_outputs(executed):
         if cell.cell_type != "code":
             continue
         tags = set(cell.metadata.get("tags", []))
-        assert tags & {"remove-input", "remove-cell", "hide-input", "parameters", "injected-parameters"}, cell.source[:60]
+        assert tags & {"remove-input", "remove-cell", "hide-input", "parameters", "injected-parameters"}, cell.source[
+            :60
+        ]
         for out in cell.get("outputs", []):
             assert out.get("name") != "stderr", (cell.source[:60], out.get("text", "")[:200])
             assert out.get("output_type") != "error"
@@ -66,8 +85,12 @@ def test_every_captioned_figure_is_displayed_once_as_an_image(executed):
 
 def test_every_name_the_prose_cites_is_glued_by_the_one_summary_cell(executed):
     nb = nbformat.read(executed / "executed" / "laptop_scale.ipynb", as_version=4)
-    cited = set(re.findall(r"\{glue:text\}`(laptop_scale_[A-Za-z0-9_]+?)(?::[^`]*)?`",
-                           (NOTEBOOKS / "laptop_scale.md").read_text(encoding="utf-8")))
+    cited = set(
+        re.findall(
+            r"\{glue:text\}`(laptop_scale_[A-Za-z0-9_]+?)(?::[^`]*)?`",
+            (NOTEBOOKS / "laptop_scale.md").read_text(encoding="utf-8"),
+        )
+    )
     values = read_glued(executed / "executed" / "laptop_scale.ipynb")
     assert cited and cited <= set(values), sorted(cited - set(values))
     assert values["laptop_scale_loss_a_lo"] == "'n/a'"  # no bootstrap refits here: no interval

@@ -1,6 +1,5 @@
 """Notebook runs of the chapter (moved from tests/test_latency.py; the unit tests are in tests/unit/chapters/test_latency.py)."""
 
-
 from __future__ import annotations
 
 import numpy as np

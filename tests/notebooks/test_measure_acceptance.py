@@ -1,6 +1,5 @@
 """Notebook runs of the chapter (moved from tests/test_harness.py; the unit tests are in tests/unit/measure/test_harness.py)."""
 
-
 from __future__ import annotations
 
 import os
@@ -35,8 +34,7 @@ def test_notebook_runs_with_small_parameters(tmp_path):
     from sdsl.build.pipeline import execute_notebook
 
     params = {"gammas": [2, 3], "n_prompts": 4, "max_new_tokens": 12, "n_resamples": 200}
-    execute_notebook("measure_acceptance", params, output_dir=tmp_path / "executed",
-                     artifacts=tmp_path / "artifacts")
+    execute_notebook("measure_acceptance", params, output_dir=tmp_path / "executed", artifacts=tmp_path / "artifacts")
     out = tmp_path / "artifacts" / "measure_acceptance"
     for name in ("iterations", "requests", "summary", "acceptance_row", "paper_pair_families"):
         assert (out / f"{name}.csv").exists(), name

@@ -1,6 +1,5 @@
 """Notebook runs of the chapter (moved from tests/test_optimum.py; the unit tests are in tests/unit/chapters/test_optimal_draft.py)."""
 
-
 from __future__ import annotations
 
 import json
@@ -24,8 +23,16 @@ def t5():
 def test_notebook_executes_and_writes_the_tables(tmp_path, t5):
     nb = execute_notebook("optimal_draft", output_dir=tmp_path / "executed", artifacts=tmp_path / "artifacts")
     art = tmp_path / "artifacts" / "optimal_draft"
-    for name in ("table5", "gamma_check", "hypotheses_14b", "implied_d_target", "variants", "speedup",
-                 "figure2_curves", "figure2_drafts"):
+    for name in (
+        "table5",
+        "gamma_check",
+        "hypotheses_14b",
+        "implied_d_target",
+        "variants",
+        "speedup",
+        "figure2_curves",
+        "figure2_drafts",
+    ):
         assert (art / f"{name}.csv").is_file(), name
     for ext in ("svg", "png"):
         assert (art / f"figure2.{ext}").stat().st_size > 1000

@@ -1,6 +1,5 @@
 """Notebook runs of the chapter (moved from tests/test_plan.py; the unit tests are in tests/unit/plan/test_plan.py)."""
 
-
 from __future__ import annotations
 
 import json
@@ -50,28 +49,61 @@ def test_notebook_second_parameter_set_matches_cli(tmp_path):
 
     meas = tmp_path / "meas.csv"
     data.load("acceptance").to_csv(meas, index=False)
-    params = dict(preset=None, target_params=3.0e10, target_tokens=5e12, draft_tokens=[1e12, 4e12],
-                  constants="hoffmann2022", alpha_source=str(meas), integer_gamma=True,
-                  n_range=[2e7, 5e9], candidates={"0.5B": 5e8}, n_boot=200, seed=3)
+    params = dict(
+        preset=None,
+        target_params=3.0e10,
+        target_tokens=5e12,
+        draft_tokens=[1e12, 4e12],
+        constants="hoffmann2022",
+        alpha_source=str(meas),
+        integer_gamma=True,
+        n_range=[2e7, 5e9],
+        candidates={"0.5B": 5e8},
+        n_boot=200,
+        seed=3,
+    )
     execute_notebook("plan_draft", params, output_dir=tmp_path, artifacts=tmp_path / "art")
     tab = pd.read_csv(tmp_path / "art" / "plan_draft" / "plan.csv")
     assert list(tab["d_draft"]) == [1e12, 4e12]
     exe = Path(sys.executable).parent / "sdsl"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "sdsl.cli"]
-    out = subprocess.run(cmd + ["plan", "--target-params", "3.0e10", "--target-tokens", "5e12",
-                                "--draft-tokens", "1e12", "--constants", "hoffmann2022",
-                                "--alpha-source", str(meas), "--integer-gamma", "--n-range", "2e7", "5e9",
-                                "--json"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        cmd
+        + [
+            "plan",
+            "--target-params",
+            "3.0e10",
+            "--target-tokens",
+            "5e12",
+            "--draft-tokens",
+            "1e12",
+            "--constants",
+            "hoffmann2022",
+            "--alpha-source",
+            str(meas),
+            "--integer-gamma",
+            "--n-range",
+            "2e7",
+            "5e9",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     res = json.loads(out.stdout)
     assert res["n_star"] == pytest.approx(tab["n_star"][0], rel=1e-9)
     assert res["gamma_star"] == int(res["gamma_star"])
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("params, message", [
-    (dict(preset="lama-3-70b"), "unknown preset 'lama-3-70b'; did you mean 'llama-3-70b'"),
-    (dict(n_range=[1e8, 1e12]), "exceeds the target size"),
-])
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        (dict(preset="lama-3-70b"), "unknown preset 'lama-3-70b'; did you mean 'llama-3-70b'"),
+        (dict(n_range=[1e8, 1e12]), "exceeds the target size"),
+    ],
+)
 def test_notebook_bad_parameters_fail_before_any_figure(tmp_path, params, message):
     """Refused by the chapter's check before a kernel starts (issue 13): one line, a ValueError."""
     from sdsl.build.pipeline import ParameterError, execute_notebook

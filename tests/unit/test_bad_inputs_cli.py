@@ -17,9 +17,12 @@ from sdsl.cli import build_parser, main
 
 #: Python names of the options (argparse's dests, the API's argument names): a message names the
 #: flag as typed (--n-range, --bootstrap), never these.
-_INTERNAL = {a.dest for sub in next(a for a in build_parser()._actions if hasattr(a, "choices") and a.choices
-                                    ).choices.values() for a in sub._actions if "_" in a.dest} | {
-    "n_bounds", "n_boot", "d_draft", "d_target", "integer_gamma", "n_range", "alpha_source", "cost_ratio"}
+_INTERNAL = {
+    a.dest
+    for sub in next(a for a in build_parser()._actions if hasattr(a, "choices") and a.choices).choices.values()
+    for a in sub._actions
+    if "_" in a.dest
+} | {"n_bounds", "n_boot", "d_draft", "d_target", "integer_gamma", "n_range", "alpha_source", "cost_ratio"}
 
 
 @pytest.mark.parametrize("argv, expected", [c[1:] for c in CLI], ids=[c[0] for c in CLI])
@@ -77,8 +80,21 @@ def test_seed_is_kept_exactly():
 def test_valid_inputs_that_look_odd_are_accepted(capsys):
     """Decided valid: abbreviations argparse documents, 1_000 style numbers, repeated flags without values."""
     assert main(["plan", "--preset", "opt-13b", "--json", "--json"]) == 0
-    assert main(["plan", "--target-params", "70_600_000_000", "--target-tokens", "15e12", "--draft-tokens", "15e12",
-                 "--json"]) == 0
+    assert (
+        main(
+            [
+                "plan",
+                "--target-params",
+                "70_600_000_000",
+                "--target-tokens",
+                "15e12",
+                "--draft-tokens",
+                "15e12",
+                "--json",
+            ]
+        )
+        == 0
+    )
     assert main(["plan", "--preset", "opt-13b", "--integer", "--json"]) == 0  # --integer-gamma, abbreviated
     capsys.readouterr()
 

@@ -6,11 +6,18 @@ from bad_inputs import API, CLI, DATA_DAMAGE, DATA_VALID, NOTEBOOK
 
 
 def test_corpus_size_by_area(capsys):
-    counts = {"command line": len(CLI), "data damage": len(DATA_DAMAGE), "notebook parameters": len(NOTEBOOK),
-              "public API": len(API())}
+    counts = {
+        "command line": len(CLI),
+        "data damage": len(DATA_DAMAGE),
+        "notebook parameters": len(NOTEBOOK),
+        "public API": len(API()),
+    }
     with capsys.disabled():
-        print("\nbad-input corpus (issue 13): " + ", ".join(f"{k} {v}" for k, v in counts.items())
-              + f"; {sum(counts.values())} in all (and {len(DATA_VALID)} harmless changes that must load)")
+        print(
+            "\nbad-input corpus (issue 13): "
+            + ", ".join(f"{k} {v}" for k, v in counts.items())
+            + f"; {sum(counts.values())} in all (and {len(DATA_VALID)} harmless changes that must load)"
+        )
     assert sum(counts.values()) >= 150
     assert all(v >= 25 for v in counts.values())
     ids = [c[0] for c in CLI] + [c[0] for c in DATA_DAMAGE] + [c[0] for c in NOTEBOOK] + [c[0] for c in API()]

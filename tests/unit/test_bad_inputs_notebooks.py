@@ -44,9 +44,20 @@ def test_namespace_parameters_keeps_the_variables_only():
 
     from sdsl._validate import namespace_parameters
 
-    ns = {"In": [], "Out": {}, "get_ipython": print, "exit": None, "quit": None, "_": 1, "_i1": "x", "__name__": "m",
-          "np": types, "check_parameters": test_namespace_parameters_keeps_the_variables_only, "n_boot": 10,
-          "presett": "x"}
+    ns = {
+        "In": [],
+        "Out": {},
+        "get_ipython": print,
+        "exit": None,
+        "quit": None,
+        "_": 1,
+        "_i1": "x",
+        "__name__": "m",
+        "np": types,
+        "check_parameters": test_namespace_parameters_keeps_the_variables_only,
+        "n_boot": 10,
+        "presett": "x",
+    }
     assert namespace_parameters(ns) == {"n_boot": 10, "presett": "x"}
 
 
@@ -66,9 +77,21 @@ def test_bad_notebook_parameter(chapter, params, expected, tmp_path):
 
 
 # execute_notebook: a sample of the corpus through the executor (names and values), nothing created
-EXECUTOR = [c for c in NOTEBOOK if c[0] in {
-    "plan-presett", "acceptance-measurement", "optimal-n-points-zero", "optimal-families-string",
-    "beyond-band-reversed", "latency-n-boot-zero", "measure-n-prompts-zero", "scaling-m-points-one"}]
+EXECUTOR = [
+    c
+    for c in NOTEBOOK
+    if c[0]
+    in {
+        "plan-presett",
+        "acceptance-measurement",
+        "optimal-n-points-zero",
+        "optimal-families-string",
+        "beyond-band-reversed",
+        "latency-n-boot-zero",
+        "measure-n-prompts-zero",
+        "scaling-m-points-one",
+    }
+]
 
 
 @pytest.mark.parametrize("chapter, params, expected", [c[1:] for c in EXECUTOR], ids=[c[0] for c in EXECUTOR])

@@ -16,9 +16,19 @@ EXE = Path(sys.executable).parent / "sdsl"
 CMD = [str(EXE)] if EXE.exists() else [sys.executable, "-m", "sdsl.cli"]
 KEYS = {"n_star", "gamma_star", "alpha", "tokens_per_flop", "tokens_per_flop_ratio"}
 #: what issue 15 added: integer draft length, wall-clock speedup, engine settings, interval sources
-DEPLOY_KEYS = {"gamma_star_continuous", "gamma_star_integer", "rounding_loss", "n_star_integer_gamma",
-               "rounding_loss_reoptimised", "wall_clock", "suggested_draft", "num_speculative_tokens", "engines",
-               "interval", "warnings"}
+DEPLOY_KEYS = {
+    "gamma_star_continuous",
+    "gamma_star_integer",
+    "rounding_loss",
+    "n_star_integer_gamma",
+    "rounding_loss_reoptimised",
+    "wall_clock",
+    "suggested_draft",
+    "num_speculative_tokens",
+    "engines",
+    "interval",
+    "warnings",
+}
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -26,8 +36,12 @@ def run(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_python_dash_m_works_too():
-    out = subprocess.run([sys.executable, "-m", "sdsl.cli", "plan", "--preset", "opt-13b", "--json"],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "sdsl.cli", "plan", "--preset", "opt-13b", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     assert KEYS <= set(json.loads(out.stdout))
 
@@ -50,8 +64,14 @@ def test_preset_table_is_readable():
     assert out.returncode == 0, out.stderr
     o = P.plan(P.check_inputs("llama-3-70b"))
     text = out.stdout
-    for label in ("N* (optimal draft size)", "gamma* (draft length)", "alpha at N*", "T(N*)",
-                  "tokens per FLOP ratio", "wall-clock speedup"):
+    for label in (
+        "N* (optimal draft size)",
+        "gamma* (draft length)",
+        "alpha at N*",
+        "T(N*)",
+        "tokens per FLOP ratio",
+        "wall-clock speedup",
+    ):
         assert label in text
     assert "speedup over plain decoding" not in text
     assert f"{o.n_star:.4g} parameters" in text
@@ -63,8 +83,11 @@ def test_preset_and_explicit_values_agree():
     """The plan is the same; only what needs the preset's name differs (repository ids in the engine
     settings, the suggested draft of its tokenizer group)."""
     a = json.loads(run("plan", "--preset", "qwen1.5-14b", "--json").stdout)
-    b = json.loads(run("plan", "--target-params", "14167290880", "--target-tokens", "3e12",
-                       "--draft-tokens", "2.4e12", "--json").stdout)
+    b = json.loads(
+        run(
+            "plan", "--target-params", "14167290880", "--target-tokens", "3e12", "--draft-tokens", "2.4e12", "--json"
+        ).stdout
+    )
     named = {"engines", "suggested_draft", "num_speculative_tokens"}
     assert {k: v for k, v in a.items() if k not in named} == {k: v for k, v in b.items() if k not in named}
 
@@ -83,8 +106,20 @@ def test_options_change_the_answer_as_documented():
 
 
 def test_bootstrap_and_candidates():
-    args = ("plan", "--preset", "llama-3-70b", "--draft-params", "1.24e9", "--draft-params", "8.03e9",
-            "--bootstrap", "200", "--seed", "4", "--json")
+    args = (
+        "plan",
+        "--preset",
+        "llama-3-70b",
+        "--draft-params",
+        "1.24e9",
+        "--draft-params",
+        "8.03e9",
+        "--bootstrap",
+        "200",
+        "--seed",
+        "4",
+        "--json",
+    )
     a = json.loads(run(*args).stdout)
     b = json.loads(run(*args).stdout)
     assert a == b  # seeded
@@ -103,8 +138,20 @@ def test_help_explains_every_option_with_units():
     h = run("plan", "--help")
     assert h.returncode == 0
     text = " ".join(h.stdout.split())
-    for opt in ("--preset", "--target-params", "--target-tokens", "--draft-tokens", "--constants",
-                "--alpha-source", "--integer-gamma", "--n-range", "--draft-params", "--bootstrap", "--seed", "--json"):
+    for opt in (
+        "--preset",
+        "--target-params",
+        "--target-tokens",
+        "--draft-tokens",
+        "--constants",
+        "--alpha-source",
+        "--integer-gamma",
+        "--n-range",
+        "--draft-params",
+        "--bootstrap",
+        "--seed",
+        "--json",
+    ):
         assert opt in text, opt
     for unit in ("in parameters", "in tokens", "tokens per FLOP"):
         assert unit in text, unit
@@ -118,17 +165,24 @@ def test_presets_command_lists_presets():
 
 ERRORS = [
     (["--preset", "lama-3-70b"], "unknown --preset 'lama-3-70b'; did you mean 'llama-3-70b'"),
-    (["--target-params", "-5", "--target-tokens", "1e12", "--draft-tokens", "1e12"],
-     "--target-params must be a number > 0 (parameters M of the target), got '-5'"),
-    (["--target-params", "abc", "--target-tokens", "1e12", "--draft-tokens", "1e12"],
-     "--target-params must be a number > 0 (parameters M of the target), got 'abc'"),
+    (
+        ["--target-params", "-5", "--target-tokens", "1e12", "--draft-tokens", "1e12"],
+        "--target-params must be a number > 0 (parameters M of the target), got '-5'",
+    ),
+    (
+        ["--target-params", "abc", "--target-tokens", "1e12", "--draft-tokens", "1e12"],
+        "--target-params must be a number > 0 (parameters M of the target), got 'abc'",
+    ),
     (["--target-params", "7e10", "--target-tokens", "1e12"], "--draft-tokens (pre-training tokens D"),
     (["--target-params", "7e10"], "no target: give a preset (--preset) or both --target-params"),
     (["--preset", "llama-3-70b", "--n-range", "1e9", "1e8"], "--n-range must be two increasing numbers"),
     (["--preset", "llama-3-70b", "--n-range", "1e8", "1e12"], "exceeds the target size"),
     (["--preset", "llama-3-70b", "--constants", "1,-2,3,0.3,0.3"], "loss-law constant A must be > 0"),
     (["--preset", "llama-3-70b", "--constants", "1,2,x,0.3,0.3"], "loss-law constants must be numbers"),
-    (["--preset", "opt-13b", "--n-range", "1e5", "1e9"], "the acceptance rate leaves (0, 1) at draft size n = 100000 inside --n-range"),
+    (
+        ["--preset", "opt-13b", "--n-range", "1e5", "1e9"],
+        "the acceptance rate leaves (0, 1) at draft size n = 100000 inside --n-range",
+    ),
     (["--preset", "llama-3-70b", "--alpha-source", "/no/such/file.csv"], "does not exist"),
     (["--preset", "llama-3-70b", "--bootstrap", "ten"], "--bootstrap must be 0 (none) or an integer in [100, 10000]"),
 ]

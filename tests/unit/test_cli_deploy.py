@@ -40,8 +40,20 @@ def test_plan_with_hardware_prints_gamma_against_batch():
     assert out.returncode == 0, out.stderr
     for b in (1, 16, 128):
         assert f"batch {b}, context 0" in out.stdout
-    r = json.loads(run("plan", "--preset", "llama-3.1-70b", "--hardware", "h100-sxm", "--gpus", "2",
-                       "--batch", "1,16,128", "--json").stdout)
+    r = json.loads(
+        run(
+            "plan",
+            "--preset",
+            "llama-3.1-70b",
+            "--hardware",
+            "h100-sxm",
+            "--gpus",
+            "2",
+            "--batch",
+            "1,16,128",
+            "--json",
+        ).stdout
+    )
     g = [x["gamma_star"] for x in r["wall_clock"]["by_batch_and_context"]]
     assert g == sorted(g, reverse=True) and g[0] > g[-1]
 
@@ -54,8 +66,22 @@ def test_speedup_command_matches_theorem_38():
     assert r["break_even_alpha"] == pytest.approx(0.05)
     text = run("speedup", "--alpha", "0.8", "--cost-ratio", "0.05", "--gamma", "5").stdout
     assert "2.9514x" in text and "break-even alpha" in text
-    lat = json.loads(run("speedup", "--alpha", "0.7", "--draft-latency", "0.003", "--target-latency", "0.03",
-                         "--verify-latency", "0.036", "--verify-tokens", "4", "--json").stdout)
+    lat = json.loads(
+        run(
+            "speedup",
+            "--alpha",
+            "0.7",
+            "--draft-latency",
+            "0.003",
+            "--target-latency",
+            "0.03",
+            "--verify-latency",
+            "0.036",
+            "--verify-tokens",
+            "4",
+            "--json",
+        ).stdout
+    )
     assert lat["c"] == pytest.approx(0.1) and lat["verify_slope"] == pytest.approx(0.2 / 3)
 
 

@@ -16,15 +16,47 @@ from sdsl import data
 from sdsl.paths import DATA
 
 DATASETS = [
-    "acceptance", "models", "latency", "paper_table3", "paper_table4", "paper_table5",
-    "paper_table6", "paper_table7", "paper_table8", "paper_table9", "paper_metrics",
+    "acceptance",
+    "models",
+    "latency",
+    "paper_table3",
+    "paper_table4",
+    "paper_table5",
+    "paper_table6",
+    "paper_table7",
+    "paper_table8",
+    "paper_table9",
+    "paper_metrics",
 ]
 EXPECTED_COLUMNS = {
     "acceptance": ["target", "draft", "draft_family", "source_table", "draft_ppl", "target_ppl", "alpha", "alpha_hw95"],
     "models": ["model", "family", "role", "params", "tokens", "params_source", "tokens_source"],
-    "latency": ["target", "draft", "draft_family", "ttft_s", "ttft_moe_s", "ttot_s", "ttot_moe_s", "tpot_s", "tpot_moe_s"],
+    "latency": [
+        "target",
+        "draft",
+        "draft_family",
+        "ttft_s",
+        "ttft_moe_s",
+        "ttot_s",
+        "ttot_moe_s",
+        "tpot_s",
+        "tpot_moe_s",
+    ],
     "paper_table3": ["parameter", "estimate", "std_error", "moe", "ci_lower", "ci_upper"],
-    "paper_table4": ["target", "function", "p1", "moe1", "ci1_lower", "ci1_upper", "p2", "moe2", "ci2_lower", "ci2_upper", "mse", "r2"],
+    "paper_table4": [
+        "target",
+        "function",
+        "p1",
+        "moe1",
+        "ci1_lower",
+        "ci1_upper",
+        "p2",
+        "moe2",
+        "ci2_lower",
+        "ci2_upper",
+        "mse",
+        "r2",
+    ],
     "paper_table5": ["target", "m", "d_target", "draft_family", "d_draft", "n_star", "tokens_per_flop"],
     "paper_table6": ["draft", "draft_family", "n_star_printed", "distance"],
     "paper_table7": ["parameter", "low", "high", "points"],
@@ -33,13 +65,22 @@ EXPECTED_COLUMNS = {
     "paper_metrics": ["table", "metric", "value"],
 }
 EXPECTED_ROWS = {
-    "acceptance": 50, "latency": 6, "paper_table3": 3, "paper_table4": 6, "paper_table5": 6,
-    "paper_table6": 6, "paper_table7": 4, "paper_table8": 4, "paper_table9": 2, "paper_metrics": 6,
+    "acceptance": 50,
+    "latency": 6,
+    "paper_table3": 3,
+    "paper_table4": 6,
+    "paper_table5": 6,
+    "paper_table6": 6,
+    "paper_table7": 4,
+    "paper_table8": 4,
+    "paper_table9": 2,
+    "paper_metrics": 6,
 }
 _DTYPES = {"float": "float64", "int": "int64", "str": "object"}
 
 
 # --- every dataset -------------------------------------------------------------------------------
+
 
 def test_list_datasets_has_every_dataset():
     assert set(DATASETS) <= set(data.list_datasets())
@@ -106,6 +147,7 @@ def test_unknown_dataset_lists_available():
 
 # --- transcription spot checks (values as printed in the seed) ------------------------------------
 
+
 def test_acceptance_spot_values():
     a = data.load("acceptance").set_index(["target", "draft"])
     assert a.loc[("Qwen1.5-14B", "OPT-125M"), "alpha"] == 0.599
@@ -147,6 +189,7 @@ def test_models_parameter_counts():
 
 # --- cross-checks ---------------------------------------------------------------------------------
 
+
 def test_every_model_is_in_models():
     models = data.load("models").set_index("model")
     acc, lat = data.load("acceptance"), data.load("latency")
@@ -185,6 +228,7 @@ def test_confidence_intervals_are_consistent():
 
 # --- printed tolerance ----------------------------------------------------------------------------
 
+
 def test_printed_tolerance_values():
     acc = data.load("acceptance")
     tol = data.printed_tolerance("acceptance")
@@ -218,6 +262,7 @@ def test_printed_tolerance_from_text(tmp_path):
 
 # --- error messages --------------------------------------------------------------------------------
 
+
 def _write(tmp_path: Path, name: str, text: str, schema_name: str = "acceptance") -> Path:
     """A CSV in tmp_path with a copy of a dataset's schema beside it."""
     p = tmp_path / name
@@ -230,11 +275,15 @@ def _write(tmp_path: Path, name: str, text: str, schema_name: str = "acceptance"
 
 def _acc_text(rows: list[str] | None = None, header: str | None = None) -> str:
     header = header or "target,draft,draft_family,source_table,draft_ppl,target_ppl,alpha,alpha_hw95"
-    rows = rows if rows is not None else [
-        "T1,D1,OPT,1,20.5,10.1,0.61,0.001",
-        "T1,D2,OPT,1,18.5,10.1,0.65,0.001",
-        "T2,D1,OPT,2,20.5,11.2,0.62,0.002",
-    ]
+    rows = (
+        rows
+        if rows is not None
+        else [
+            "T1,D1,OPT,1,20.5,10.1,0.61,0.001",
+            "T1,D2,OPT,1,18.5,10.1,0.65,0.001",
+            "T2,D1,OPT,2,20.5,11.2,0.62,0.002",
+        ]
+    )
     return "\n".join([header, *rows]) + "\n"
 
 
@@ -261,8 +310,10 @@ def _assert_error(path: Path, *patterns: str, schema=None):
 
 
 def test_error_missing_column(tmp_path):
-    text = _acc_text([r.rsplit(",", 1)[0] for r in _acc_text().splitlines()[1:]],
-                     header="target,draft,draft_family,source_table,draft_ppl,target_ppl,alpha")
+    text = _acc_text(
+        [r.rsplit(",", 1)[0] for r in _acc_text().splitlines()[1:]],
+        header="target,draft,draft_family,source_table,draft_ppl,target_ppl,alpha",
+    )
     p = _write(tmp_path, "missing.csv", text)
     _assert_error(p, r"missing column.*alpha_hw95")
 
@@ -306,8 +357,10 @@ def test_error_alpha_out_of_range(tmp_path, value, where):
 
 
 def test_error_size_not_positive(tmp_path):
-    text = ("model,family,role,params,tokens,params_source,tokens_source\n"
-            "A,OPT,draft,100,1e9,x,y\nB,OPT,target,-5,1e9,x,y\n")
+    text = (
+        "model,family,role,params,tokens,params_source,tokens_source\n"
+        "A,OPT,draft,100,1e9,x,y\nB,OPT,target,-5,1e9,x,y\n"
+    )
     p = _write(tmp_path, "sizes.csv", text, schema_name="models")
     _assert_error(p, r"line 3\b", r"column 'params'", r"out of range.*> 0")
     text = text.replace("B,OPT,target,-5,1e9", "B,OPT,target,5,0")

@@ -41,15 +41,27 @@ def test_given_cost_ratio_and_latencies():
 def test_suggested_draft_is_the_best_published_one_of_the_tokenizer_group():
     inp, opt, rep = _report()
     s = rep["suggested_draft"]
-    best = max((theory.optimal_tokens_per_flop(
-        float(laws.acceptance_rate(laws.perplexity(r["params"], r["tokens"]), laws.perplexity(opt.m, 15e12))),
-        r["params"], opt.m, True), r["model"]) for r in P.preset_records()
-        if r["tokenizer"] == "llama3" and r["params"] <= opt.m / 2)
+    best = max(
+        (
+            theory.optimal_tokens_per_flop(
+                float(laws.acceptance_rate(laws.perplexity(r["params"], r["tokens"]), laws.perplexity(opt.m, 15e12))),
+                r["params"],
+                opt.m,
+                True,
+            ),
+            r["model"],
+        )
+        for r in P.preset_records()
+        if r["tokenizer"] == "llama3" and r["params"] <= opt.m / 2
+    )
     assert s["model"] == best[1] == "Llama-3.2-1B"
     assert s["share_of_optimum"] == pytest.approx(float(best[0]) / opt.tokens_per_flop)
     vllm = rep["engines"]["vllm"]["speculative_config"]
-    assert vllm == {"method": "draft_model", "model": "meta-llama/Llama-3.2-1B",
-                    "num_speculative_tokens": s["gamma_integer"]}
+    assert vllm == {
+        "method": "draft_model",
+        "model": "meta-llama/Llama-3.2-1B",
+        "num_speculative_tokens": s["gamma_integer"],
+    }
 
 
 def test_warnings_and_interval_sources():
@@ -84,15 +96,18 @@ def test_hardware_report_by_batch_and_context():
     assert rep["num_speculative_tokens"] >= 1
 
 
-@pytest.mark.parametrize("kw, msg", [
-    (dict(cost_ratio=0.1, hardware="h200"), "give one source of the cost of drafting"),
-    (dict(batch="8"), "batch needs hardware"),
-    (dict(draft_latency=0.1), "need both draft_latency and target_latency"),
-    (dict(hardware="h200", dtype="int4"), "dtype must be one of"),
-    (dict(hardware="h200", batch="0"), "batch must be an integer >= 1"),
-    (dict(hardware="h200", gpus="1.5"), "gpus must be an integer >= 1"),
-    (dict(cost_ratio="-1"), "cost_ratio must be a number >= 0"),
-])
+@pytest.mark.parametrize(
+    "kw, msg",
+    [
+        (dict(cost_ratio=0.1, hardware="h200"), "give one source of the cost of drafting"),
+        (dict(batch="8"), "batch needs hardware"),
+        (dict(draft_latency=0.1), "need both draft_latency and target_latency"),
+        (dict(hardware="h200", dtype="int4"), "dtype must be one of"),
+        (dict(hardware="h200", batch="0"), "batch must be an integer >= 1"),
+        (dict(hardware="h200", gpus="1.5"), "gpus must be an integer >= 1"),
+        (dict(cost_ratio="-1"), "cost_ratio must be a number >= 0"),
+    ],
+)
 def test_bad_wall_clock_options(kw, msg):
     with pytest.raises(ValueError, match=msg):
         DP.check_wall_clock(**kw)

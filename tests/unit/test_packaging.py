@@ -47,14 +47,16 @@ def test_package_data_is_the_data_folder():
 
 def test_planning_path_imports_neither_pandas_nor_scipy():
     """Nor numpy.ma, which np.unique, np.median and np.quantile import (30 ms of sdsl plan)."""
-    code = ("import sys, io, contextlib, json; import sdsl.cli as c\n"
-            "with contextlib.redirect_stdout(io.StringIO()):\n"
-            "    for a in (['plan','--preset','llama-3-70b'], ['plan','--preset','opt-13b','--json'],\n"
-            "              ['presets'], ['speedup','--alpha','0.7','--cost-ratio','0.1'],\n"
-            "              ['plan','--preset','qwen2.5-72b','--hardware','h200','--batch','1,32']):\n"
-            "        assert c.main(a) == 0, a\n"
-            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('pandas','scipy','matplotlib','statsmodels','torch') or m == 'numpy.ma')))")
+    code = (
+        "import sys, io, contextlib, json; import sdsl.cli as c\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    for a in (['plan','--preset','llama-3-70b'], ['plan','--preset','opt-13b','--json'],\n"
+        "              ['presets'], ['speedup','--alpha','0.7','--cost-ratio','0.1'],\n"
+        "              ['plan','--preset','qwen2.5-72b','--hardware','h200','--batch','1,32']):\n"
+        "        assert c.main(a) == 0, a\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('pandas','scipy','matplotlib','statsmodels','torch') or m == 'numpy.ma')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == []

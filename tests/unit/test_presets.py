@@ -11,8 +11,17 @@ from sdsl import data
 from sdsl import plan as P
 
 
-def param_count(formula: str, layers: int, hidden: int, heads: int, kv_heads: int, head_dim: int,
-                intermediate: int, vocab: int, tied: int) -> int:
+def param_count(
+    formula: str,
+    layers: int,
+    hidden: int,
+    heads: int,
+    kv_heads: int,
+    head_dim: int,
+    intermediate: int,
+    vocab: int,
+    tied: int,
+) -> int:
     """Parameters of one dense architecture. ``formula``: ``llama`` (Llama 3, Mistral: no biases,
     two RMSNorms per layer), ``qwen2`` (Qwen1.5/2.5: biases on q, k, v), ``qwen3`` (per-head RMSNorm
     of q and k), ``gemma2`` (four RMSNorms per layer), ``olmo2`` (RMSNorms after attention and MLP
@@ -36,8 +45,14 @@ def param_count(formula: str, layers: int, hidden: int, heads: int, kv_heads: in
     return vocab * d * (1 if tied else 2) + layers * (attn + 3 * d * ff + norms) + d
 
 
-FORMULA = {"OPT": "opt", "Qwen1.5": "qwen2", "Qwen2.5": "qwen2", "Qwen3": "qwen3", "Gemma-2": "gemma2",
-           "OLMo-2": "olmo2"}
+FORMULA = {
+    "OPT": "opt",
+    "Qwen1.5": "qwen2",
+    "Qwen2.5": "qwen2",
+    "Qwen3": "qwen3",
+    "Gemma-2": "gemma2",
+    "OLMo-2": "olmo2",
+}
 ROWS = data.records("presets")
 
 
@@ -59,8 +74,10 @@ def test_every_architecture_gives_its_parameter_count(row):
     f = FORMULA.get(row["family"], "llama")
     if row["preset"] == "opt-350m":
         f = "opt350"
-    args = [row[c] for c in ("layers", "hidden", "heads", "kv_heads", "head_dim", "intermediate", "vocab",
-                             "tied_embeddings")]
+    args = [
+        row[c]
+        for c in ("layers", "hidden", "heads", "kv_heads", "head_dim", "intermediate", "vocab", "tied_embeddings")
+    ]
     assert param_count(f, *args) == row["params"]
 
 

@@ -26,11 +26,20 @@ def test_records_equal_load(name):
             assert _same(r[c], row[c]), (name, c, r[c], row[c])
 
 
-@pytest.mark.parametrize("line, message", [
-    ("opt-13b,OPT-13B,OPT,target,dense,-5,13e9,,180e9,OPT,180e9,opt,x,,,,,,,,,a,b,c,d", "column 'params': value -5 is out of range"),
-    ("opt-13b,OPT-13B,OPT,target,sparse,5,13e9,,180e9,OPT,180e9,opt,x,,,,,,,,,a,b,c,d", "column 'architecture': value 'sparse'"),
-    ("opt-13b,OPT-13B,OPT,target,dense,abc,13e9,,180e9,OPT,180e9,opt,x,,,,,,,,,a,b,c,d", "non-numeric value 'abc'"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        (
+            "opt-13b,OPT-13B,OPT,target,dense,-5,13e9,,180e9,OPT,180e9,opt,x,,,,,,,,,a,b,c,d",
+            "column 'params': value -5 is out of range",
+        ),
+        (
+            "opt-13b,OPT-13B,OPT,target,sparse,5,13e9,,180e9,OPT,180e9,opt,x,,,,,,,,,a,b,c,d",
+            "column 'architecture': value 'sparse'",
+        ),
+        ("opt-13b,OPT-13B,OPT,target,dense,abc,13e9,,180e9,OPT,180e9,opt,x,,,,,,,,,a,b,c,d", "non-numeric value 'abc'"),
+    ],
+)
 def test_records_and_load_give_the_same_message(tmp_path, line, message):
     header = (DATA / "presets.csv").read_text().splitlines()[0]
     csv = tmp_path / "presets.csv"

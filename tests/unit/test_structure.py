@@ -51,7 +51,11 @@ def test_no_import_cycle():
     graph = {_name(p): _module_level_imports(p) - {_name(p)} for p in MODULES}
     # a package's __init__ importing its own submodules is not a cycle of the layers
     for mod, deps in graph.items():
-        graph[mod] = {d for d in deps if not (d.startswith(mod + ".") and (PACKAGE / Path(*mod.split(".")[1:]) / "__init__.py").exists())}
+        graph[mod] = {
+            d
+            for d in deps
+            if not (d.startswith(mod + ".") and (PACKAGE / Path(*mod.split(".")[1:]) / "__init__.py").exists())
+        }
     state: dict[str, int] = {}
     stack: list[str] = []
 
@@ -60,7 +64,7 @@ def test_no_import_cycle():
         stack.append(m)
         for d in sorted(graph.get(m, ())):
             if state.get(d) == 1:
-                cycle = stack[stack.index(d):] + [d]
+                cycle = stack[stack.index(d) :] + [d]
                 pytest.fail("import cycle: " + " -> ".join(cycle))
             if state.get(d) is None:
                 visit(d)
@@ -84,21 +88,29 @@ def test_the_experiment_sits_between_measure_and_the_chapters():
     chapters (and the book and build above them) may import it, never the layers below."""
     for p in (PACKAGE / "experiment").glob("*.py"):
         text = p.read_text(encoding="utf-8")
-        bad = re.findall(r"^\s*(?:from|import) sdsl\.(chapters|book|build|plan|cli|cli_deploy|deployment)\b", text, flags=re.MULTILINE)
+        bad = re.findall(
+            r"^\s*(?:from|import) sdsl\.(chapters|book|build|plan|cli|cli_deploy|deployment)\b",
+            text,
+            flags=re.MULTILINE,
+        )
         assert not bad, f"experiment/{p.name} imports sdsl.{bad[0]}: the experiment must not depend on it"
     for layer in ("model", "measure", "plan"):
         for p in (PACKAGE / layer).rglob("*.py"):
             text = p.read_text(encoding="utf-8")
-            assert not re.search(r"^\s*(?:from|import) sdsl\.experiment\b", text, flags=re.MULTILINE), \
+            assert not re.search(r"^\s*(?:from|import) sdsl\.experiment\b", text, flags=re.MULTILINE), (
                 f"{layer}/{p.name} imports sdsl.experiment: the layers below it must not depend on it"
+            )
 
 
 def test_one_search_for_n_star():
     """No scalar minimiser or golden section anywhere but the one kernel (sdsl.model.optimum) and
     its numpy root finder (sdsl.model.solvers)."""
     pattern = re.compile(r"minimize_scalar|find_minimum|golden|fminbound|minimize_bounded")
-    hits = [p.relative_to(ROOT).as_posix() for p in MODULES
-            if p.name not in ("optimum.py", "solvers.py") and pattern.search(p.read_text(encoding="utf-8"))]
+    hits = [
+        p.relative_to(ROOT).as_posix()
+        for p in MODULES
+        if p.name not in ("optimum.py", "solvers.py") and pattern.search(p.read_text(encoding="utf-8"))
+    ]
     assert not hits, f"a search of its own in {hits}; call sdsl.model.optimum.solve"
 
 

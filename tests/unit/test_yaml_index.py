@@ -16,8 +16,10 @@ from sdsl.paths import DATA
 def test_the_committed_index_is_current():
     committed = json.loads(Y.INDEX.read_text(encoding="utf-8"))
     fresh = Y.build_index()
-    stale = sorted({e["file"] for e in fresh["entries"].values()}
-                   - {e["file"] for k, e in committed["entries"].items() if k in fresh["entries"]})
+    stale = sorted(
+        {e["file"] for e in fresh["entries"].values()}
+        - {e["file"] for k, e in committed["entries"].items() if k in fresh["entries"]}
+    )
     assert not stale, f"sdsl/_yaml_index.json is stale for {stale}: run python -m sdsl._yaml"
     assert committed == json.loads(json.dumps(fresh)), "sdsl/_yaml_index.json differs: run python -m sdsl._yaml"
 
@@ -70,9 +72,11 @@ def test_write_index_is_atomic_and_readable(tmp_path):
 
 
 def test_sdsl_plan_does_not_import_yaml():
-    code = ("import sys, io, contextlib, sdsl.cli\n"
-            "with contextlib.redirect_stdout(io.StringIO()):\n"
-            "    sdsl.cli.main(['plan', '--preset', 'llama-3-70b'])\n"
-            "print('yaml' in sys.modules)\n")
+    code = (
+        "import sys, io, contextlib, sdsl.cli\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    sdsl.cli.main(['plan', '--preset', 'llama-3-70b'])\n"
+        "print('yaml' in sys.modules)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

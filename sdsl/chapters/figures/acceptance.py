@@ -30,10 +30,16 @@ EXTRAPOLATE = (0.8, 1.4)
 #: logarithmic and power-law curves nearly coincide over the measured range.
 _FORM_STYLE: dict[str, dict[str, object]] = {
     "linear": {"color": "0.1", "linestyle": "-", "linewidth": 1.2, "label": "linear fit"},
-    "logarithmic": {"color": "#CC79A7", "linestyle": (0, (6, 2)), "linewidth": 2.2,
-                    "label": "logarithmic fit"},
-    "power": {"color": "#E69F00", "linestyle": (0, (1, 1.5)), "linewidth": 2.0, "marker": "^", "ms": 4,
-              "markevery": 20, "label": "power-law fit"},
+    "logarithmic": {"color": "#CC79A7", "linestyle": (0, (6, 2)), "linewidth": 2.2, "label": "logarithmic fit"},
+    "power": {
+        "color": "#E69F00",
+        "linestyle": (0, (1, 1.5)),
+        "linewidth": 2.0,
+        "marker": "^",
+        "ms": 4,
+        "markevery": 20,
+        "label": "power-law fit",
+    },
 }
 
 
@@ -66,8 +72,13 @@ def figure1(
     for fam in dict.fromkeys(df["draft_family"].tolist()):
         s = df[df["draft_family"] == fam]
         ax.scatter(
-            s["draft_ppl"], s["target_ppl"], s["alpha"], color=family_color(fam), s=22,
-            depthshade=False, label=f"{fam} drafts",
+            s["draft_ppl"],
+            s["target_ppl"],
+            s["alpha"],
+            color=family_color(fam),
+            s=22,
+            depthshade=False,
+            label=f"{fam} drafts",
         )
     ax.set_xlabel("draft perplexity $x$")
     ax.set_ylabel("target perplexity $y$")
@@ -101,13 +112,18 @@ def figure1_sections(df: pd.DataFrame, fit: PlaneFit | AcceptanceCoefficients) -
         left.scatter(s["draft_ppl"], s["alpha"], color=col, s=18, zorder=3)
     left.set_xlabel("draft perplexity $x$")
     left.set_ylabel(r"acceptance rate $\alpha$")
-    left.legend(title="target (the plane at its perplexity $y$)", fontsize=8, title_fontsize=8, ncols=2,
-                loc="upper center", bbox_to_anchor=(0.5, -0.16))
+    left.legend(
+        title="target (the plane at its perplexity $y$)",
+        fontsize=8,
+        title_fontsize=8,
+        ncols=2,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.16),
+    )
     pred = a * df["draft_ppl"] + b * df["target_ppl"] + c
     for fam, m in markers.items():
         sel = df["draft_family"] == fam
-        right.scatter(pred[sel], df.loc[sel, "alpha"], marker=m, s=20, color=family_color(fam),
-                      label=f"{fam} drafts")
+        right.scatter(pred[sel], df.loc[sel, "alpha"], marker=m, s=20, color=family_color(fam), label=f"{fam} drafts")
     lo, hi = float(min(pred.min(), df["alpha"].min())), float(max(pred.max(), df["alpha"].max()))
     right.plot([lo, hi], [lo, hi], color="0.4", ls="--", lw=1, label=r"measured $=$ plane")
     right.set_xlabel(r"$\alpha$ of the plane, $A x + B y + C$")
@@ -141,8 +157,14 @@ def figure3(df: pd.DataFrame, fits: Sequence[CurveFit] | Mapping[object, CurveFi
             s = sub[sub["draft_family"] == fam]
             err = s["alpha_hw95"] if "alpha_hw95" in s.columns else None
             ax.errorbar(
-                s["draft_ppl"], s["alpha"], yerr=err, fmt="o", ms=4, color=family_color(fam),
-                label=f"{fam} drafts", capsize=0,
+                s["draft_ppl"],
+                s["alpha"],
+                yerr=err,
+                fmt="o",
+                ms=4,
+                color=family_color(fam),
+                label=f"{fam} drafts",
+                capsize=0,
             )
         for f in fits:
             if f.target == t:
@@ -162,7 +184,7 @@ def figure3(df: pd.DataFrame, fits: Sequence[CurveFit] | Mapping[object, CurveFi
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)
-    spare = list(axes.flat)[len(targets):]
+    spare = list(axes.flat)[len(targets) :]
     if spare:
         for ax in spare:
             ax.axis("off")

@@ -16,8 +16,15 @@ import pandas as pd
 
 from sdsl.book.style import fix_layout
 
-__all__ = ["LAW_NAMES", "CONSTANT_NAMES", "law_name", "figure_predicted_observed", "figure_n_star", "figure_ratio",
-           "figure_tornado"]
+__all__ = [
+    "LAW_NAMES",
+    "CONSTANT_NAMES",
+    "law_name",
+    "figure_predicted_observed",
+    "figure_n_star",
+    "figure_ratio",
+    "figure_tornado",
+]
 
 #: What the laws are called in the text and the figures.
 LAW_NAMES: dict[str, str] = {
@@ -54,8 +61,9 @@ def figure_predicted_observed(predictions: pd.DataFrame, laws: Sequence[str], la
 
     ncol = min(4, len(laws))
     nrow = int(np.ceil(len(laws) / ncol))
-    fig, axes = plt.subplots(nrow, ncol, figsize=(2.6 * ncol, 2.6 * nrow + 0.4), sharex=True, sharey=True,
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        nrow, ncol, figsize=(2.6 * ncol, 2.6 * nrow + 0.4), sharex=True, sharey=True, squeeze=False
+    )
     lo = float(min(predictions["alpha"].min(), predictions["predicted"].min())) - 0.01
     hi = float(max(predictions["alpha"].max(), predictions["predicted"].max())) + 0.01
     for ax, name in zip(axes.flat, laws):
@@ -64,14 +72,21 @@ def figure_predicted_observed(predictions: pd.DataFrame, laws: Sequence[str], la
             s = sub[sub["scheme"] == scheme]
             for fam, g in s.groupby("draft_family"):
                 col = family_color(fam)
-                ax.scatter(g["alpha"], g["predicted"], s=14, marker="o" if filled else "D",
-                           facecolors=col if filled else "none", edgecolors=col, linewidths=0.8,
-                           label=f"{fam} drafts, {'draft' if filled else 'target'} held out")
+                ax.scatter(
+                    g["alpha"],
+                    g["predicted"],
+                    s=14,
+                    marker="o" if filled else "D",
+                    facecolors=col if filled else "none",
+                    edgecolors=col,
+                    linewidths=0.8,
+                    label=f"{fam} drafts, {'draft' if filled else 'target'} held out",
+                )
         ax.plot([lo, hi], [lo, hi], color="0.4", lw=0.8, ls="--")
         ax.text(0.04, 0.96, (labels or LAW_NAMES).get(name, name), transform=ax.transAxes, va="top", fontsize=7.5)
         ax.set_xlim(lo, hi)
         ax.set_ylim(lo, hi)
-    for ax in axes.flat[len(laws):]:
+    for ax in axes.flat[len(laws) :]:
         ax.set_visible(False)
     for ax in axes[-1, :]:
         ax.set_xlabel(r"observed $\alpha$")
@@ -98,8 +113,9 @@ def figure_n_star(variants: pd.DataFrame, targets: Sequence[str], law_order: Seq
 
     ncol = min(3, len(targets))
     nrow = int(np.ceil(len(targets) / ncol))
-    fig, axes = plt.subplots(nrow, ncol, figsize=(3.0 * ncol + 1.2, (0.26 * len(law_order) + 0.9) * nrow + 0.6),
-                             sharey=True, squeeze=False)
+    fig, axes = plt.subplots(
+        nrow, ncol, figsize=(3.0 * ncol + 1.2, (0.26 * len(law_order) + 0.9) * nrow + 0.6), sharey=True, squeeze=False
+    )
     ypos = {n: i for i, n in enumerate(law_order)}
     fams = sorted(variants["draft_family"].unique())
     offs = {f: (i - (len(fams) - 1) / 2) * 0.22 for i, f in enumerate(fams)}
@@ -107,26 +123,38 @@ def figure_n_star(variants: pd.DataFrame, targets: Sequence[str], law_order: Seq
     for ax, target in zip(axes.flat, targets):
         sub = variants[(variants["target"] == target) & variants["law"].isin(law_order)]
         sub = sub.assign(
-            ypos=sub["law"].map(ypos) + sub["draft_family"].map(offs) + np.where(sub["gamma"] == "integer", 0.06, -0.06),
+            ypos=sub["law"].map(ypos)
+            + sub["draft_family"].map(offs)
+            + np.where(sub["gamma"] == "integer", 0.06, -0.06),
             interior=sub["status"] == "interior",
         )
         # one scatter per marker shape (not per point): the same marks, far fewer artists to draw
         cols = [family_color(f) for f in sub["draft_family"]]
-        sub = sub.assign(edge=cols, face=[c if k == "besiroglu2024" else "none" for c, k in zip(cols, sub["constants"])])
+        sub = sub.assign(
+            edge=cols, face=[c if k == "besiroglu2024" else "none" for c, k in zip(cols, sub["constants"])]
+        )
         for gam, g in sub[sub["interior"]].groupby("gamma", sort=True):
-            ax.scatter(g["n_star"], g["ypos"], s=16, marker="o" if gam == "continuous" else "s",
-                       facecolors=list(g["face"]), edgecolors=list(g["edge"]), linewidths=0.8)
+            ax.scatter(
+                g["n_star"],
+                g["ypos"],
+                s=16,
+                marker="o" if gam == "continuous" else "s",
+                facecolors=list(g["face"]),
+                edgecolors=list(g["edge"]),
+                linewidths=0.8,
+            )
         none = sub[~sub["interior"]]
         if len(none):
-            ax.scatter(np.full(len(none), xmin / 1.6), none["ypos"], s=16, marker="x", color=list(none["edge"]),
-                       linewidths=0.8)
+            ax.scatter(
+                np.full(len(none), xmin / 1.6), none["ypos"], s=16, marker="x", color=list(none["edge"]), linewidths=0.8
+            )
         ax.set_xscale("log")
         ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1e6:.0f}M"))
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel(f"{target}\nN* (parameters)")
         ax.axvline(xmin / 1.35, color="0.7", lw=0.6)
-    for ax in axes.flat[len(targets):]:
+    for ax in axes.flat[len(targets) :]:
         ax.set_visible(False)
     for ax in axes[:, 0]:
         ax.set_yticks(range(len(law_order)), [law_name(n) for n in law_order])
@@ -144,8 +172,13 @@ def figure_n_star(variants: pd.DataFrame, targets: Sequence[str], law_order: Seq
     return fix_layout(fig)
 
 
-def figure_ratio(sweep: pd.DataFrame, low: float = 150.0, high: float = 300.0, draft_family: str | None = None,
-                 gamma: str = "continuous"):
+def figure_ratio(
+    sweep: pd.DataFrame,
+    low: float = 150.0,
+    high: float = 300.0,
+    draft_family: str | None = None,
+    gamma: str = "continuous",
+):
     """``M / N*`` against ``M`` for the cross-target laws; the band ``[low, high]`` shaded.
     Solid: Besiroglu constants, dashed: Hoffmann."""
     import matplotlib.pyplot as plt
@@ -157,8 +190,14 @@ def figure_ratio(sweep: pd.DataFrame, low: float = 150.0, high: float = 300.0, d
     colors = dict(zip(sorted(sub["law"].unique()), ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00"]))
     for (law, const), g in sub.groupby(["law", "constants"], sort=True):
         g = g.sort_values("m")
-        ax.plot(g["m"], g["ratio"], color=colors[law], ls="-" if const == "besiroglu2024" else "--", lw=1.4,
-                label=f"{law_name(law)}, {CONSTANT_NAMES.get(const, const)}")
+        ax.plot(
+            g["m"],
+            g["ratio"],
+            color=colors[law],
+            ls="-" if const == "besiroglu2024" else "--",
+            lw=1.4,
+            label=f"{law_name(law)}, {CONSTANT_NAMES.get(const, const)}",
+        )
     ax.axhspan(low, high, color="0.85", zorder=0, label=f"M/N* in [{low:g}, {high:g}]")
     ax.axhline(200, color="0.5", lw=0.7, ls=":")
     from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
@@ -182,10 +221,16 @@ def figure_tornado(elast: pd.DataFrame, reference: tuple[str, str]):
 
     ref = elast[(elast["target"] == reference[0]) & (elast["draft_family"] == reference[1])].set_index("parameter")
     order = ref["elasticity_n_star"].abs().sort_values().index
-    rng_ = elast.groupby("parameter").agg(
-        n_lo=("elasticity_n_star", "min"), n_hi=("elasticity_n_star", "max"),
-        t_lo=("elasticity_t", "min"), t_hi=("elasticity_t", "max"),
-    ).loc[order]
+    rng_ = (
+        elast.groupby("parameter")
+        .agg(
+            n_lo=("elasticity_n_star", "min"),
+            n_hi=("elasticity_n_star", "max"),
+            t_lo=("elasticity_t", "min"),
+            t_hi=("elasticity_t", "max"),
+        )
+        .loc[order]
+    )
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.6), sharey=True)
     for ax, col, lo, hi, xlabel in (
         (axes[0], "elasticity_n_star", "n_lo", "n_hi", r"elasticity of $N^*$, $\partial\ln N^*/\partial\ln\theta$"),
@@ -201,8 +246,15 @@ def figure_tornado(elast: pd.DataFrame, reference: tuple[str, str]):
         reach = max(float(np.nanmax(np.abs(v))), float(np.nanmax(np.abs(rng_[[lo, hi]].to_numpy()))))
         ax.set_xlim(-2.0 * reach, 2.0 * reach)
         ax.set_xlabel(xlabel)
-    names = {"E": "E (loss floor)", "A_loss": "A (loss, N term)", "B_loss": "B (loss, D term)",
-             "a": "a (loss, exponent of N)", "b": "b (loss, exponent of D)", "A": "A (plane, draft perplexity)",
-             "B": "B (plane, target perplexity)", "C": "C (plane, intercept)"}
+    names = {
+        "E": "E (loss floor)",
+        "A_loss": "A (loss, N term)",
+        "B_loss": "B (loss, D term)",
+        "a": "a (loss, exponent of N)",
+        "b": "b (loss, exponent of D)",
+        "A": "A (plane, draft perplexity)",
+        "B": "B (plane, target perplexity)",
+        "C": "C (plane, intercept)",
+    }
     axes[0].set_yticks(np.arange(len(order)), [names.get(p, p) for p in order])
     return fix_layout(fig)

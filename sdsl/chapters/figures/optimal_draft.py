@@ -39,15 +39,30 @@ def figure2(curves: pd.DataFrame, drafts: pd.DataFrame, optima: pd.DataFrame) ->
             x, y = c["n"].to_numpy() / 1e9, c["tokens_per_flop"].to_numpy()
             (line,) = ax.plot(x, y, color=col, lw=1.8, ls=styles[k % len(styles)])
             line.set_gid(f"curve|{target}|{fam}")
-            ax.annotate(target, xy=(x[-1], y[-1]), xytext=(3, 0), textcoords="offset points",
-                        color=col, fontsize=8, va="center", ha="left")
+            ax.annotate(
+                target,
+                xy=(x[-1], y[-1]),
+                xytext=(3, 0),
+                textcoords="offset points",
+                color=col,
+                fontsize=8,
+                va="center",
+                ha="left",
+            )
             d = drafts[(drafts["target"] == target) & (drafts["draft_family"] == fam)]
-            (pts,) = ax.plot(d["n"] / 1e9, d["tokens_per_flop"], ls="none", marker="o", ms=5,
-                             color="black", zorder=3)
+            (pts,) = ax.plot(d["n"] / 1e9, d["tokens_per_flop"], ls="none", marker="o", ms=5, color="black", zorder=3)
             pts.set_gid(f"drafts|{target}|{fam}")
             o = optima[(optima["target"] == target) & (optima["draft_family"] == fam)]
-            (star,) = ax.plot(o["n_star"] / 1e9, o["tokens_per_flop"], ls="none", marker="*", ms=14,
-                              color=col, markeredgecolor="black", zorder=4)
+            (star,) = ax.plot(
+                o["n_star"] / 1e9,
+                o["tokens_per_flop"],
+                ls="none",
+                marker="*",
+                ms=14,
+                color=col,
+                markeredgecolor="black",
+                zorder=4,
+            )
             star.set_gid(f"star|{target}|{fam}")
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
@@ -58,9 +73,13 @@ def figure2(curves: pd.DataFrame, drafts: pd.DataFrame, optima: pd.DataFrame) ->
     # the unit in the label, plain numbers on the ticks (no "1e-11" offset text)
     axes[0].set_ylabel("throughput $\\mathcal{T}$ ($10^{-11}$ tokens per FLOP)")
     axes[0].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v * 1e11:g}"))
-    axes[0].legend(handles=[Line2D([], [], ls="none", marker="o", ms=5, color="black"),
-                            Line2D([], [], ls="none", marker="*", ms=12, color="0.7", markeredgecolor="black")],
-                   labels=["drafts of the paper's experiments", "optimal draft size $N^*$ (Table 5)"],
-                   loc="upper right", fontsize=8)
+    axes[0].legend(
+        handles=[
+            Line2D([], [], ls="none", marker="o", ms=5, color="black"),
+            Line2D([], [], ls="none", marker="*", ms=12, color="0.7", markeredgecolor="black"),
+        ],
+        labels=["drafts of the paper's experiments", "optimal draft size $N^*$ (Table 5)"],
+        loc="upper right",
+        fontsize=8,
+    )
     return fig
-

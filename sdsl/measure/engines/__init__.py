@@ -14,13 +14,22 @@ Every reader returns an :class:`~.types.EngineRead` of :class:`~.types.AlphaRead
 """
 
 from sdsl.measure.engines.detect import (
-           FORMATS,
-           detect_format,
-           read_files,
-           read_text,
-           read_texts,
+    FORMATS,
+    detect_format,
+    read_files,
+    read_text,
+    read_texts,
 )
 from sdsl.measure.engines.types import AlphaReading, EngineRead, ShortDrafts, Skipped
 
-__all__ = ["FORMATS", "detect_format", "read_files", "read_text", "read_texts", "AlphaReading", "EngineRead",
-           "ShortDrafts", "Skipped"]
+__all__ = [
+    "FORMATS",
+    "detect_format",
+    "read_files",
+    "read_text",
+    "read_texts",
+    "AlphaReading",
+    "EngineRead",
+    "ShortDrafts",
+    "Skipped",
+]

@@ -27,8 +27,12 @@ FORMATS = {
     "vllm-log": "vLLM log lines (SpecDecoding metrics: ... / Speculative metrics: ...)",
     "vllm-requests": "vLLM per-request JSON (metrics.speculative_decoding, --per-request-spec-decode-metrics)",
 }
-_SCRAPE_PREFIXES = (("vllm:spec_decode", "vllm-prometheus"), ("llamacpp:spec_decode", "llamacpp-prometheus"),
-                    ("trtllm_spec_decode", "trtllm-prometheus"), ("sglang:spec_", "sglang-prometheus"))
+_SCRAPE_PREFIXES = (
+    ("vllm:spec_decode", "vllm-prometheus"),
+    ("llamacpp:spec_decode", "llamacpp-prometheus"),
+    ("trtllm_spec_decode", "trtllm-prometheus"),
+    ("sglang:spec_", "sglang-prometheus"),
+)
 
 
 def detect_format(text: str, where: str = "file") -> tuple[str, str]:
@@ -54,8 +58,10 @@ def detect_format(text: str, where: str = "file") -> tuple[str, str]:
             if scrape.has_prefix(prefix):
                 kind = "query-result table" if scrape.table else "scrape"
                 return fmt, f"Prometheus {kind} with {prefix}* metrics"
-        raise ValueError(f"{where}: a Prometheus scrape without speculative-decoding metrics (vllm:spec_decode_*, "
-                         "llamacpp:spec_decode_*, sglang:spec_*, trtllm_spec_decode_*); is speculative decoding on?")
+        raise ValueError(
+            f"{where}: a Prometheus scrape without speculative-decoding metrics (vllm:spec_decode_*, "
+            "llamacpp:spec_decode_*, sglang:spec_*, trtllm_spec_decode_*); is speculative decoding on?"
+        )
     raise ValueError(f"{where}: not a recognised source ({'; '.join(FORMATS.values())})")
 
 
@@ -69,25 +75,38 @@ def _read_path(path: str | os.PathLike) -> str:
         raise ValueError(f"{path}: not a UTF-8 text file") from None
 
 
-def read_text(text: str, path: str, *, fmt: str | None = None, level: float = 0.95, gamma: int | None = None,
-              seed: int = 0) -> EngineRead:
+def read_text(
+    text: str, path: str, *, fmt: str | None = None, level: float = 0.95, gamma: int | None = None, seed: int = 0
+) -> EngineRead:
     """Read one source given as text (format detected unless ``fmt``)."""
     return read_texts([text], [path], fmt=fmt, level=level, gamma=gamma, seed=seed, delta=False)
 
 
-def read_texts(texts: Sequence[str], paths: Sequence[str], *, fmt: str | None = None, level: float = 0.95,
-               gamma: int | None = None, seed: int = 0, delta: bool = False) -> EngineRead:
+def read_texts(
+    texts: Sequence[str],
+    paths: Sequence[str],
+    *,
+    fmt: str | None = None,
+    level: float = 0.95,
+    gamma: int | None = None,
+    seed: int = 0,
+    delta: bool = False,
+) -> EngineRead:
     """Read one source, or with ``delta`` successive scrapes of one server (earlier first)."""
     if fmt is not None and fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     found = [detect_format(t, p) if fmt is None else (fmt, "given") for t, p in zip(texts, paths)]
     kinds = {f for f, _ in found}
     if len(kinds) != 1:
-        raise ValueError(f"--delta needs scrapes of one engine, got {', '.join(f'{p}: {f}' for p, (f, _) in zip(paths, found))}")
+        raise ValueError(
+            f"--delta needs scrapes of one engine, got {', '.join(f'{p}: {f}' for p, (f, _) in zip(paths, found))}"
+        )
     kind, why = found[-1]
     if delta and kind in ("vllm-log", "vllm-requests"):
-        raise ValueError(f"--delta applies to /metrics scrapes; {paths[0]} is {FORMATS[kind]} (its counts are "
-                         "already per interval or per request)")
+        raise ValueError(
+            f"--delta applies to /metrics scrapes; {paths[0]} is {FORMATS[kind]} (its counts are "
+            "already per interval or per request)"
+        )
     if kind == "vllm-log":
         from sdsl.measure.engines.vllm_log import read_vllm_log
 
@@ -114,8 +133,15 @@ def read_texts(texts: Sequence[str], paths: Sequence[str], *, fmt: str | None = 
     return read_trtllm(scrapes, paths, level=level, gamma=gamma, delta=delta, detected_by=why)
 
 
-def read_files(paths: Sequence[str | os.PathLike], *, fmt: str | None = None, level: float = 0.95,
-               gamma: int | None = None, seed: int = 0, delta: bool = False) -> list[EngineRead]:
+def read_files(
+    paths: Sequence[str | os.PathLike],
+    *,
+    fmt: str | None = None,
+    level: float = 0.95,
+    gamma: int | None = None,
+    seed: int = 0,
+    delta: bool = False,
+) -> list[EngineRead]:
     """Read every file on its own, or with ``delta`` all of them as successive scrapes of one
     server (one :class:`EngineRead`).
 

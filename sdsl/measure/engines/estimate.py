@@ -34,12 +34,20 @@ from sdsl.measure.estimators import (
 )
 from sdsl.measure.mean_tokens import alpha_from_mean_tokens
 
-__all__ = ["from_position_counts", "from_iterations", "from_mean_length", "invert_mean_length",
-           "reduction_bound", "CHAIN_ONLY"]
+__all__ = [
+    "from_position_counts",
+    "from_iterations",
+    "from_mean_length",
+    "invert_mean_length",
+    "reduction_bound",
+    "CHAIN_ONLY",
+]
 
 #: The label of every estimate that inverts a mean acceptance length.
-CHAIN_ONLY = ("inverts the mean acceptance length E(alpha, k) = (1 - alpha^(k+1)) / (1 - alpha): valid "
-              "for chain drafts of k tokens only (not for tree drafts such as EAGLE with topk > 1)")
+CHAIN_ONLY = (
+    "inverts the mean acceptance length E(alpha, k) = (1 - alpha^(k+1)) / (1 - alpha): valid "
+    "for chain drafts of k tokens only (not for tree drafts such as EAGLE with topk > 1)"
+)
 
 
 def reduction_bound(stopped: Sequence[float], k: int, missing: float) -> float:
@@ -64,8 +72,9 @@ def reduction_bound(stopped: Sequence[float], k: int, missing: float) -> float:
     return total
 
 
-def _short(k: int, drafts: float, s: float, t: float, m_min: float, m_max: float, m_point: float,
-           reduction: float) -> ShortDrafts:
+def _short(
+    k: int, drafts: float, s: float, t: float, m_min: float, m_max: float, m_point: float, reduction: float
+) -> ShortDrafts:
     missing = int(round(m_point)) if m_point > 0.5 else 0
     d_min = int(math.ceil(m_min / max(k - 1, 1))) if m_min > 0.5 else 0
     d_max = int(min(round(max(m_max, 0.0)), round(drafts))) if k > 1 else 0
@@ -114,8 +123,10 @@ def from_position_counts(
     tol_d = rel_tolerance * d
     if np.any(np.diff(a) > 0):
         i = int(np.flatnonzero(np.diff(a) > 0)[0]) + 1
-        raise ValueError(f"{where}: accepted at position {i} ({a[i]:.0f}) > accepted at position {i - 1} "
-                         f"({a[i - 1]:.0f}); a position is only reached when the previous one was accepted")
+        raise ValueError(
+            f"{where}: accepted at position {i} ({a[i]:.0f}) > accepted at position {i - 1} "
+            f"({a[i - 1]:.0f}); a position is only reached when the previous one was accepted"
+        )
     if a[0] > d + tol_d + trials_slack:
         raise ValueError(f"{where}: accepted at position 0 ({a[0]:.0f}) > number of drafts ({d:.0f})")
     s = float(a.sum())
@@ -123,9 +134,10 @@ def from_position_counts(
         acc = float(num_accepted_tokens)
         tol = rel_tolerance * acc + trials_slack
         if abs(s - acc) > tol + 1e-9:
-            extra = (f" (tolerance {tol:.3g}: totals rounded to 6 significant digits)" if rel_tolerance else "")
-            raise ValueError(f"{where}: per-position counters sum to {s:.0f} but num_accepted_tokens is "
-                             f"{acc:.0f}{extra}")
+            extra = f" (tolerance {tol:.3g}: totals rounded to 6 significant digits)" if rel_tolerance else ""
+            raise ValueError(
+                f"{where}: per-position counters sum to {s:.0f} but num_accepted_tokens is {acc:.0f}{extra}"
+            )
     t = d + float(a[:-1].sum())
     m_point = m_min = m_max = 0.0
     all_notes = list(notes)
@@ -134,8 +146,10 @@ def from_position_counts(
         tol_m = k * tol_d + rel_tolerance * dt
         m_point = k * d - dt
         if m_point < -tol_m - 1e-9:
-            raise ValueError(f"{where}: num_draft_tokens ({dt:.0f}) > k x num_drafts ({k} x {d:.0f}); "
-                             "the per-position counters are shorter than the drafts")
+            raise ValueError(
+                f"{where}: num_draft_tokens ({dt:.0f}) > k x num_drafts ({k} x {d:.0f}); "
+                "the per-position counters are shorter than the drafts"
+            )
         m_min, m_max = max(m_point - tol_m, 0.0), max(m_point + tol_m, 0.0)
     else:
         all_notes.append("num_draft_tokens is not exported: drafts shorter than k cannot be detected")
@@ -147,25 +161,38 @@ def from_position_counts(
     if t_lo == t_hi and float(d).is_integer():
         est = alpha_from_position_counts([int(x) for x in a], int(d), level=level)
     else:
-        est = alpha_from_trial_bounds(s, t, max(t_lo, s), t_hi, level=level, n=int(round(d)),
-                                      method="mle_position_counts_bounded")
+        est = alpha_from_trial_bounds(
+            s, t, max(t_lo, s), t_hi, level=level, n=int(round(d)), method="mle_position_counts_bounded"
+        )
     short = _short(k, d, s, t, m_min, m_max, m_point, reduction)
     if rel_tolerance:
-        all_notes.append(f"totals rounded by the exporter: |error| <= {rel_tolerance:g} x value; the interval "
-                         "covers it")
+        all_notes.append(
+            f"totals rounded by the exporter: |error| <= {rel_tolerance:g} x value; the interval covers it"
+        )
     if short.drafts_max > 0 and k > 1:
-        all_notes.append("drafts shorter than k lower the conditional rates at the positions where they end (a "
-                         "short draft accepted in full counts as a rejection): the constant-alpha test is biased "
-                         "towards rejecting")
+        all_notes.append(
+            "drafts shorter than k lower the conditional rates at the positions where they end (a "
+            "short draft accepted in full counts as a rejection): the constant-alpha test is biased "
+            "towards rejecting"
+        )
     d_int = max(int(round(d)), int(a[0]))
     test = constant_alpha_test(accepted_per_pos=[int(round(x)) for x in a], num_drafts=d_int) if k > 1 else None
     rates = test.rates if test is not None else (s_int / d_int,) if d_int else ()
     return AlphaReading(
-        source=source, path=path, labels=labels, gamma=k, estimate=est, method=method,
-        num_drafts=d, num_draft_tokens=num_draft_tokens,
+        source=source,
+        path=path,
+        labels=labels,
+        gamma=k,
+        estimate=est,
+        method=method,
+        num_drafts=d,
+        num_draft_tokens=num_draft_tokens,
         num_accepted_tokens=s if rel_tolerance or num_accepted_tokens is None else float(num_accepted_tokens),
         position_rates=rates,
-        constant_alpha=test, short_drafts=short, notes=tuple(all_notes))
+        constant_alpha=test,
+        short_drafts=short,
+        notes=tuple(all_notes),
+    )
 
 
 def from_iterations(
@@ -205,8 +232,13 @@ def from_iterations(
         m = float(missing_tokens)
         reduction = reduction_bound([np.count_nonzero(acc == j) for j in range(1, k)], k, m)
         short = _short(k, float(acc.size), s, t, m, m, m, reduction)
-        est = mle if m == 0 else alpha_from_trial_bounds(s, t, max(t - reduction, s), t, level=level,
-                                                         n=int(acc.size), method="mle_truncated_geometric_bounded")
+        est = (
+            mle
+            if m == 0
+            else alpha_from_trial_bounds(
+                s, t, max(t - reduction, s), t, level=level, n=int(acc.size), method="mle_truncated_geometric_bounded"
+            )
+        )
     boot = None
     all_notes = list(notes)
     if groups is not None and rng is not None:
@@ -219,14 +251,27 @@ def from_iterations(
             all_notes.append("one request only: no bootstrap over requests")
     test = constant_alpha_test(acc, gam) if gam.max() > 1 else None
     if test is not None and not exact_lengths and missing_tokens:
-        all_notes.append("drafts shorter than k lower the conditional rates at the positions where they end: the "
-                         "constant-alpha test is biased towards rejecting")
+        all_notes.append(
+            "drafts shorter than k lower the conditional rates at the positions where they end: the "
+            "constant-alpha test is biased towards rejecting"
+        )
     used = gam > 0
     return AlphaReading(
-        source=source, path=path, labels=labels, gamma=int(k), estimate=est, method=method,
-        num_drafts=float(np.count_nonzero(used)), num_draft_tokens=float(gam.sum()) if exact_lengths else None,
-        num_accepted_tokens=float(acc.sum()), position_rates=test.rates if test else (),
-        constant_alpha=test, short_drafts=short, bootstrap=boot, notes=tuple(all_notes))
+        source=source,
+        path=path,
+        labels=labels,
+        gamma=int(k),
+        estimate=est,
+        method=method,
+        num_drafts=float(np.count_nonzero(used)),
+        num_draft_tokens=float(gam.sum()) if exact_lengths else None,
+        num_accepted_tokens=float(acc.sum()),
+        position_rates=test.rates if test else (),
+        constant_alpha=test,
+        short_drafts=short,
+        bootstrap=boot,
+        notes=tuple(all_notes),
+    )
 
 
 def invert_mean_length(mean_length: float, k: int) -> float:
@@ -255,18 +300,36 @@ def from_mean_length(
     NaN and the reading says why. Labelled valid for chain drafts only (:data:`CHAIN_ONLY`)."""
     where = f"{path} ({label_text(labels)})"
     if not 1.0 <= mean_length <= k + 1.0:
-        raise ValueError(f"{where}: mean acceptance length {mean_length:.6g} outside [1, k + 1] = [1, {k + 1}]"
-                         "; is k (the draft length) right?")
+        raise ValueError(
+            f"{where}: mean acceptance length {mean_length:.6g} outside [1, k + 1] = [1, {k + 1}]"
+            "; is k (the draft length) right?"
+        )
     all_notes = [CHAIN_ONLY, *notes]
     if n_iterations is not None and n_iterations >= 1:
         est = alpha_from_mean_tokens(mean_length, k, int(round(n_iterations)), level=level)
     else:
         a = invert_mean_length(mean_length, k)
-        est = AlphaEstimate(a, float("nan"), float("nan"), float("nan"), n=0, method="invert_mean_tokens",
-                            interval="none (no count of verification steps)", level=level)
+        est = AlphaEstimate(
+            a,
+            float("nan"),
+            float("nan"),
+            float("nan"),
+            n=0,
+            method="invert_mean_tokens",
+            interval="none (no count of verification steps)",
+            level=level,
+        )
         all_notes.append("no count of verification steps in the export: no sampling interval can be given")
     return AlphaReading(
-        source=source, path=path, labels=labels, gamma=int(k), estimate=est, method=method,
-        num_drafts=num_drafts, num_draft_tokens=num_draft_tokens, num_accepted_tokens=num_accepted_tokens,
-        chain_only=True, notes=tuple(all_notes))
-
+        source=source,
+        path=path,
+        labels=labels,
+        gamma=int(k),
+        estimate=est,
+        method=method,
+        num_drafts=num_drafts,
+        num_draft_tokens=num_draft_tokens,
+        num_accepted_tokens=num_accepted_tokens,
+        chain_only=True,
+        notes=tuple(all_notes),
+    )

@@ -32,12 +32,23 @@ PREFIX = "llamacpp:"
 REL_TOLERANCE = 5e-6
 
 
-def read_llamacpp(scrapes: Sequence[Scrape], paths: Sequence[str], *, level: float = 0.95,
-                  delta: bool = False, detected_by: str = "") -> EngineRead:
+def read_llamacpp(
+    scrapes: Sequence[Scrape], paths: Sequence[str], *, level: float = 0.95, delta: bool = False, detected_by: str = ""
+) -> EngineRead:
     """:func:`sdsl.measure.engines.vllm.read_scrapes` with the ``llamacpp:`` prefix and the
     6-significant-digit tolerance."""
-    read = read_scrapes(scrapes, paths, source="llamacpp-prometheus", prefix=PREFIX, level=level,
-                        rel_tolerance=REL_TOLERANCE, delta=delta, detected_by=detected_by)
-    note = ("llama.cpp rounds its totals to 6 significant digits (tolerance 5e-6 relative); the per-position "
-            "counts are exact")
+    read = read_scrapes(
+        scrapes,
+        paths,
+        source="llamacpp-prometheus",
+        prefix=PREFIX,
+        level=level,
+        rel_tolerance=REL_TOLERANCE,
+        delta=delta,
+        detected_by=detected_by,
+    )
+    note = (
+        "llama.cpp rounds its totals to 6 significant digits (tolerance 5e-6 relative); the per-position "
+        "counts are exact"
+    )
     return EngineRead(read.path, read.source, read.detected_by, read.readings, read.skipped, read.notes + (note,))

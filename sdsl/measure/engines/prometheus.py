@@ -27,8 +27,10 @@ from sdsl.measure.engines.types import Labels
 __all__ = ["Sample", "Scrape", "parse_scrape", "looks_like_prometheus"]
 
 _TABLE_ROW = re.compile(r"^\s*(\S.*?\}|[A-Za-z_:][A-Za-z0-9_:]*)\s*\|\s*(\S+)\s*$")
-_SAMPLE_START = re.compile(r'^\s*(\{\s*"[^"]*"|[A-Za-z_:][A-Za-z0-9_:]*)\s*(\{.*\})?\s+'
-                           r'[-+]?(\d|\.\d|Inf|NaN|inf|nan)')
+_SAMPLE_START = re.compile(
+    r'^\s*(\{\s*"[^"]*"|[A-Za-z_:][A-Za-z0-9_:]*)\s*(\{.*\})?\s+'
+    r"[-+]?(\d|\.\d|Inf|NaN|inf|nan)"
+)
 
 
 @dataclass(frozen=True)
@@ -56,8 +58,7 @@ class Scrape:
         return [s for s in self.samples if s.name in wanted]
 
     def has_prefix(self, prefix: str) -> bool:
-        return any(s.name.startswith(prefix) for s in self.samples) or any(
-            n.startswith(prefix) for n in self.types)
+        return any(s.name.startswith(prefix) for s in self.samples) or any(n.startswith(prefix) for n in self.types)
 
 
 def _table_to_exposition(text: str) -> str | None:
@@ -145,8 +146,11 @@ def parse_scrape(text: str, where: str = "scrape") -> Scrape:
     api = api_json_to_exposition(text) if text.lstrip().startswith("{") else None
     if api is not None:
         body, table = api, True
-    elif not any(_SAMPLE_START.match(ln.strip()) for ln in text.splitlines()
-               if ln.strip() and not ln.strip().startswith("#") and "|" not in ln):
+    elif not any(
+        _SAMPLE_START.match(ln.strip())
+        for ln in text.splitlines()
+        if ln.strip() and not ln.strip().startswith("#") and "|" not in ln
+    ):
         rewritten = _table_to_exposition(text)
         if rewritten is not None:
             body, table = rewritten, True
@@ -173,7 +177,9 @@ def count(value: float, what: str, *, tolerance: float = 0.0) -> float:
     return float(value)
 
 
-def counter_values(scrape: Scrape, name: str, *, drop: tuple[str, ...] = ()) -> dict[Labels, tuple[float, float | None]]:
+def counter_values(
+    scrape: Scrape, name: str, *, drop: tuple[str, ...] = ()
+) -> dict[Labels, tuple[float, float | None]]:
     """``{labels: (value, created)}`` of counter ``name`` (given without ``_total``), labels in
     ``drop`` removed from the key."""
     out: dict[Labels, list] = {}
@@ -188,8 +194,10 @@ def counter_values(scrape: Scrape, name: str, *, drop: tuple[str, ...] = ()) -> 
     return {k: (v[0], v[1]) for k, v in out.items() if v[0] is not None}
 
 
-def delta_values(before: dict[Labels, tuple[float, float | None]], after: dict[Labels, tuple[float, float | None]],
-                 ) -> tuple[dict[Labels, float], list[str]]:
+def delta_values(
+    before: dict[Labels, tuple[float, float | None]],
+    after: dict[Labels, tuple[float, float | None]],
+) -> tuple[dict[Labels, float], list[str]]:
     """``after - before`` per label set, a reset (``_created`` moved, or a decrease) keeping
     ``after``'s value (counts since the restart), with a note per reset."""
     out, notes = {}, []
@@ -200,8 +208,10 @@ def delta_values(before: dict[Labels, tuple[float, float | None]], after: dict[L
             continue
         bv, bc = b
         if (created is not None and bc is not None and created > bc + 1e-3) or v < bv:
-            notes.append("counter reset between the scrapes (the server restarted): the counts since the restart "
-                         "are used and the traffic before it is lost")
+            notes.append(
+                "counter reset between the scrapes (the server restarted): the counts since the restart "
+                "are used and the traffic before it is lost"
+            )
             out[key] = v
         else:
             out[key] = v - bv

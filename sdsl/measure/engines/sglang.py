@@ -52,14 +52,23 @@ def _k_from_gauges(length: float, rate: float, gamma: int | None, where: str) ->
         raise ValueError(f"{where}: spec_accept_rate is {rate}: k cannot be told; give --gamma K")
     ratio = length / rate
     if abs(ratio - round(ratio)) > 1e-6 * max(ratio, 1.0) or round(ratio) < 2:
-        raise ValueError(f"{where}: spec_accept_length / spec_accept_rate = {ratio:.6g} is not a whole number "
-                         "of draft tokens per step: k cannot be told (the inversion is valid for chain drafts only); "
-                         "give --gamma K for a chain draft of K tokens")
+        raise ValueError(
+            f"{where}: spec_accept_length / spec_accept_rate = {ratio:.6g} is not a whole number "
+            "of draft tokens per step: k cannot be told (the inversion is valid for chain drafts only); "
+            "give --gamma K for a chain draft of K tokens"
+        )
     return int(round(ratio)) - 1
 
 
-def read_sglang(scrapes: Sequence[Scrape], paths: Sequence[str], *, level: float = 0.95, gamma: int | None = None,
-                delta: bool = False, detected_by: str = "") -> EngineRead:
+def read_sglang(
+    scrapes: Sequence[Scrape],
+    paths: Sequence[str],
+    *,
+    level: float = 0.95,
+    gamma: int | None = None,
+    delta: bool = False,
+    detected_by: str = "",
+) -> EngineRead:
     """One reading per model from the counters when exported, else per gauge series."""
     last = scrapes[-1]
     where = paths[-1] if not delta else f"{paths[0]} .. {paths[-1]}"
@@ -101,20 +110,37 @@ def read_sglang(scrapes: Sequence[Scrape], paths: Sequence[str], *, level: float
         if not v or g is None or r is None:
             continue
         k = gamma if gamma is not None else ks.get(model)
-        k_note = () if gamma is not None else (
-            f"k = {k} from spec_accept_length / spec_accept_rate - 1 (speculative_num_draft_tokens - 1): assumes a "
-            "chain draft; for a tree draft (topk > 1) give --gamma with the number of steps",)
+        k_note = (
+            ()
+            if gamma is not None
+            else (
+                f"k = {k} from spec_accept_length / spec_accept_rate - 1 (speculative_num_draft_tokens - 1): assumes a "
+                "chain draft; for a tree draft (topk > 1) give --gamma with the number of steps",
+            )
+        )
         if k is None:
             skipped.append(Skipped(model_key, "k unknown (no usable gauges): give --gamma K"))
             continue
         mean = (g - r) / v
         try:
-            readings.append(E.from_mean_length(
-                source="sglang-prometheus", path=where, labels=model_key, mean_length=mean, k=int(k),
-                n_iterations=v, level=level, num_drafts=v,
-                method="(generation_tokens - num_requests) / spec_verify_calls inverted",
-                notes=("slightly low when requests stop within a step (stop strings, max_tokens)",
-                       "SGLang exports no count of draft tokens: drafts shorter than k cannot be detected", *k_note)))
+            readings.append(
+                E.from_mean_length(
+                    source="sglang-prometheus",
+                    path=where,
+                    labels=model_key,
+                    mean_length=mean,
+                    k=int(k),
+                    n_iterations=v,
+                    level=level,
+                    num_drafts=v,
+                    method="(generation_tokens - num_requests) / spec_verify_calls inverted",
+                    notes=(
+                        "slightly low when requests stop within a step (stop strings, max_tokens)",
+                        "SGLang exports no count of draft tokens: drafts shorter than k cannot be detected",
+                        *k_note,
+                    ),
+                )
+            )
         except ValueError as exc:
             skipped.append(Skipped(model_key, f"inconsistent: {str(exc).split(': ', 1)[-1]}"))
     counted = {dict(r.labels).get("model_name", "") for r in readings}
@@ -124,17 +150,36 @@ def read_sglang(scrapes: Sequence[Scrape], paths: Sequence[str], *, level: float
         if length <= 0 or model in counted or model not in ks:
             continue
         # tensor- and pipeline-parallel ranks of one engine report the same gauges: read them once
-        key = (tuple((k, v) for k, v in labels if k not in ("tp_rank", "pp_rank", "moe_ep_rank")), length,
-               rates.get(labels))
+        key = (
+            tuple((k, v) for k, v in labels if k not in ("tp_rank", "pp_rank", "moe_ep_rank")),
+            length,
+            rates.get(labels),
+        )
         if key in seen:
             skipped.append(Skipped(labels, f"the same gauges as {label_text(seen[key])} (another rank of one engine)"))
             continue
         seen[key] = labels
-        readings.append(E.from_mean_length(
-            source="sglang-prometheus", path=where, labels=labels, mean_length=length, k=ks[model],
-            n_iterations=None, level=level, method="spec_accept_length gauge (last log interval) inverted",
-            notes=("an interval gauge: it describes the last decode log interval only, not the run",
-                   *(() if gamma is not None else (
-                       f"k = {ks[model]} from spec_accept_length / spec_accept_rate - 1: assumes a chain draft; for "
-                       "a tree draft (topk > 1) give --gamma with the number of steps",)))))
+        readings.append(
+            E.from_mean_length(
+                source="sglang-prometheus",
+                path=where,
+                labels=labels,
+                mean_length=length,
+                k=ks[model],
+                n_iterations=None,
+                level=level,
+                method="spec_accept_length gauge (last log interval) inverted",
+                notes=(
+                    "an interval gauge: it describes the last decode log interval only, not the run",
+                    *(
+                        ()
+                        if gamma is not None
+                        else (
+                            f"k = {ks[model]} from spec_accept_length / spec_accept_rate - 1: assumes a chain draft; for "
+                            "a tree draft (topk > 1) give --gamma with the number of steps",
+                        )
+                    ),
+                ),
+            )
+        )
     return EngineRead(where, "sglang-prometheus", detected_by, tuple(readings), tuple(skipped), tuple(notes))

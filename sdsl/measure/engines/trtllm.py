@@ -50,8 +50,15 @@ def _k_from_info(scrape: Scrape) -> int | None:
     return None
 
 
-def read_trtllm(scrapes: Sequence[Scrape], paths: Sequence[str], *, level: float = 0.95, gamma: int | None = None,
-                delta: bool = False, detected_by: str = "") -> EngineRead:
+def read_trtllm(
+    scrapes: Sequence[Scrape],
+    paths: Sequence[str],
+    *,
+    level: float = 0.95,
+    gamma: int | None = None,
+    delta: bool = False,
+    detected_by: str = "",
+) -> EngineRead:
     """One reading per label set of the spec-decode counters (or of the gauge when no counter)."""
     last = scrapes[-1]
     where = paths[-1] if not delta else f"{paths[0]} .. {paths[-1]}"
@@ -74,8 +81,13 @@ def read_trtllm(scrapes: Sequence[Scrape], paths: Sequence[str], *, level: float
     readings, skipped = [], []
     keys = list(dict.fromkeys([*series["draft"], *gauges]))
     if not keys:
-        skipped.append(Skipped((), "idle: the spec-decode counters are declared but have no sample yet (they are "
-                                   "created on the first speculative step)"))
+        skipped.append(
+            Skipped(
+                (),
+                "idle: the spec-decode counters are declared but have no sample yet (they are "
+                "created on the first speculative step)",
+            )
+        )
     for key in keys:
         dt, acc = series["draft"].get(key), series["accepted"].get(key, 0.0)
         k_key, k_note = k, ()
@@ -83,44 +95,73 @@ def read_trtllm(scrapes: Sequence[Scrape], paths: Sequence[str], *, level: float
             hint = ""
             if dt and acc and key in gauges and gauges[key] > 1.0:
                 # a hint only: one iteration's acceptance length is too noisy to set k from
-                hint = (f"; the last iteration's acceptance length suggests about {(gauges[key] - 1.0) * dt / acc:.1f} "
-                        "draft tokens per step")
-            skipped.append(Skipped(key, f"k (the draft length) is not in the scrape: give --gamma K (max_draft_len)"
-                                        f"{hint}"))
+                hint = (
+                    f"; the last iteration's acceptance length suggests about {(gauges[key] - 1.0) * dt / acc:.1f} "
+                    "draft tokens per step"
+                )
+            skipped.append(
+                Skipped(key, f"k (the draft length) is not in the scrape: give --gamma K (max_draft_len){hint}")
+            )
             continue
         if dt:
             steps = dt / k_key
             short = None
             extra = []
             if not float(dt / k_key).is_integer():
-                short = ShortDrafts(int(math.ceil(steps)) * k_key - int(dt), 1, int(math.ceil(steps)), float("nan"),
-                                    float("nan"))
-                extra.append(f"draft tokens ({dt:.0f}) are not a multiple of k = {k_key}: some drafts were shorter "
-                             "than k, the steps are more than draft tokens / k and the estimate is too high")
+                short = ShortDrafts(
+                    int(math.ceil(steps)) * k_key - int(dt), 1, int(math.ceil(steps)), float("nan"), float("nan")
+                )
+                extra.append(
+                    f"draft tokens ({dt:.0f}) are not a multiple of k = {k_key}: some drafts were shorter "
+                    "than k, the steps are more than draft tokens / k and the estimate is too high"
+                )
             try:
                 r = E.from_mean_length(
-                    source="trtllm-prometheus", path=where, labels=key, mean_length=1 + acc / steps, k=int(k_key),
-                    n_iterations=steps, level=level, num_drafts=steps, num_draft_tokens=dt, num_accepted_tokens=acc,
+                    source="trtllm-prometheus",
+                    path=where,
+                    labels=key,
+                    mean_length=1 + acc / steps,
+                    k=int(k_key),
+                    n_iterations=steps,
+                    level=level,
+                    num_drafts=steps,
+                    num_draft_tokens=dt,
+                    num_accepted_tokens=acc,
                     method="1 + k x accepted / draft tokens (steps = draft tokens / k) inverted",
-                    notes=("TensorRT-LLM exports no count of verification steps: every draft is taken as k long",
-                           *k_note, *extra))
+                    notes=(
+                        "TensorRT-LLM exports no count of verification steps: every draft is taken as k long",
+                        *k_note,
+                        *extra,
+                    ),
+                )
             except ValueError as exc:
                 skipped.append(Skipped(key, f"inconsistent: {str(exc).split(': ', 1)[-1]}"))
                 continue
             readings.append(r if short is None else replace(r, short_drafts=short))
         elif key in gauges and gauges[key] >= 1.0 and not delta:
-            readings.append(E.from_mean_length(
-                source="trtllm-prometheus", path=where, labels=key, mean_length=gauges[key], k=int(k_key),
-                n_iterations=None, level=level, method="trtllm_spec_decode_acceptance_length gauge inverted",
-                notes=("the gauge is the last iteration's acceptance length only",)))
+            readings.append(
+                E.from_mean_length(
+                    source="trtllm-prometheus",
+                    path=where,
+                    labels=key,
+                    mean_length=gauges[key],
+                    k=int(k_key),
+                    n_iterations=None,
+                    level=level,
+                    method="trtllm_spec_decode_acceptance_length gauge inverted",
+                    notes=("the gauge is the last iteration's acceptance length only",),
+                )
+            )
         else:
             skipped.append(Skipped(key, "idle: no draft token counted"))
     for key, g in gauges.items():
         if key in series["draft"] and k is not None and g >= 1.0:
             try:
                 a = E.invert_mean_length(min(g, k + 1.0), int(k))
-                notes.append(f"{label_text(key)}: the last iteration's acceptance length {g:.4g} inverts to "
-                             f"alpha {a:.4f} (one iteration, no interval)")
+                notes.append(
+                    f"{label_text(key)}: the last iteration's acceptance length {g:.4g} inverts to "
+                    f"alpha {a:.4f} (one iteration, no interval)"
+                )
             except ValueError:
                 pass
     return EngineRead(where, "trtllm-prometheus", detected_by, tuple(readings), tuple(skipped), tuple(notes))

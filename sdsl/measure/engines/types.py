@@ -54,14 +54,17 @@ class ShortDrafts:
             return "every draft had k tokens"
         if self.exact:
             n = self.drafts_min
-            return (f"{n} draft(s) shorter than k ({self.missing_tokens} tokens missing); their per-step "
-                    "lengths were used, so the estimate is exact")
-        span = (f"{self.drafts_min}" if self.drafts_min == self.drafts_max
-                else f"{self.drafts_min} to {self.drafts_max}")
-        return (f"{span} draft(s) shorter than k ({self.missing_tokens} draft tokens missing): counted as "
-                f"full drafts alpha is {self.alpha_full:.4f} (a lower bound: a short draft accepted in full "
-                f"counts as a rejection); at most {self.alpha_upper:.4f} if the missing tokens fell on the most "
-                f"drafts accepted in full; the interval covers both")
+            return (
+                f"{n} draft(s) shorter than k ({self.missing_tokens} tokens missing); their per-step "
+                "lengths were used, so the estimate is exact"
+            )
+        span = f"{self.drafts_min}" if self.drafts_min == self.drafts_max else f"{self.drafts_min} to {self.drafts_max}"
+        return (
+            f"{span} draft(s) shorter than k ({self.missing_tokens} draft tokens missing): counted as "
+            f"full drafts alpha is {self.alpha_full:.4f} (a lower bound: a short draft accepted in full "
+            f"counts as a rejection); at most {self.alpha_upper:.4f} if the missing tokens fell on the most "
+            f"drafts accepted in full; the interval covers both"
+        )
 
 
 @dataclass(frozen=True)

@@ -44,8 +44,15 @@ from sdsl.measure.engines.types import (
     label_text,
 )
 
-__all__ = ["SpecCounters", "spec_counters", "counters_delta", "pool_engines", "readings_from_counters",
-           "read_scrapes", "COUNTERS"]
+__all__ = [
+    "SpecCounters",
+    "spec_counters",
+    "counters_delta",
+    "pool_engines",
+    "readings_from_counters",
+    "read_scrapes",
+    "COUNTERS",
+]
 
 #: Counter base names (after the prefix, before ``_total``).
 COUNTERS = {
@@ -78,8 +85,9 @@ def _names(prefix: str, base: str) -> tuple[str, str, str]:
     return f"{prefix}{base}_total", f"{prefix}{base}", f"{prefix}{base}_created"
 
 
-def spec_counters(scrape: Scrape, prefix: str = "vllm:", where: str = "scrape",
-                  rel_tolerance: float = 0.0) -> list[SpecCounters]:
+def spec_counters(
+    scrape: Scrape, prefix: str = "vllm:", where: str = "scrape", rel_tolerance: float = 0.0
+) -> list[SpecCounters]:
     """The spec-decode counters of a scrape, one :class:`SpecCounters` per label set, in order of
     first appearance. Only the structure is checked here (duplicate samples, the ``position``
     label); the counts are checked when estimating (:func:`readings_from_counters`)."""
@@ -100,8 +108,9 @@ def spec_counters(scrape: Scrape, prefix: str = "vllm:", where: str = "scrape",
                 try:
                     pos = int(lab.pop("position"))
                 except ValueError:
-                    raise ValueError(f"{where}: {s.name}: position must be an integer, got "
-                                     f"{dict(s.labels)['position']!r}") from None
+                    raise ValueError(
+                        f"{where}: {s.name}: position must be an integer, got {dict(s.labels)['position']!r}"
+                    ) from None
             key = tuple(sorted(lab.items()))
             order.setdefault(key, None)
             if s.name == cre:
@@ -130,8 +139,16 @@ def spec_counters(scrape: Scrape, prefix: str = "vllm:", where: str = "scrape",
             pos_tuple = tuple(pp[i] for i in range(len(pp)))
         if not t and pos_tuple is None and key not in created:
             continue
-        out.append(SpecCounters(key, t.get("num_drafts"), t.get("num_draft_tokens"),
-                                t.get("num_accepted_tokens"), pos_tuple, created.get(key)))
+        out.append(
+            SpecCounters(
+                key,
+                t.get("num_drafts"),
+                t.get("num_draft_tokens"),
+                t.get("num_accepted_tokens"),
+                pos_tuple,
+                created.get(key),
+            )
+        )
     return out
 
 
@@ -139,8 +156,9 @@ def _sub(a: float | None, b: float | None) -> float | None:
     return None if a is None else a - (b or 0.0)
 
 
-def counters_delta(before: Sequence[SpecCounters], after: Sequence[SpecCounters],
-                   where: str = "scrapes") -> list[SpecCounters]:
+def counters_delta(
+    before: Sequence[SpecCounters], after: Sequence[SpecCounters], where: str = "scrapes"
+) -> list[SpecCounters]:
     """``after - before`` per series: the counts of the traffic between two scrapes.
 
     A series new in ``after`` counts from zero. A reset (the series' ``_created`` timestamp moved,
@@ -157,26 +175,53 @@ def counters_delta(before: Sequence[SpecCounters], after: Sequence[SpecCounters]
         moved = c.created is not None and b.created is not None and c.created > b.created + 1e-3
         dropped = any(x < y - 1e-9 for x, y in zip(c.values(), b.values()))
         if moved or dropped:
-            why = (f"_created moved from {b.created:.3f} to {c.created:.3f}" if moved
-                   else "a counter decreased")
-            out.append(replace(c, notes=c.notes + (
-                f"counter reset between the scrapes ({why}): the server restarted; the counts since the "
-                "restart are used and the traffic between the earlier scrape and the restart is lost",)))
+            why = f"_created moved from {b.created:.3f} to {c.created:.3f}" if moved else "a counter decreased"
+            out.append(
+                replace(
+                    c,
+                    notes=c.notes
+                    + (
+                        f"counter reset between the scrapes ({why}): the server restarted; the counts since the "
+                        "restart are used and the traffic between the earlier scrape and the restart is lost",
+                    ),
+                )
+            )
             continue
-        if (b.accepted_per_pos is not None and c.accepted_per_pos is not None
-                and len(b.accepted_per_pos) != len(c.accepted_per_pos)):
-            raise ValueError(f"{where}: {label_text(c.labels)}: draft length changed between scrapes "
-                             f"({len(b.accepted_per_pos)} -> {len(c.accepted_per_pos)}) without a restart")
-        pos = None if c.accepted_per_pos is None else tuple(
-            x - y for x, y in zip(c.accepted_per_pos, b.accepted_per_pos or (0.0,) * len(c.accepted_per_pos)))
-        out.append(SpecCounters(c.labels, _sub(c.num_drafts, b.num_drafts),
-                                _sub(c.num_draft_tokens, b.num_draft_tokens),
-                                _sub(c.num_accepted_tokens, b.num_accepted_tokens), pos, c.created,
-                                c.notes + b.notes))
+        if (
+            b.accepted_per_pos is not None
+            and c.accepted_per_pos is not None
+            and len(b.accepted_per_pos) != len(c.accepted_per_pos)
+        ):
+            raise ValueError(
+                f"{where}: {label_text(c.labels)}: draft length changed between scrapes "
+                f"({len(b.accepted_per_pos)} -> {len(c.accepted_per_pos)}) without a restart"
+            )
+        pos = (
+            None
+            if c.accepted_per_pos is None
+            else tuple(
+                x - y for x, y in zip(c.accepted_per_pos, b.accepted_per_pos or (0.0,) * len(c.accepted_per_pos))
+            )
+        )
+        out.append(
+            SpecCounters(
+                c.labels,
+                _sub(c.num_drafts, b.num_drafts),
+                _sub(c.num_draft_tokens, b.num_draft_tokens),
+                _sub(c.num_accepted_tokens, b.num_accepted_tokens),
+                pos,
+                c.created,
+                c.notes + b.notes,
+            )
+        )
     gone = [label_text(k) for k in prev if k not in {c.labels for c in after}]
     if gone:
-        out = [replace(out[0], notes=out[0].notes + (f"series absent from the later scrape: {', '.join(gone)}",))] \
-            + out[1:] if out else out
+        out = (
+            [replace(out[0], notes=out[0].notes + (f"series absent from the later scrape: {', '.join(gone)}",))]
+            + out[1:]
+            if out
+            else out
+        )
     return out
 
 
@@ -198,14 +243,24 @@ def pool_engines(counters: Sequence[SpecCounters], by: str = "model_name") -> li
             continue
         acc = cs[0]
         for c in cs[1:]:
-            acc = SpecCounters(acc.labels, _add(acc.num_drafts, c.num_drafts),
-                               _add(acc.num_draft_tokens, c.num_draft_tokens),
-                               _add(acc.num_accepted_tokens, c.num_accepted_tokens),
-                               tuple(x + y for x, y in zip(acc.accepted_per_pos, c.accepted_per_pos)))
+            acc = SpecCounters(
+                acc.labels,
+                _add(acc.num_drafts, c.num_drafts),
+                _add(acc.num_draft_tokens, c.num_draft_tokens),
+                _add(acc.num_accepted_tokens, c.num_accepted_tokens),
+                tuple(x + y for x, y in zip(acc.accepted_per_pos, c.accepted_per_pos)),
+            )
         engines = ", ".join(dict(c.labels).get("engine", "?") for c in cs)
-        out.append(SpecCounters(((by, value), ("engine", "all")), acc.num_drafts, acc.num_draft_tokens,
-                                acc.num_accepted_tokens, acc.accepted_per_pos,
-                                notes=(f"pooled over engines {engines}",)))
+        out.append(
+            SpecCounters(
+                ((by, value), ("engine", "all")),
+                acc.num_drafts,
+                acc.num_draft_tokens,
+                acc.num_accepted_tokens,
+                acc.accepted_per_pos,
+                notes=(f"pooled over engines {engines}",),
+            )
+        )
     return out
 
 
@@ -213,21 +268,36 @@ def _idle(c: SpecCounters) -> bool:
     return not c.num_drafts and all(v == 0 for v in c.values())
 
 
-def readings_from_counters(counters: Sequence[SpecCounters], *, source: str, path: str, prefix: str,
-                           level: float = 0.95, rel_tolerance: float = 0.0
-                           ) -> tuple[list[AlphaReading], list[Skipped]]:
+def readings_from_counters(
+    counters: Sequence[SpecCounters],
+    *,
+    source: str,
+    path: str,
+    prefix: str,
+    level: float = 0.95,
+    rel_tolerance: float = 0.0,
+) -> tuple[list[AlphaReading], list[Skipped]]:
     """One :class:`AlphaReading` per usable series; the others as :class:`Skipped` with the reason."""
     readings, skipped = [], []
     for c in counters:
         name = {f: f"{prefix}{base}_total" for f, base in COUNTERS.items()}
         if _idle(c):
-            present = sum(v is not None for v in (c.num_drafts, c.num_draft_tokens, c.num_accepted_tokens)) \
-                + (c.accepted_per_pos is not None)
-            why = ("idle: every counter is 0 (no speculative step recorded yet, e.g. a freshly started server "
-                   "or an idle data-parallel engine)") if present == 4 else (
-                "idle: only _created timestamps, no counter value") if present == 0 else (
-                f"idle: {present} of the 4 spec-decode counters exported and all are 0 (an engine that has not "
-                "served a speculative step)")
+            present = sum(v is not None for v in (c.num_drafts, c.num_draft_tokens, c.num_accepted_tokens)) + (
+                c.accepted_per_pos is not None
+            )
+            why = (
+                (
+                    "idle: every counter is 0 (no speculative step recorded yet, e.g. a freshly started server "
+                    "or an idle data-parallel engine)"
+                )
+                if present == 4
+                else ("idle: only _created timestamps, no counter value")
+                if present == 0
+                else (
+                    f"idle: {present} of the 4 spec-decode counters exported and all are 0 (an engine that has not "
+                    "served a speculative step)"
+                )
+            )
             skipped.append(Skipped(c.labels, why))
             continue
         missing = [name[f] for f in ("num_drafts", "num_accepted_tokens") if getattr(c, f) is None]
@@ -240,23 +310,43 @@ def readings_from_counters(counters: Sequence[SpecCounters], *, source: str, pat
         try:
             if c.accepted_per_pos is not None:
                 r = E.from_position_counts(
-                    source=source, path=path, labels=c.labels, accepted_per_pos=c.accepted_per_pos,
-                    num_drafts=c.num_drafts, num_draft_tokens=c.num_draft_tokens,
-                    num_accepted_tokens=c.num_accepted_tokens, level=level, rel_tolerance=rel_tolerance,
-                    notes=c.notes)
+                    source=source,
+                    path=path,
+                    labels=c.labels,
+                    accepted_per_pos=c.accepted_per_pos,
+                    num_drafts=c.num_drafts,
+                    num_draft_tokens=c.num_draft_tokens,
+                    num_accepted_tokens=c.num_accepted_tokens,
+                    level=level,
+                    rel_tolerance=rel_tolerance,
+                    notes=c.notes,
+                )
             else:
                 k_f = (c.num_draft_tokens or 0.0) / c.num_drafts
                 if c.num_draft_tokens is None or abs(k_f - round(k_f)) > 1e-9 or round(k_f) < 1:
-                    skipped.append(Skipped(c.labels, "incomplete: no per-position counters, and k cannot be "
-                                                     "told from num_draft_tokens / num_drafts"))
+                    skipped.append(
+                        Skipped(
+                            c.labels,
+                            "incomplete: no per-position counters, and k cannot be "
+                            "told from num_draft_tokens / num_drafts",
+                        )
+                    )
                     continue
                 k = int(round(k_f))
                 r = E.from_mean_length(
-                    source=source, path=path, labels=c.labels, mean_length=1 + c.num_accepted_tokens / c.num_drafts,
-                    k=k, n_iterations=c.num_drafts, level=level, num_drafts=c.num_drafts,
-                    num_draft_tokens=c.num_draft_tokens, num_accepted_tokens=c.num_accepted_tokens,
+                    source=source,
+                    path=path,
+                    labels=c.labels,
+                    mean_length=1 + c.num_accepted_tokens / c.num_drafts,
+                    k=k,
+                    n_iterations=c.num_drafts,
+                    level=level,
+                    num_drafts=c.num_drafts,
+                    num_draft_tokens=c.num_draft_tokens,
+                    num_accepted_tokens=c.num_accepted_tokens,
                     method="mean acceptance length 1 + accepted / drafts inverted (no per-position counters)",
-                    notes=c.notes)
+                    notes=c.notes,
+                )
         except ValueError as exc:
             skipped.append(Skipped(c.labels, f"inconsistent: {str(exc).split(': ', 1)[-1]}"))
             continue
@@ -264,9 +354,17 @@ def readings_from_counters(counters: Sequence[SpecCounters], *, source: str, pat
     return readings, skipped
 
 
-def read_scrapes(scrapes: Sequence[Scrape], paths: Sequence[str], *, source: str = "vllm-prometheus",
-                 prefix: str = "vllm:", level: float = 0.95, rel_tolerance: float = 0.0,
-                 delta: bool = False, detected_by: str = "") -> EngineRead:
+def read_scrapes(
+    scrapes: Sequence[Scrape],
+    paths: Sequence[str],
+    *,
+    source: str = "vllm-prometheus",
+    prefix: str = "vllm:",
+    level: float = 0.95,
+    rel_tolerance: float = 0.0,
+    delta: bool = False,
+    detected_by: str = "",
+) -> EngineRead:
     """Read one scrape, or (``delta=True``) the traffic between the first and the last of
     successive scrapes of one server: the sum of the differences of consecutive scrapes, so that a
     restart in between loses only the traffic before it."""
@@ -283,15 +381,25 @@ def read_scrapes(scrapes: Sequence[Scrape], paths: Sequence[str], *, source: str
             merged = []
             for c in piece:
                 p = prev.get(c.labels)
-                if p is None or p.accepted_per_pos is None or c.accepted_per_pos is None \
-                        or len(p.accepted_per_pos) != len(c.accepted_per_pos):
+                if (
+                    p is None
+                    or p.accepted_per_pos is None
+                    or c.accepted_per_pos is None
+                    or len(p.accepted_per_pos) != len(c.accepted_per_pos)
+                ):
                     merged.append(c)
                     continue
-                merged.append(SpecCounters(c.labels, _add(p.num_drafts, c.num_drafts),
-                                           _add(p.num_draft_tokens, c.num_draft_tokens),
-                                           _add(p.num_accepted_tokens, c.num_accepted_tokens),
-                                           tuple(x + y for x, y in zip(p.accepted_per_pos, c.accepted_per_pos)),
-                                           c.created, p.notes + c.notes))
+                merged.append(
+                    SpecCounters(
+                        c.labels,
+                        _add(p.num_drafts, c.num_drafts),
+                        _add(p.num_draft_tokens, c.num_draft_tokens),
+                        _add(p.num_accepted_tokens, c.num_accepted_tokens),
+                        tuple(x + y for x, y in zip(p.accepted_per_pos, c.accepted_per_pos)),
+                        c.created,
+                        p.notes + c.notes,
+                    )
+                )
             total = merged
         counters_used = total
         notes.append(f"difference of {len(scrapes)} successive scrapes (the traffic between the first and the last)")
@@ -299,9 +407,11 @@ def read_scrapes(scrapes: Sequence[Scrape], paths: Sequence[str], *, source: str
         counters_used = counters[0]
     if not counters_used:
         raise ValueError(f"{where}: no {prefix}spec_decode_* counters (is speculative decoding on?)")
-    readings, skipped = readings_from_counters(counters_used, source=source, path=where, prefix=prefix,
-                                               level=level, rel_tolerance=rel_tolerance)
+    readings, skipped = readings_from_counters(
+        counters_used, source=source, path=where, prefix=prefix, level=level, rel_tolerance=rel_tolerance
+    )
     usable = [c for c in counters_used if any(r.labels == c.labels for r in readings)]
-    pooled, _ = readings_from_counters(pool_engines(usable), source=source, path=where, prefix=prefix,
-                                       level=level, rel_tolerance=rel_tolerance)
+    pooled, _ = readings_from_counters(
+        pool_engines(usable), source=source, path=where, prefix=prefix, level=level, rel_tolerance=rel_tolerance
+    )
     return EngineRead(where, source, detected_by, tuple(readings + pooled), tuple(skipped), tuple(notes))

@@ -111,16 +111,24 @@ def parse_log(text: str, where: str = "log") -> list[LogLine]:
                 raise ValueError(f"{at}: per-position acceptance rates must lie in [0, 1], got {rm.group(1).strip()}")
             mm = _FIELDS_V1["mean"].search(body)
             group = tuple(sorted({"process": proc, "engine": engine.get(proc, "")}.items()))
-            out.append(LogLine(lineno, "v1", tuple((k, v) for k, v in group if v),
-                               _int(_field(_FIELDS_V1["accepted"], body, "Accepted", at), "Accepted", at),
-                               _int(_field(_FIELDS_V1["drafted"], body, "Drafted", at), "Drafted", at),
-                               mean=float(mm.group(1)) if mm else None, rates=rates))
+            out.append(
+                LogLine(
+                    lineno,
+                    "v1",
+                    tuple((k, v) for k, v in group if v),
+                    _int(_field(_FIELDS_V1["accepted"], body, "Accepted", at), "Accepted", at),
+                    _int(_field(_FIELDS_V1["drafted"], body, "Drafted", at), "Drafted", at),
+                    mean=float(mm.group(1)) if mm else None,
+                    rates=rates,
+                )
+            )
         elif m0:
             body = m0.group("body")
             vals = {k: _int(_field(rx, body, k, at), k, at) for k, rx in _FIELDS_V0.items()}
             group = (("process", proc),) if proc else ()
-            out.append(LogLine(lineno, "v0", group, vals["accepted"], vals["drafted"], k=vals["k"],
-                               emitted=vals["emitted"]))
+            out.append(
+                LogLine(lineno, "v0", group, vals["accepted"], vals["drafted"], k=vals["k"], emitted=vals["emitted"])
+            )
     if not out:
         raise ValueError(f"{where}: no 'SpecDecoding metrics:' or 'Speculative metrics:' line")
     # one engine per process (or an excerpt that starts after the engine's line): one group per process
@@ -131,8 +139,17 @@ def parse_log(text: str, where: str = "log") -> list[LogLine]:
         named = sorted(e for e in engines if e)
         if len(named) <= 1:
             g = {"process": proc, "engine": named[0] if named else ""}
-            x = LogLine(x.lineno, x.version, tuple((k, v) for k, v in sorted(g.items()) if v), x.accepted,
-                        x.drafted, x.mean, x.rates, x.k, x.emitted)
+            x = LogLine(
+                x.lineno,
+                x.version,
+                tuple((k, v) for k, v in sorted(g.items()) if v),
+                x.accepted,
+                x.drafted,
+                x.mean,
+                x.rates,
+                x.k,
+                x.emitted,
+            )
         merged.append(x)
     return merged
 
@@ -151,8 +168,10 @@ def _drafts(line: LogLine, where: str) -> tuple[float, float, float]:
         if sr - k * RATE_ROUNDING > 0:
             hi = min(hi, a / (sr - k * RATE_ROUNDING))
     if lo > hi + 1e-9:
-        raise ValueError(f"{where} line {line.lineno}: the counts contradict each other (Accepted {a}, Drafted "
-                         f"{dt}, mean acceptance length {line.mean}, {k} per-position rates)")
+        raise ValueError(
+            f"{where} line {line.lineno}: the counts contradict each other (Accepted {a}, Drafted "
+            f"{dt}, mean acceptance length {line.mean}, {k} per-position rates)"
+        )
     full = dt / k
     if dt % k == 0 and lo - 1e-9 <= full <= hi + 1e-9:
         return full, float(math.ceil(lo - 1e-9)), float(math.floor(hi + 1e-9))
@@ -188,11 +207,21 @@ def _read_v1(lines: list[LogLine], group: Labels, path: str, level: float):
     # the slack adds the rounding of the rates and the range of the drafts (k tokens per extra draft)
     slack = max(t - t_lo + k * (d_hi - d), t_hi - t, 0.0)
     r = E.from_position_counts(
-        source="vllm-log", path=path, labels=group, accepted_per_pos=counts, num_drafts=d,
-        num_draft_tokens=dt, num_accepted_tokens=s, level=level, trials_slack=slack,
-        method=(f"{len(lines)} log line(s): per-position rates x drafts, truncated-geometric MLE; rates rounded "
-                "to 3 decimals, mean length to 2"),
-        notes=(f"drafts recovered from the rounded mean length and rates: {d:.0f} (range {d_lo:.0f} to {d_hi:.0f})",))
+        source="vllm-log",
+        path=path,
+        labels=group,
+        accepted_per_pos=counts,
+        num_drafts=d,
+        num_draft_tokens=dt,
+        num_accepted_tokens=s,
+        level=level,
+        trials_slack=slack,
+        method=(
+            f"{len(lines)} log line(s): per-position rates x drafts, truncated-geometric MLE; rates rounded "
+            "to 3 decimals, mean length to 2"
+        ),
+        notes=(f"drafts recovered from the rounded mean length and rates: {d:.0f} (range {d_lo:.0f} to {d_hi:.0f})",),
+    )
     return r
 
 
@@ -201,20 +230,32 @@ def _read_v1_mean(lines: list[LogLine], group: Labels, path: str, level: float):
     per line, ``k = Drafted / drafts`` when that is a whole number, mean acceptance length inverted."""
     usable = [x for x in lines if x.mean is not None and x.mean > 1 + MEAN_ROUNDING and x.accepted > 0]
     if not usable:
-        raise ValueError(f"{path}: the lines carry neither per-position rates nor a mean acceptance length above 1: "
-                         "the number of drafts and k are unknown")
+        raise ValueError(
+            f"{path}: the lines carry neither per-position rates nor a mean acceptance length above 1: "
+            "the number of drafts and k are unknown"
+        )
     n = sum(x.accepted / (x.mean - 1) for x in usable)
     a, dt = sum(x.accepted for x in usable), sum(x.drafted for x in usable)
     k_f = dt / n
     if abs(k_f - round(k_f)) > 0.1 * max(round(k_f), 1) or round(k_f) < 1:
-        raise ValueError(f"{path}: Drafted / drafts = {k_f:.3g} is not a whole draft length (drafts shorter than k?): "
-                         "k is unknown")
+        raise ValueError(
+            f"{path}: Drafted / drafts = {k_f:.3g} is not a whole draft length (drafts shorter than k?): k is unknown"
+        )
     return E.from_mean_length(
-        source="vllm-log", path=path, labels=group, mean_length=min(1 + a / n, round(k_f) + 1.0), k=int(round(k_f)),
-        n_iterations=n, level=level, num_drafts=n, num_draft_tokens=dt, num_accepted_tokens=a,
+        source="vllm-log",
+        path=path,
+        labels=group,
+        mean_length=min(1 + a / n, round(k_f) + 1.0),
+        k=int(round(k_f)),
+        n_iterations=n,
+        level=level,
+        num_drafts=n,
+        num_draft_tokens=dt,
+        num_accepted_tokens=a,
         method=f"{len(usable)} log line(s) without per-position rates: mean acceptance length inverted, k = Drafted / "
-               "drafts",
-        notes=("drafts recovered from the mean acceptance length, rounded to 2 decimals",))
+        "drafts",
+        notes=("drafts recovered from the mean acceptance length, rounded to 2 decimals",),
+    )
 
 
 def read_vllm_log(text: str, path: str, *, level: float = 0.95, detected_by: str = "") -> EngineRead:
@@ -245,17 +286,32 @@ def read_vllm_log(text: str, path: str, *, level: float = 0.95, detected_by: str
             continue
         last = xs[-1]
         drops = [b.lineno for a, b in zip(xs, xs[1:]) if b.drafted < a.drafted]
-        note = (f"V0 counts are cumulative: the last line ({last.lineno}) is used" +
-                (f"; the counts fell at line(s) {drops} (a restart): the last line counts since then" if drops else ""))
+        note = f"V0 counts are cumulative: the last line ({last.lineno}) is used" + (
+            f"; the counts fell at line(s) {drops} (a restart): the last line counts since then" if drops else ""
+        )
         if last.drafted == 0 or not last.k:
             skipped.append(Skipped(group, "idle: no draft token counted"))
             continue
         k = int(last.k)
         n = last.drafted / k
-        readings.append(E.from_mean_length(
-            source="vllm-log", path=path, labels=group, mean_length=last.emitted / n, k=k, n_iterations=n,
-            level=level, num_drafts=n, num_draft_tokens=last.drafted, num_accepted_tokens=None,
-            method="vLLM V0 log: emitted tokens per draft (mean acceptance length) inverted",
-            notes=(note, "V0's 'Draft acceptance rate' counts accepted tokens at every position, not only the "
-                         "accepted prefix, so it is not the prefix acceptance alpha")))
+        readings.append(
+            E.from_mean_length(
+                source="vllm-log",
+                path=path,
+                labels=group,
+                mean_length=last.emitted / n,
+                k=k,
+                n_iterations=n,
+                level=level,
+                num_drafts=n,
+                num_draft_tokens=last.drafted,
+                num_accepted_tokens=None,
+                method="vLLM V0 log: emitted tokens per draft (mean acceptance length) inverted",
+                notes=(
+                    note,
+                    "V0's 'Draft acceptance rate' counts accepted tokens at every position, not only the "
+                    "accepted prefix, so it is not the prefix acceptance alpha",
+                ),
+            )
+        )
     return EngineRead(path, "vllm-log", detected_by, tuple(readings), tuple(skipped), tuple(notes))

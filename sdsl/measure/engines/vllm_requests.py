@@ -97,8 +97,9 @@ def looks_like_requests(text: str) -> bool:
 
 
 def _ints(value: Any, name: str, where: str) -> tuple[int, ...]:
-    if not isinstance(value, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                              and x >= 0 and float(x).is_integer() for x in value):
+    if not isinstance(value, list) or not all(
+        isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0 and float(x).is_integer() for x in value
+    ):
         raise ValueError(f"{where}: {name} must be a list of whole counts >= 0, got {value!r}"[:200])
     return tuple(int(x) for x in value)
 
@@ -121,24 +122,31 @@ def _request(d: dict, index: int, model: str | None, where: str) -> RequestStats
     if sum(h) != steps:
         raise ValueError(f"{at}: acceptance_histogram sums to {sum(h)} but num_spec_steps is {steps}")
     if sum(j * c for j, c in enumerate(h)) != acc:
-        raise ValueError(f"{at}: the histogram gives {sum(j * c for j, c in enumerate(h))} accepted tokens but "
-                         f"num_accepted_draft_tokens is {acc}")
+        raise ValueError(
+            f"{at}: the histogram gives {sum(j * c for j, c in enumerate(h))} accepted tokens but "
+            f"num_accepted_draft_tokens is {acc}"
+        )
     if dt > k * steps or acc > dt:
-        raise ValueError(f"{at}: need num_accepted_draft_tokens <= num_draft_tokens <= k x num_spec_steps, got "
-                         f"{acc} <= {dt} <= {k} x {steps}")
+        raise ValueError(
+            f"{at}: need num_accepted_draft_tokens <= num_draft_tokens <= k x num_spec_steps, got "
+            f"{acc} <= {dt} <= {k} x {steps}"
+        )
     pa = pd = None
     if "per_step_accepted" in d or "per_step_drafted" in d:
         pa = _ints(d.get("per_step_accepted"), "per_step_accepted", at)
         pd = _ints(d.get("per_step_drafted"), "per_step_drafted", at)
         if not len(pa) == len(pd) == steps:
-            raise ValueError(f"{at}: per_step_accepted ({len(pa)}) and per_step_drafted ({len(pd)}) must have "
-                             f"num_spec_steps = {steps} entries")
+            raise ValueError(
+                f"{at}: per_step_accepted ({len(pa)}) and per_step_drafted ({len(pd)}) must have "
+                f"num_spec_steps = {steps} entries"
+            )
         bad = [i for i, (a, g) in enumerate(zip(pa, pd)) if not a <= g <= k]
         if bad:
             raise ValueError(f"{at}: step {bad[0]} accepted {pa[bad[0]]} of {pd[bad[0]]} drafted (k = {k})")
         if sum(pa) != acc or sum(pd) != dt:
-            raise ValueError(f"{at}: per-step arrays sum to {sum(pa)} accepted / {sum(pd)} drafted, the totals "
-                             f"are {acc} / {dt}")
+            raise ValueError(
+                f"{at}: per-step arrays sum to {sum(pa)} accepted / {sum(pd)} drafted, the totals are {acc} / {dt}"
+            )
     return RequestStats(index, model or "(unnamed model)", k, h, steps, acc, dt, pa, pd)
 
 
@@ -152,13 +160,16 @@ def parse_requests(text: str, where: str = "requests") -> tuple[list[RequestStat
             else:
                 reqs.append(_request(d, len(reqs), model, where))
     if not reqs and not nulls:
-        raise ValueError(f"{where}: no metrics.speculative_decoding object (start vLLM with "
-                         "--per-request-spec-decode-metrics summary or detailed)")
+        raise ValueError(
+            f"{where}: no metrics.speculative_decoding object (start vLLM with "
+            "--per-request-spec-decode-metrics summary or detailed)"
+        )
     return reqs, nulls
 
 
-def read_vllm_requests(text: str, path: str, *, level: float = 0.95, seed: int = 0,
-                       detected_by: str = "") -> EngineRead:
+def read_vllm_requests(
+    text: str, path: str, *, level: float = 0.95, seed: int = 0, detected_by: str = ""
+) -> EngineRead:
     """Per model: the truncated-geometric MLE over every verification step of its requests, the
     cluster bootstrap over requests (``np.random.default_rng(seed)``), the constant-alpha test,
     and the short-draft record."""
@@ -193,10 +204,22 @@ def read_vllm_requests(text: str, path: str, *, level: float = 0.95, seed: int =
         idle = len(rs) - len(active)
         extra = [f"{idle} request(s) drafted nothing"] if idle else []
         level_txt = "per-step arrays (detailed)" if exact else "acceptance histograms (summary)"
-        readings.append(E.from_iterations(
-            source="vllm-requests", path=path, labels=labels, accepted=acc, drafted=gam, k=k, exact_lengths=exact,
-            missing_tokens=missing, groups=np.asarray(grp), rng=np.random.default_rng(seed), level=level,
-            method=f"{len(active)} request(s), {len(acc)} verification steps from {level_txt}: truncated-geometric "
-                   "MLE, cluster bootstrap over requests",
-            notes=extra))
+        readings.append(
+            E.from_iterations(
+                source="vllm-requests",
+                path=path,
+                labels=labels,
+                accepted=acc,
+                drafted=gam,
+                k=k,
+                exact_lengths=exact,
+                missing_tokens=missing,
+                groups=np.asarray(grp),
+                rng=np.random.default_rng(seed),
+                level=level,
+                method=f"{len(active)} request(s), {len(acc)} verification steps from {level_txt}: truncated-geometric "
+                "MLE, cluster bootstrap over requests",
+                notes=extra,
+            )
+        )
     return EngineRead(path, "vllm-requests", detected_by, tuple(readings), tuple(skipped), tuple(notes))

@@ -25,14 +25,21 @@ def test_paper_items_are_tables_1_to_9_and_figures_1_to_5():
 
 def test_every_baseline_artifact_is_in_the_registry():
     listed = {(i.chapter, a) for i in R.REGISTRY for a in i.artifacts}
-    missing = sorted(f"{p.parent.name}/{p.name}" for p in (ROOT / "baseline").glob("*/*")
-                     if p.is_file() and not p.name.startswith(".") and (p.parent.name, _stem(p.name)) not in listed)
+    missing = sorted(
+        f"{p.parent.name}/{p.name}"
+        for p in (ROOT / "baseline").glob("*/*")
+        if p.is_file() and not p.name.startswith(".") and (p.parent.name, _stem(p.name)) not in listed
+    )
     assert not missing, f"artifacts of baseline/ that no registry item names: {missing}"
 
 
 def test_every_registered_artifact_exists_in_the_baseline():
-    absent = [f"{i.chapter}/{a}" for i in R.REGISTRY for a in i.artifacts
-              if not any((ROOT / "baseline" / i.chapter / f"{a}{s}").is_file() for s in SUFFIXES)]
+    absent = [
+        f"{i.chapter}/{a}"
+        for i in R.REGISTRY
+        for a in i.artifacts
+        if not any((ROOT / "baseline" / i.chapter / f"{a}{s}").is_file() for s in SUFFIXES)
+    ]
     assert not absent, f"registry items without a baseline artifact: {absent}"
 
 

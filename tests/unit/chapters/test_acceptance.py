@@ -115,7 +115,9 @@ def test_table3_refit_on_50_pairs(acc):
     # the moe is t(0.975, 47) * SE and the CI is estimate -/+ moe
     np.testing.assert_allclose(fit.moe / fit.std_error, 2.0117405137, rtol=1e-9)
     np.testing.assert_allclose(fit.ci_upper - fit.ci_lower, 2 * fit.moe, rtol=1e-12)
-    assert fit.mse == pytest.approx(float(np.mean((acc["alpha"] - fit.predict(acc["draft_ppl"], acc["target_ppl"])) ** 2)))
+    assert fit.mse == pytest.approx(
+        float(np.mean((acc["alpha"] - fit.predict(acc["draft_ppl"], acc["target_ppl"])) ** 2))
+    )
 
 
 def test_table3_side_by_side(acc):
@@ -190,8 +192,11 @@ def test_power_law_nls_recovers_known_power_law():
 
 
 @pytest.mark.parametrize(
-    "form,fn,p", [("linear", lambda x: -0.008 * x + 0.83, (-0.008, 0.83)),
-                  ("logarithmic", lambda x: -0.16 * np.log(x) + 1.15, (-0.16, 1.15))]
+    "form,fn,p",
+    [
+        ("linear", lambda x: -0.008 * x + 0.83, (-0.008, 0.83)),
+        ("logarithmic", lambda x: -0.16 * np.log(x) + 1.15, (-0.16, 1.15)),
+    ],
 )
 def test_ols_forms_recover_known_curves(form, fn, p):
     rng = np.random.default_rng(3)
@@ -272,4 +277,6 @@ def test_errors_for_bad_input(acc):
     with pytest.raises(ValueError, match="form must be one of"):
         fits.fit_targets(acc, forms=["quadratic"])
     with pytest.raises(ValueError, match="missing Table 4 column"):
-        fits.table4_vs_paper(pd.DataFrame({"target": []}), data.load("paper_table4"), data.printed_tolerance("paper_table4"))
+        fits.table4_vs_paper(
+            pd.DataFrame({"target": []}), data.load("paper_table4"), data.printed_tolerance("paper_table4")
+        )

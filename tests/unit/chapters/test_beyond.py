@@ -83,8 +83,9 @@ def test_laws_match_statsmodels_formula_api(fitted, real):
             np.testing.assert_allclose(piece.result.params.to_numpy(), ref.params.to_numpy(), rtol=1e-10, atol=1e-14)
             assert list(piece.result.params.index) == list(ref.params.index)
             np.testing.assert_allclose(piece.result.bse.to_numpy(), ref.bse.to_numpy(), rtol=1e-9)
-            np.testing.assert_allclose(ours[rows.index.to_numpy()], ref.predict(rows).to_numpy(), atol=1e-13,
-                                       err_msg=name)
+            np.testing.assert_allclose(
+                ours[rows.index.to_numpy()], ref.predict(rows).to_numpy(), atol=1e-13, err_msg=name
+            )
 
 
 def test_factor_law_has_no_level_for_unseen_target(fitted, real):
@@ -220,8 +221,9 @@ def test_plane_propagation_matches_optimal_draft_size(fitted):
     """The generic search over log N reproduces sdsl.optimal_draft_size for the paper's plane
     (Table 5's Qwen1.5-14B / OPT configuration), continuous and integer gamma."""
     for integer in (False, True):
-        ours = lc.law_optimal_draft_size(fitted["plane_paper"], "Qwen1.5-14B", 14_167_290_880, 180e9, 3e12,
-                                         sdsl.BESIROGLU_2024, integer)
+        ours = lc.law_optimal_draft_size(
+            fitted["plane_paper"], "Qwen1.5-14B", 14_167_290_880, 180e9, 3e12, sdsl.BESIROGLU_2024, integer
+        )
         ref = sdsl.optimal_draft_size(14_167_290_880, 180e9, 3e12, integer=integer)
         assert ours.status == "interior"
         assert ours.n_star == pytest.approx(ref.n_star, rel=1e-5)
@@ -238,8 +240,14 @@ def test_table5_within_paper_precision(fitted):
 def test_no_interior_optimum_is_reported_not_returned(fitted):
     o = lc.law_optimal_draft_size(fitted["target_mean"], "OPT-13B", 12_853_473_280, 180e9, 180e9)
     assert np.isnan(o.n_star) and o.status.startswith("no interior optimum") and "lower end" in o.status
-    high = lc.Law("high", "alpha > 1", "fixed", cross_target=True, refitted=False,
-                  coefficients=sdsl.AcceptanceCoefficients(0.0, 0.0, 1.2)).fit(pd.DataFrame({"a": [1]}))
+    high = lc.Law(
+        "high",
+        "alpha > 1",
+        "fixed",
+        cross_target=True,
+        refitted=False,
+        coefficients=sdsl.AcceptanceCoefficients(0.0, 0.0, 1.2),
+    ).fit(pd.DataFrame({"a": [1]}))
     o = lc.law_optimal_draft_size(high, "x", 1e10, 1e12, 1e12)
     assert np.isnan(o.n_star) and o.status == "no interior optimum: alpha lies outside (0, 1) on the whole search range"
 
@@ -248,8 +256,13 @@ def test_loglinear_law_that_reaches_one_is_flagged():
     """alpha = 0.3 + 0.1 ln(N / 1e6) passes 1 at N ~ 1.1e9 < M: the maximum sits where alpha
     reaches 1, which is reported, not returned as N*. (A gentler slope, 0.05, has an interior
     optimum at alpha ~ 0.80.)"""
-    sim = pd.DataFrame({"target": ["t"] * 3, "alpha": [0.3 + 0.1 * np.log(v / 1e6) for v in (1e7, 1e8, 1e9)],
-                        "ln_n": np.log([1e7, 1e8, 1e9])})
+    sim = pd.DataFrame(
+        {
+            "target": ["t"] * 3,
+            "alpha": [0.3 + 0.1 * np.log(v / 1e6) for v in (1e7, 1e8, 1e9)],
+            "ln_n": np.log([1e7, 1e8, 1e9]),
+        }
+    )
     fl = _law("loglin_n").fit(sim)
     o = lc.law_optimal_draft_size(fl, "t", 1e12, 1e12, 1e12)
     assert np.isnan(o.n_star) and "alpha leaves (0, 1) just above" in o.status
@@ -270,8 +283,9 @@ def test_batched_solver_matches_one_at_a_time_and_brute_force(fitted):
         rows = cfg.iloc[rng.choice(len(cfg), 5, replace=False)]
         consts = [sdsl.BESIROGLU_2024, sdsl.HOFFMANN_2022, sdsl.BESIROGLU_2024, sdsl.HOFFMANN_2022, sdsl.BESIROGLU_2024]
         integ = [False, True, True, False, False]
-        batch = lc.law_optimal_draft_sizes(fl, rows["target"].tolist(), rows["m"], rows["d_draft"], rows["d_target"],
-                                           consts, integ)
+        batch = lc.law_optimal_draft_sizes(
+            fl, rows["target"].tolist(), rows["m"], rows["d_draft"], rows["d_target"], consts, integ
+        )
         for (_, r), c, i, b in zip(rows.iterrows(), consts, integ, batch):
             one = lc.law_optimal_draft_size(fl, r["target"], r["m"], r["d_draft"], r["d_target"], c, i)
             assert b.status == one.status
@@ -302,9 +316,11 @@ def test_elasticities_match_scalar_optimiser():
             return sdsl.optimal_draft_size(m, d, dp, constants=cs, coefficients=co)
 
         assert el.loc[name, "elasticity_n_star"] == pytest.approx(
-            lc.log_elasticity(lambda v: f(v).n_star, base), abs=1e-4)
+            lc.log_elasticity(lambda v: f(v).n_star, base), abs=1e-4
+        )
         assert el.loc[name, "elasticity_t"] == pytest.approx(
-            lc.log_elasticity(lambda v: f(v).tokens_per_flop, base), abs=1e-9)
+            lc.log_elasticity(lambda v: f(v).tokens_per_flop, base), abs=1e-9
+        )
 
 
 def test_variants_and_spread(fitted):
@@ -320,9 +336,17 @@ def test_variants_and_spread(fitted):
 
 
 def test_ratio_rule_range():
-    sweep = pd.DataFrame({"law": "l", "draft_family": "f", "constants": "c", "gamma": "continuous",
-                          "m": [1e9, 1e10, 1e11, 1e12], "ratio": [40.0, 160.0, 290.0, 700.0],
-                          "status": "interior"})
+    sweep = pd.DataFrame(
+        {
+            "law": "l",
+            "draft_family": "f",
+            "constants": "c",
+            "gamma": "continuous",
+            "m": [1e9, 1e10, 1e11, 1e12],
+            "ratio": [40.0, 160.0, 290.0, 700.0],
+            "status": "interior",
+        }
+    )
     r = lc.ratio_rule_range(sweep).iloc[0]
     assert r["band_m_low"] == 1e10 and r["band_m_high"] == 1e11
     assert r["ratio_at_m_min"] == 40.0 and r["ratio_at_m_max"] == 700.0
@@ -368,5 +392,3 @@ def test_elasticity_of_n_star_is_step_independent():
 
 
 # -------------------------------------------------------------------------------- the notebook
-
-

@@ -16,8 +16,15 @@ from sdsl.chapters import laptop_scale as ch
 from sdsl.experiment.results import RESULTS, load_results, provenance
 from sdsl.model.laws import BESIROGLU_2024, HOFFMANN_2022
 
-DEFAULTS = dict(results_dir=None, temperature=1.0, seed=20260317, loss_resamples=100, alpha_resamples=2000,
-                law_resamples=2000, artifacts_dir=None)
+DEFAULTS = dict(
+    results_dir=None,
+    temperature=1.0,
+    seed=20260317,
+    loss_resamples=100,
+    alpha_resamples=2000,
+    law_resamples=2000,
+    artifacts_dir=None,
+)
 
 
 def test_the_notebook_defaults_pass():
@@ -25,14 +32,17 @@ def test_the_notebook_defaults_pass():
     ch.check_parameters(**{**DEFAULTS, "results_dir": str(RESULTS), "temperature": 0.0})
 
 
-@pytest.mark.parametrize(("name", "value", "message"), [
-    ("temperature", 0.5, "temperature must be one of 1.0, 0.0"),
-    ("loss_resamples", 5, "loss_resamples must be 0 (none) or an integer in [100, 10000]"),
-    ("alpha_resamples", 2.5, "alpha_resamples must be an integer"),
-    ("law_resamples", 0, "law_resamples must be an integer in [100, 10000]"),
-    ("seed", -1, "seed must be an integer"),
-    ("results_dir", "/no/such/folder", "results_dir must be an existing folder"),
-])
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("temperature", 0.5, "temperature must be one of 1.0, 0.0"),
+        ("loss_resamples", 5, "loss_resamples must be 0 (none) or an integer in [100, 10000]"),
+        ("alpha_resamples", 2.5, "alpha_resamples must be an integer"),
+        ("law_resamples", 0, "law_resamples must be an integer in [100, 10000]"),
+        ("seed", -1, "seed must be an integer"),
+        ("results_dir", "/no/such/folder", "results_dir must be an existing folder"),
+    ],
+)
 def test_a_bad_value_is_refused_in_one_line_naming_it(name, value, message):
     with pytest.raises(ValueError) as e:
         ch.check_parameters(**{**DEFAULTS, name: value})
@@ -90,10 +100,22 @@ def glued():
     _, laws = an.law_comparison(frame, rng, n_resamples=100)
     losses = {w: an.small_half_loss(runs, w) for w in (False, True)}
     preds = an.predictions(runs, frame, losses=losses)
-    return ch.summary(res, prov, fit, alpha, frame, alpha_fits.fit_plane(frame), laws, preds,
-                      ch.predicted_alpha(frame, runs, "plane", losses[False]), an.paper_predictions(runs, frame, fit),
-                      an.wallclock_summary(res["wallclock"], runs, frame),
-                      temperature=1.0, loss_resamples=0, alpha_resamples=200)
+    return ch.summary(
+        res,
+        prov,
+        fit,
+        alpha,
+        frame,
+        alpha_fits.fit_plane(frame),
+        laws,
+        preds,
+        ch.predicted_alpha(frame, runs, "plane", losses[False]),
+        an.paper_predictions(runs, frame, fit),
+        an.wallclock_summary(res["wallclock"], runs, frame),
+        temperature=1.0,
+        loss_resamples=0,
+        alpha_resamples=200,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +123,9 @@ def raw():
     """The committed raw tables read with pandas and yaml alone (not through the package)."""
     with open(RESULTS / "provenance.yml", encoding="utf-8") as fh:
         prov = yaml.safe_load(fh)
-    return {name: pd.read_csv(RESULTS / f"{name}.csv") for name in ("runs", "alpha_pairs", "wallclock")} | {"prov": prov}
+    return {name: pd.read_csv(RESULTS / f"{name}.csv") for name in ("runs", "alpha_pairs", "wallclock")} | {
+        "prov": prov
+    }
 
 
 def test_every_glue_name_the_prose_cites_is_in_the_summary_and_gluable(glued):
@@ -122,7 +146,9 @@ def test_the_family_numbers_match_the_raw_runs_and_provenance(glued, raw):
     assert glued["n_under"] == int((runs["tokens"] / runs["params"] < 20).sum()) == 10
     sizes = runs.drop_duplicates("shape")["params"]
     assert glued["n_decades"] == pytest.approx(np.log10(sizes.max() / sizes.min()), rel=1e-12)
-    assert glued["n_decades"] == pytest.approx(1.957, abs=1e-3) and glued["ne_decades"] == pytest.approx(3.144, abs=1e-3)
+    assert glued["n_decades"] == pytest.approx(1.957, abs=1e-3) and glued["ne_decades"] == pytest.approx(
+        3.144, abs=1e-3
+    )
     budgets = sorted(runs["tokens"].unique())
     assert glued["n_budgets"] == len(budgets) == 3 and glued["d_common_m"] == pytest.approx(budgets[-1] / 1e6)
     assert glued["extra_budgets"] == "0.50176 M and 1.00147 M"
@@ -184,7 +210,8 @@ def test_the_prediction_numbers(glued, raw):
     t = runs.set_index("run").loc["w160l4-d2000k"]
     b = BESIROGLU_2024
     assert glued["paper_y_besiroglu"] == pytest.approx(
-        np.exp(b.E + b.A / t["params"] ** b.a + b.B / t["tokens"] ** b.b), rel=1e-9)
+        np.exp(b.E + b.A / t["params"] ** b.a + b.B / t["tokens"] ** b.b), rel=1e-9
+    )
     assert glued["paper_nstar_ours"] == pytest.approx(35312, rel=1e-3)
 
 

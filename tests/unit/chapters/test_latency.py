@@ -41,8 +41,9 @@ def test_table6_carries_the_measured_latencies(t6):
     lat = data.load("latency").set_index("draft")
     for k in latency.METRICS:
         for s in ("_s", "_moe_s"):
-            assert np.array_equal(t6.set_index("draft")[f"{k}{s}"].to_numpy(),
-                                  lat.loc[t6["draft"], f"{k}{s}"].to_numpy())
+            assert np.array_equal(
+                t6.set_index("draft")[f"{k}{s}"].to_numpy(), lat.loc[t6["draft"], f"{k}{s}"].to_numpy()
+            )
 
 
 def test_table6_rejects_an_unmeasured_target():
@@ -71,8 +72,14 @@ def test_figure4_plots_the_table(t6):
         # error bars: each vertical segment spans mean -/+ the 95 % margin
         segs = [s for c in ax.collections for s in c.get_segments()]
         spans = sorted((round(float(s[0][0]), 12), round(float(s[0][1]), 12), round(float(s[1][1]), 12)) for s in segs)
-        want = sorted((round(float(r.distance), 12), round(float(getattr(r, f"{k}_s") - getattr(r, f"{k}_moe_s")), 12),
-                       round(float(getattr(r, f"{k}_s") + getattr(r, f"{k}_moe_s")), 12)) for r in t6.itertuples())
+        want = sorted(
+            (
+                round(float(r.distance), 12),
+                round(float(getattr(r, f"{k}_s") - getattr(r, f"{k}_moe_s")), 12),
+                round(float(getattr(r, f"{k}_s") + getattr(r, f"{k}_moe_s")), 12),
+            )
+            for r in t6.itertuples()
+        )
         assert spans == want
 
 
@@ -128,5 +135,3 @@ def test_stratified_trend_test_enumerates_within_family_permutations(t6):
     # brute-force check of the p-value: S >= 5 needs OPT S >= 4 (4 of 24 orders) and Qwen S = +1,
     # or OPT S = 6 (1 of 24) with Qwen S = -1  ->  (4 * 1 + 1 * 1) / 48
     assert st.loc["ttot", "p"] == pytest.approx(5 / 48)
-
-

@@ -179,5 +179,3 @@ def test_figure2_shows_the_table5_optima_and_the_experiment_drafts(t5):
     texts = [t.get_text() for ax in fig.axes for t in ax.texts]
     for target in t5["target"].unique():
         assert texts.count(target) == t5["draft_family"].nunique()
-
-

@@ -21,7 +21,9 @@ def test_lookup_is_the_cli_table_with_m_over_n_star(table):
     assert list(table["preset"]) == [r["preset"] for r in rows]
     for r, (_, t) in zip(rows, table.iterrows()):
         if r["status"] == "planned":
-            assert t["n_star"] == r["n_star"] and t["m_over_n_star"] == pytest.approx(r["params"] / r["n_star"], rel=1e-12)
+            assert t["n_star"] == r["n_star"] and t["m_over_n_star"] == pytest.approx(
+                r["params"] / r["n_star"], rel=1e-12
+            )
         else:
             assert math.isnan(t["n_star"])
 

@@ -170,11 +170,13 @@ def test_solver_agrees_with_scalar_optimiser_on_a_seeded_sample(primary):
     """1e-6 relative on 12 configurations of the primary grid plus 8 random ones."""
     rng = np.random.default_rng(20260225)
     rows = primary.iloc[rng.choice(len(primary), size=12, replace=False)]
-    extra = pd.DataFrame({
-        "m": np.exp(rng.uniform(np.log(13e9), np.log(110e9), 8)),
-        "d_draft": np.exp(rng.uniform(np.log(1e12), np.log(1e14), 8)),
-        "d_target": np.exp(rng.uniform(np.log(1e12), np.log(1e14), 8)),
-    })
+    extra = pd.DataFrame(
+        {
+            "m": np.exp(rng.uniform(np.log(13e9), np.log(110e9), 8)),
+            "d_draft": np.exp(rng.uniform(np.log(1e12), np.log(1e14), 8)),
+            "d_target": np.exp(rng.uniform(np.log(1e12), np.log(1e14), 8)),
+        }
+    )
     extra_sol = grid.optimal_draft_sizes(extra["m"], extra["d_draft"], extra["d_target"])
     both = pd.concat([rows, extra_sol], ignore_index=True)
     assert len(both) >= 10
@@ -306,7 +308,10 @@ def test_figure5_layout(primary):
     ylabels = [ax.get_ylabel() for ax in panels]
     assert ylabels[0::2] == ["$N^*$ (millions of parameters)"] * 3 and ylabels[1::2] == ["$N^*/M$ (per mille)"] * 3
     assert [panels[i].get_xlabel() for i in (0, 2, 4)] == [
-        "target size $M$ (parameters)", "draft pre-training tokens $D$", "target pre-training tokens $D'$"]
+        "target size $M$ (parameters)",
+        "draft pre-training tokens $D$",
+        "target pre-training tokens $D'$",
+    ]
     # units in the labels, not an offset text ("1e8") on the axes
     fig.canvas.draw()
     assert all(ax.yaxis.get_offset_text().get_text() == "" for ax in panels)

@@ -45,8 +45,9 @@ def test_exact_data_are_fitted_exactly():
 
 def test_bootstrap_intervals_cover_the_truth():
     n, d, loss = _synthetic(np.random.default_rng(3), 5e-4)
-    fit = lossfit.bootstrap_loss_law(lossfit.fit_loss_law(n, d, loss), n, d, loss, np.random.default_rng(1),
-                                     n_resamples=25, starts=2)
+    fit = lossfit.bootstrap_loss_law(
+        lossfit.fit_loss_law(n, d, loss), n, d, loss, np.random.default_rng(1), n_resamples=25, starts=2
+    )
     t = fit.intervals().set_index("parameter")
     assert fit.boot.shape == (25, 5)
     for k in ("a", "b", "E"):
@@ -60,10 +61,13 @@ def test_constants_are_valid_loss_constants():
     assert c.a > 0 and c.b > 0 and c.E >= 0
 
 
-@pytest.mark.parametrize("bad, match", [
-    ({"n": [1e5] * 4, "d": [1e6] * 4, "loss": [3.0] * 4}, "at least 5 runs"),
-    ({"n": [1e5, -1, 1, 1, 1], "d": [1e6] * 5, "loss": [3.0] * 5}, "n \\(parameters\\) must be > 0"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ({"n": [1e5] * 4, "d": [1e6] * 4, "loss": [3.0] * 4}, "at least 5 runs"),
+        ({"n": [1e5, -1, 1, 1, 1], "d": [1e6] * 5, "loss": [3.0] * 5}, "n \\(parameters\\) must be > 0"),
+    ],
+)
 def test_bad_input_is_named(bad, match):
     with pytest.raises(ValueError, match=match):
         lossfit.fit_loss_law(bad["n"], bad["d"], bad["loss"])

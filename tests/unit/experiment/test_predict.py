@@ -28,9 +28,17 @@ def family():
     for shape, n in SHAPES.items():
         budgets = (5e5, 1e6, 2e6) if shape in ("s1", "s2", "s3") else (2e6,)
         for d in budgets:
-            rows.append({"run": f"{shape}-d{int(d / 1e3)}k", "shape": shape, "params": n, "tokens": d,
-                         "val_loss": _loss(n, d), "val_ppl": float(np.exp(_loss(n, d))),
-                         "role": "target" if shape in TARGETS and d == D else "draft"})
+            rows.append(
+                {
+                    "run": f"{shape}-d{int(d / 1e3)}k",
+                    "shape": shape,
+                    "params": n,
+                    "tokens": d,
+                    "val_loss": _loss(n, d),
+                    "val_ppl": float(np.exp(_loss(n, d))),
+                    "role": "target" if shape in TARGETS and d == D else "draft",
+                }
+            )
     runs = pd.DataFrame(rows)
     pairs = []
     for t in ("s7-d2000k", "s6-d2000k"):

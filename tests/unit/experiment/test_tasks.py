@@ -14,8 +14,12 @@ class Killed(RuntimeError):
 
 
 def _tasks():
-    return [Task("corpus", "corpus", 1.0, phase=0), Task("train/a", "train", 5.0, phase=1),
-            Task("train/b", "train", 5.0, phase=1), Task("alpha/a__b__t1", "alpha", 1.0, phase=2)]
+    return [
+        Task("corpus", "corpus", 1.0, phase=0),
+        Task("train/a", "train", 5.0, phase=1),
+        Task("train/b", "train", 5.0, phase=1),
+        Task("alpha/a__b__t1", "alpha", 1.0, phase=2),
+    ]
 
 
 def test_a_killed_run_resumes_from_its_last_finished_task(tmp_path):
@@ -48,7 +52,8 @@ def test_phases_run_in_order_whatever_the_list_order(tmp_path):
 
 def test_duplicate_ids_and_bad_workers_are_refused(tmp_path):
     with pytest.raises(ValueError, match="unique"):
-        execute_tasks([Task("x", "k", 1.0), Task("x", "k", 1.0)], lambda t, a: None, tmp_path, session=0,
-                      progress=False)
+        execute_tasks(
+            [Task("x", "k", 1.0), Task("x", "k", 1.0)], lambda t, a: None, tmp_path, session=0, progress=False
+        )
     with pytest.raises(ValueError, match="workers must be >= 1"):
         execute_tasks(_tasks(), lambda t, a: None, tmp_path, session=0, workers=0, progress=False)

@@ -32,12 +32,15 @@ def test_interval_covers_both_ends():
     assert est.extra["alpha_low"] == pytest.approx(s / 205) and est.extra["alpha_high"] == pytest.approx(s / 170)
 
 
-@pytest.mark.parametrize("args, message", [
-    ((5, 4, 4, 4), "accepted must be <= trials"),
-    ((2, 10, 11, 12), "trials_low <= trials <= trials_high"),
-    ((2, 0, 0, 0), "trials must be > 0"),
-    ((-1, 10, 10, 10), "accepted must be a finite count"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ((5, 4, 4, 4), "accepted must be <= trials"),
+        ((2, 10, 11, 12), "trials_low <= trials <= trials_high"),
+        ((2, 0, 0, 0), "trials must be > 0"),
+        ((-1, 10, 10, 10), "accepted must be a finite count"),
+    ],
+)
 def test_invalid_bounds(args, message):
     with pytest.raises(ValueError, match=message):
         alpha_from_trial_bounds(*args)
@@ -71,8 +74,15 @@ def test_short_drafts_bounded_estimate_covers_the_truth():
     covered = naive_covered = 0
     for _ in range(200):
         g, acc = simulate(rng, 0.65, 5, 2000, short=0.4)
-        r = from_position_counts(source="t", path="sim", labels=(), accepted_per_pos=per_pos(acc, 5),
-                                 num_drafts=len(g), num_draft_tokens=int(g.sum()), num_accepted_tokens=int(acc.sum()))
+        r = from_position_counts(
+            source="t",
+            path="sim",
+            labels=(),
+            accepted_per_pos=per_pos(acc, 5),
+            num_drafts=len(g),
+            num_draft_tokens=int(g.sum()),
+            num_accepted_tokens=int(acc.sum()),
+        )
         covered += r.estimate.ci_low <= 0.65 <= r.estimate.ci_high
         exact = alpha_from_accepted(acc, g)
         naive_covered += r.short_drafts.alpha_full >= exact.ci_low

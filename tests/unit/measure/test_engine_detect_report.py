@@ -19,13 +19,21 @@ EXE = Path(sys.executable).parent / "sdsl"
 CMD = [str(EXE)] if EXE.exists() else [sys.executable, "-m", "sdsl.cli"]
 
 EXPECTED = {
-    "vllm_dp_idle.prom": "vllm-prometheus", "vllm_pr24049_table.txt": "vllm-prometheus",
-    "vllm_fresh.prom": "vllm-prometheus", "vllm_short_drafts.prom": "vllm-prometheus",
-    "llamacpp.prom": "llamacpp-prometheus", "llamacpp_fresh.prom": "llamacpp-prometheus",
-    "sglang.prom": "sglang-prometheus", "sglang_gauges_only.prom": "sglang-prometheus",
-    "trtllm.prom": "trtllm-prometheus", "trtllm_fresh.prom": "trtllm-prometheus",
-    "vllm_log_v1.txt": "vllm-log", "vllm_log_v0.txt": "vllm-log", "vllm_log_short.txt": "vllm-log",
-    "vllm_requests_summary.json": "vllm-requests", "vllm_requests_detailed.jsonl": "vllm-requests",
+    "vllm_dp_idle.prom": "vllm-prometheus",
+    "vllm_pr24049_table.txt": "vllm-prometheus",
+    "vllm_fresh.prom": "vllm-prometheus",
+    "vllm_short_drafts.prom": "vllm-prometheus",
+    "llamacpp.prom": "llamacpp-prometheus",
+    "llamacpp_fresh.prom": "llamacpp-prometheus",
+    "sglang.prom": "sglang-prometheus",
+    "sglang_gauges_only.prom": "sglang-prometheus",
+    "trtllm.prom": "trtllm-prometheus",
+    "trtllm_fresh.prom": "trtllm-prometheus",
+    "vllm_log_v1.txt": "vllm-log",
+    "vllm_log_v0.txt": "vllm-log",
+    "vllm_log_short.txt": "vllm-log",
+    "vllm_requests_summary.json": "vllm-requests",
+    "vllm_requests_detailed.jsonl": "vllm-requests",
     "vllm_requests_stream.txt": "vllm-requests",
 }
 

@@ -24,8 +24,11 @@ def test_rounded_totals_are_read_within_the_tolerance():
 
 
 def test_a_sum_beyond_the_tolerance_is_refused():
-    bad = (ENG / "llamacpp.prom").read_text().replace("accepted_tokens_total 2.37037e+06",
-                                                      "accepted_tokens_total 2.38037e+06")
+    bad = (
+        (ENG / "llamacpp.prom")
+        .read_text()
+        .replace("accepted_tokens_total 2.37037e+06", "accepted_tokens_total 2.38037e+06")
+    )
     r = read_text(bad, "bad")
     assert not r.readings
     assert "sum to 2370367 but num_accepted_tokens is 2380370 (tolerance" in r.skipped[0].reason

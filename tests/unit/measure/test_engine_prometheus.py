@@ -26,10 +26,12 @@ def test_old_fixtures_parse_with_every_sample():
 
 
 def test_quoted_utf8_names_timestamps_and_special_values():
-    text = ('{"vllm:spec_decode_num_drafts_total", model_name="m", engine="0"} 5 1700000000000\n'
-            'x_total{a="q\\"uote"} +Inf\n'
-            "y NaN\n"
-            "# EOF\n")
+    text = (
+        '{"vllm:spec_decode_num_drafts_total", model_name="m", engine="0"} 5 1700000000000\n'
+        'x_total{a="q\\"uote"} +Inf\n'
+        "y NaN\n"
+        "# EOF\n"
+    )
     s = parse_scrape(text)
     a, b, c = s.samples
     assert a.name == "vllm:spec_decode_num_drafts_total" and a.timestamp == 1.7e9  # ms -> s
@@ -68,8 +70,10 @@ def test_prometheus_http_api_answer_reads_like_the_scrape():
     from sdsl.measure.engines import read_text
 
     text = (ROOT / "vllm_single.txt").read_text()
-    result = [{"metric": {"__name__": s.name, **dict(s.labels), "job": "vllm"}, "value": [1756736800.1, repr(s.value)]}
-              for s in parse_scrape(text).samples]
+    result = [
+        {"metric": {"__name__": s.name, **dict(s.labels), "job": "vllm"}, "value": [1756736800.1, repr(s.value)]}
+        for s in parse_scrape(text).samples
+    ]
     answer = json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}})
     api, scrape = read_text(answer, "api.json"), read_text(text, "scrape.txt")
     assert api.detected_by.startswith("Prometheus HTTP API answer")

@@ -21,8 +21,10 @@ def test_sglang_counters_give_the_run_mean_with_an_interval():
     text = (ENG / "sglang.prom").read_text()
     (r,) = read_files([ENG / "sglang.prom"])
     (x,) = r.readings
-    v, g, n = (_value(text, f"sglang:{m}") for m in ("spec_verify_calls_total", "generation_tokens_total",
-                                                    "num_requests_total"))
+    v, g, n = (
+        _value(text, f"sglang:{m}")
+        for m in ("spec_verify_calls_total", "generation_tokens_total", "num_requests_total")
+    )
     ref = alpha_from_mean_tokens((g - n) / v, 3, int(v))
     assert x.gamma == 3  # accept_length / accept_rate = 4 draft tokens per step = k + 1
     assert x.estimate.alpha == pytest.approx(ref.alpha) and x.estimate.ci_high == pytest.approx(ref.ci_high)
@@ -94,7 +96,10 @@ def test_trtllm_short_drafts_are_flagged():
 
 def test_sglang_tensor_parallel_ranks_are_read_once():
     text = (ENG / "sglang_gauges_only.prom").read_text()
-    both = text + "\n".join(ln.replace('tp_rank="0"', 'tp_rank="1"') for ln in text.splitlines()
-                            if ln.startswith("sglang:")) + "\n"
+    both = (
+        text
+        + "\n".join(ln.replace('tp_rank="0"', 'tp_rank="1"') for ln in text.splitlines() if ln.startswith("sglang:"))
+        + "\n"
+    )
     r = read_text(both, "tp2")
     assert len(r.readings) == 1 and "another rank of one engine" in r.skipped[0].reason

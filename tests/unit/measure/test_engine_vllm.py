@@ -38,13 +38,18 @@ def test_single_model_scrape_recovers_alpha():
 def test_multi_model_engines_pool_and_the_falling_alpha_is_rejected():
     r = one(ROOT / "vllm_multi.txt")
     by = {(x.model, x.engine): x for x in r.readings}
-    assert set(by) == {("Qwen/Qwen1.5-14B", "0"), ("Qwen/Qwen1.5-14B", "1"), ('my "tuned" model\\v2', "0"),
-                       ("Qwen/Qwen1.5-14B", "all")}
+    assert set(by) == {
+        ("Qwen/Qwen1.5-14B", "0"),
+        ("Qwen/Qwen1.5-14B", "1"),
+        ('my "tuned" model\\v2', "0"),
+        ("Qwen/Qwen1.5-14B", "all"),
+    }
     pooled = by[("Qwen/Qwen1.5-14B", "all")]
     assert pooled.num_drafts == 5500
     e0, e1 = by[("Qwen/Qwen1.5-14B", "0")], by[("Qwen/Qwen1.5-14B", "1")]
-    ref = alpha_from_position_counts([a + b for a, b in zip((1777, 1082, 658, 411, 254), (1507, 884, 536, 340, 198))],
-                                     5500)
+    ref = alpha_from_position_counts(
+        [a + b for a, b in zip((1777, 1082, 658, 411, 254), (1507, 884, 536, 340, 198))], 5500
+    )
     assert pooled.estimate.alpha == pytest.approx(ref.alpha, rel=1e-12)
     for x in (e0, e1, pooled):
         assert x.estimate.ci_low <= 0.6 <= x.estimate.ci_high
@@ -118,11 +123,14 @@ def test_short_drafts_are_counted_and_bound_the_estimate():
 
 
 def _scrape(drafts=10, draft_tokens=30, accepted=12, per_pos=(6, 4, 2), lab='model_name="m",engine="0"'):
-    lines = [f"vllm:spec_decode_num_drafts_total{{{lab}}} {drafts}",
-             f"vllm:spec_decode_num_draft_tokens_total{{{lab}}} {draft_tokens}",
-             f"vllm:spec_decode_num_accepted_tokens_total{{{lab}}} {accepted}"]
-    lines += [f'vllm:spec_decode_num_accepted_tokens_per_pos_total{{{lab},position="{i}"}} {v}'
-              for i, v in enumerate(per_pos)]
+    lines = [
+        f"vllm:spec_decode_num_drafts_total{{{lab}}} {drafts}",
+        f"vllm:spec_decode_num_draft_tokens_total{{{lab}}} {draft_tokens}",
+        f"vllm:spec_decode_num_accepted_tokens_total{{{lab}}} {accepted}",
+    ]
+    lines += [
+        f'vllm:spec_decode_num_accepted_tokens_per_pos_total{{{lab},position="{i}"}} {v}' for i, v in enumerate(per_pos)
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -132,12 +140,15 @@ def test_minimal_scrape_matches_the_estimators():
     assert x.constant_alpha.p_value == constant_alpha_test(accepted_per_pos=[6, 4, 2], num_drafts=10).p_value
 
 
-@pytest.mark.parametrize("kwargs, reason", [
-    ({"per_pos": (4, 6, 2)}, "accepted at position 1 \\(6\\) > accepted at position 0 \\(4\\)"),
-    ({"accepted": 13}, "sum to 12 but num_accepted_tokens is 13"),
-    ({"drafts": 0}, "num_drafts is 0 but other counters are not"),
-    ({"draft_tokens": 31}, "num_draft_tokens \\(31\\) > k x num_drafts"),
-])
+@pytest.mark.parametrize(
+    "kwargs, reason",
+    [
+        ({"per_pos": (4, 6, 2)}, "accepted at position 1 \\(6\\) > accepted at position 0 \\(4\\)"),
+        ({"accepted": 13}, "sum to 12 but num_accepted_tokens is 13"),
+        ({"drafts": 0}, "num_drafts is 0 but other counters are not"),
+        ({"draft_tokens": 31}, "num_draft_tokens \\(31\\) > k x num_drafts"),
+    ],
+)
 def test_inconsistent_series_are_skipped_with_the_reason(kwargs, reason):
     r = read_text(_scrape(**kwargs) + _scrape(lab='model_name="m",engine="1"'), "s")
     assert [x.engine for x in r.readings] == ["1"]  # the other engine is still read
@@ -155,8 +166,9 @@ def test_structural_errors_raise_one_line():
 
 
 def test_series_without_per_position_counters_inverts_the_mean_length():
-    text = "\n".join(ln for ln in _scrape(drafts=1000, draft_tokens=3000, accepted=1500).splitlines()
-                     if "per_pos" not in ln)
+    text = "\n".join(
+        ln for ln in _scrape(drafts=1000, draft_tokens=3000, accepted=1500).splitlines() if "per_pos" not in ln
+    )
     (x,) = read_text(text, "s").readings
     assert x.chain_only and x.gamma == 3
     assert float(expected_tokens(x.estimate.alpha, 3)) == pytest.approx(2.5, rel=1e-9)

@@ -51,23 +51,34 @@ def test_short_drafts_in_a_log_bound_the_estimate():
 
 def test_malformed_lines_name_the_line():
     with pytest.raises(ValueError, match="log line 2: no 'Drafted'"):
-        read_text("x\nSpecDecoding metrics: Mean acceptance length: 2.0, Accepted: 10 tokens, Per-position "
-                  "acceptance rate: 0.5\n", "log")
-    r = read_text("SpecDecoding metrics: Mean acceptance length: 3.90, Accepted: 10 tokens, Drafted: 100 tokens, "
-                  "Per-position acceptance rate: 0.050, 0.050\n", "log")
+        read_text(
+            "x\nSpecDecoding metrics: Mean acceptance length: 2.0, Accepted: 10 tokens, Per-position "
+            "acceptance rate: 0.5\n",
+            "log",
+        )
+    r = read_text(
+        "SpecDecoding metrics: Mean acceptance length: 3.90, Accepted: 10 tokens, Drafted: 100 tokens, "
+        "Per-position acceptance rate: 0.050, 0.050\n",
+        "log",
+    )
     assert not r.readings and "log line 1: the counts contradict each other" in r.skipped[0].reason
 
 
 def test_idle_intervals_are_skipped():
-    r = read_text("SpecDecoding metrics: Mean acceptance length: 1.00, Accepted: 0 tokens, Drafted: 0 tokens, "
-                  "Per-position acceptance rate: 0.000, 0.000, Avg Draft acceptance rate: nan%\n", "log")
+    r = read_text(
+        "SpecDecoding metrics: Mean acceptance length: 1.00, Accepted: 0 tokens, Drafted: 0 tokens, "
+        "Per-position acceptance rate: 0.000, 0.000, Avg Draft acceptance rate: nan%\n",
+        "log",
+    )
     assert not r.readings and r.skipped[0].reason.startswith("idle")
 
 
 def test_lines_without_per_position_rates_invert_the_mean_length():
     """The earliest V1 line format (no per-position rates): drafts from the mean length, k from
     Drafted / drafts."""
-    text = ("SpecDecoding metrics: Draft acceptance rate: 43.3%, Mean acceptance length: 2.30, Accepted: 1136 tokens, "
-            "Drafted: 2622 tokens\n")
+    text = (
+        "SpecDecoding metrics: Draft acceptance rate: 43.3%, Mean acceptance length: 2.30, Accepted: 1136 tokens, "
+        "Drafted: 2622 tokens\n"
+    )
     (x,) = read_text(text, "log").readings
     assert x.gamma == 3 and x.chain_only and x.num_drafts == pytest.approx(1136 / 1.3)

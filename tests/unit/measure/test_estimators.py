@@ -38,9 +38,11 @@ def test_mle_matches_closed_form_and_brute_force():
     grid = np.linspace(0.001, 0.999, 99801)
     ll = np.log(grid)[:, None] * k[None, :] + np.where(k < 4, np.log1p(-grid)[:, None], 0.0)
     assert grid[np.argmax(ll.sum(axis=1))] == pytest.approx(est.alpha, abs=2e-5)
+
     # SE from the observed Fisher information, by numerical second derivative
     def nll(a):
         return -(s * np.log(a) + r * np.log1p(-a))
+
     h = 1e-5
     d2 = (nll(est.alpha + h) - 2 * nll(est.alpha) + nll(est.alpha - h)) / h**2
     assert est.se == pytest.approx(1 / np.sqrt(d2), rel=1e-4)
@@ -157,8 +159,10 @@ def test_mean_tokens_coverage_single_gamma():
     rng = np.random.default_rng(21)
     hits = sum(
         (lambda e: e.ci_low <= 0.7 <= e.ci_high)(
-            alpha_from_mean_tokens((simulate(rng, 0.7, 4, 200) + 1).mean(), 4, 200))
-        for _ in range(300))
+            alpha_from_mean_tokens((simulate(rng, 0.7, 4, 200) + 1).mean(), 4, 200)
+        )
+        for _ in range(300)
+    )
     assert stats.binomtest(hits, 300, 0.95).pvalue > 1e-3
 
 

@@ -35,8 +35,9 @@ PROMPTS = L.read_prompts(DATA / "prompts.txt")
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory):
     folder = tmp_path_factory.mktemp("pair")
-    draft, target = L.build_local_pair(folder, texts=PROMPTS, seed=3, target_layers=2,
-                                       target_width=32, train_steps=60, draft_train_steps=15, lr=5e-3)
+    draft, target = L.build_local_pair(
+        folder, texts=PROMPTS, seed=3, target_layers=2, target_width=32, train_steps=60, draft_train_steps=15, lr=5e-3
+    )
     return draft, target
 
 
@@ -72,10 +73,15 @@ def test_greedy_speculative_equals_target_greedy(loaded, gamma):
 def test_greedy_matches_transformers_generate(loaded):
     dm, tm, tok = loaded
     ids = tok(PROMPTS[4])["input_ids"]
-    ref = tm.generate(torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
-                      max_new_tokens=16, do_sample=False, pad_token_id=tok.eos_token_id)
+    ref = tm.generate(
+        torch.tensor([ids]),
+        attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+        max_new_tokens=16,
+        do_sample=False,
+        pad_token_id=tok.eos_token_id,
+    )
     spec = S.speculative_generate(tm, dm, ids, gamma=4, max_new_tokens=16)
-    assert spec.tokens == ref[0, len(ids):].tolist()
+    assert spec.tokens == ref[0, len(ids) :].tolist()
 
 
 def _exact_marginals(model, prompt_ids, vocab, temperature):
@@ -96,9 +102,18 @@ def test_sampling_distribution_is_the_targets(tmp_path):
     """Untrained models with peaked random distributions on a 7-token vocabulary: the draft's
     distribution is far from the target's, yet speculative samples follow the target exactly."""
     texts = ["abcde"]
-    draft, target = L.build_local_pair(tmp_path, texts=texts, seed=11, target_layers=1,
-                                       target_width=16, draft_width=16, n_head=2, train_steps=0,
-                                       draft_train_steps=0, initializer_range=0.2)
+    draft, target = L.build_local_pair(
+        tmp_path,
+        texts=texts,
+        seed=11,
+        target_layers=1,
+        target_width=16,
+        draft_width=16,
+        n_head=2,
+        train_steps=0,
+        draft_train_steps=0,
+        initializer_range=0.2,
+    )
     dm, tm = L.load_model(draft), L.load_model(target)
     # the draft was initialised as a truncated copy: make it a genuinely different model
     with torch.no_grad():
@@ -115,8 +130,7 @@ def test_sampling_distribution_is_the_targets(tmp_path):
     accepted = []
     for i in range(n):
         gen = torch.Generator().manual_seed(1000 + i)
-        r = S.speculative_generate(tm, dm, prompt, gamma=2, max_new_tokens=4,
-                                   temperature=temperature, generator=gen)
+        r = S.speculative_generate(tm, dm, prompt, gamma=2, max_new_tokens=4, temperature=temperature, generator=gen)
         counts2[r.tokens[1]] += 1
         counts3[r.tokens[2]] += 1
         accepted += r.accepted
@@ -132,8 +146,9 @@ def test_sampling_distribution_is_the_targets(tmp_path):
 @pytest.mark.parametrize("temperature", [0.0, 1.0])
 def test_identical_draft_gives_alpha_one(pair, temperature):
     _, target = pair
-    m = H.measure_acceptance(target, target, PROMPTS[:3], gammas=[3], temperature=temperature,
-                             max_new_tokens=16, seed=1, progress=False)
+    m = H.measure_acceptance(
+        target, target, PROMPTS[:3], gammas=[3], temperature=temperature, max_new_tokens=16, seed=1, progress=False
+    )
     it = m.iterations[m.iterations["drafted"] > 0]
     assert (it["accepted"] == it["drafted"]).all()
     summary = H.summarize_measurement(m, np.random.default_rng(0), n_resamples=200)
@@ -143,8 +158,9 @@ def test_identical_draft_gives_alpha_one(pair, temperature):
 
 def test_alpha_agrees_with_expected_min_pq(pair):
     draft, target = pair
-    m = H.measure_acceptance(draft, target, PROMPTS[:12], gammas=[3], temperature=1.0,
-                             max_new_tokens=40, seed=2, progress=False)
+    m = H.measure_acceptance(
+        draft, target, PROMPTS[:12], gammas=[3], temperature=1.0, max_new_tokens=40, seed=2, progress=False
+    )
     s = H.summarize_measurement(m, np.random.default_rng(0), n_resamples=500).iloc[0]
     assert s["evaluated"] > 300
     assert 0.05 < s["alpha"] < 0.98  # a non-trivial pair
@@ -155,8 +171,9 @@ def test_alpha_agrees_with_expected_min_pq(pair):
 
 def test_measurement_tables_and_acceptance_row(pair):
     draft, target = pair
-    m = H.measure_acceptance(draft, target, PROMPTS[:4], gammas=[2, 4], temperature=1.0,
-                             max_new_tokens=12, seed=0, progress=False)
+    m = H.measure_acceptance(
+        draft, target, PROMPTS[:4], gammas=[2, 4], temperature=1.0, max_new_tokens=12, seed=0, progress=False
+    )
     assert list(m.iterations.columns) == H.ITERATION_COLUMNS
     assert list(m.requests.columns) == H.REQUEST_COLUMNS
     assert len(m.requests) == 8 and (m.requests["new_tokens"] == 12).all()
@@ -168,8 +185,9 @@ def test_measurement_tables_and_acceptance_row(pair):
     from sdsl.measure.estimators import alpha_from_accepted
 
     est = alpha_from_accepted(m.iterations["accepted"], m.iterations["drafted"])
-    row = H.acceptance_row(target="local-target", draft="local-draft", draft_family="local",
-                           draft_ppl=12.0, target_ppl=10.0, estimate=est)
+    row = H.acceptance_row(
+        target="local-target", draft="local-draft", draft_family="local", draft_ppl=12.0, target_ppl=10.0, estimate=est
+    )
     assert row["alpha_hw95"] == pytest.approx(est.half_width)
     data = pytest.importorskip("sdsl.data")
     if hasattr(data, "validate"):
@@ -179,9 +197,17 @@ def test_measurement_tables_and_acceptance_row(pair):
 
 
 def test_different_vocabularies_are_refused(tmp_path, pair):
-    draft, target = L.build_local_pair(tmp_path, texts=PROMPTS[:5], seed=1, target_layers=1,
-                                       target_width=16, n_head=2, train_steps=0,
-                                       draft_train_steps=0, draft_tokenizer_texts=["xyz 0123456789"])
+    draft, target = L.build_local_pair(
+        tmp_path,
+        texts=PROMPTS[:5],
+        seed=1,
+        target_layers=1,
+        target_width=16,
+        n_head=2,
+        train_steps=0,
+        draft_train_steps=0,
+        draft_tokenizer_texts=["xyz 0123456789"],
+    )
     with pytest.raises(ValueError, match="vocabularies differ"):
         H.measure_acceptance(draft, target, PROMPTS[:1], gammas=[2], max_new_tokens=4, progress=False)
     with pytest.raises(ValueError, match="vocabularies differ"):
@@ -208,10 +234,9 @@ def test_prompts_file_and_provenance():
     import yaml
 
     meta = yaml.safe_load((DATA / "prompts.yml").read_text(encoding="utf-8"))
-    assert meta["sha256"] == hashlib.sha256((DATA / "prompts.txt").read_bytes()).hexdigest(), \
+    assert meta["sha256"] == hashlib.sha256((DATA / "prompts.txt").read_bytes()).hexdigest(), (
         "prompts.txt changed: update prompts.yml"
+    )
     assert len(PROMPTS) == meta["count"] == 50
     assert "HellaSwag" in meta["description"]
     assert len(set(PROMPTS)) == len(PROMPTS)
-
-

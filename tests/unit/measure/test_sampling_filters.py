@@ -39,8 +39,15 @@ def test_top_k_and_top_p_against_brute_force():
     assert two.tolist() == [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]  # row-wise on verification logits
 
 
-@pytest.mark.parametrize("top_k, top_p, message", [(-1, 1.0, "top_k must be"), (1.5, 1.0, "top_k must be"),
-                                                   (0, 0.0, "top_p must lie in"), (0, 1.2, "top_p must lie in")])
+@pytest.mark.parametrize(
+    "top_k, top_p, message",
+    [
+        (-1, 1.0, "top_k must be"),
+        (1.5, 1.0, "top_k must be"),
+        (0, 0.0, "top_p must lie in"),
+        (0, 1.2, "top_p must lie in"),
+    ],
+)
 def test_invalid_filters(top_k, top_p, message):
     with pytest.raises(ValueError, match=message):
         check_filters(top_k, top_p)
@@ -50,9 +57,18 @@ def test_invalid_filters(top_k, top_p, message):
 def tiny(tmp_path_factory):
     """The untrained 7-token pair of test_harness.test_sampling_distribution_is_the_targets."""
     folder = tmp_path_factory.mktemp("tiny")
-    draft, target = L.build_local_pair(folder, texts=["abcde"], seed=11, target_layers=1, target_width=16,
-                                       draft_width=16, n_head=2, train_steps=0, draft_train_steps=0,
-                                       initializer_range=0.2)
+    draft, target = L.build_local_pair(
+        folder,
+        texts=["abcde"],
+        seed=11,
+        target_layers=1,
+        target_width=16,
+        draft_width=16,
+        n_head=2,
+        train_steps=0,
+        draft_train_steps=0,
+        initializer_range=0.2,
+    )
     dm, tm = L.load_model(draft), L.load_model(target)
     with torch.no_grad():
         g = torch.Generator().manual_seed(5)
@@ -83,8 +99,9 @@ def test_speculative_sampling_stays_lossless_under_the_filters(tiny, top_k, top_
     accepted = []
     for i in range(n):
         gen = torch.Generator().manual_seed(2000 + i)
-        r = S.speculative_generate(tm, dm, prompt, gamma=2, max_new_tokens=4, temperature=1.0, generator=gen,
-                                   top_k=top_k, top_p=top_p)
+        r = S.speculative_generate(
+            tm, dm, prompt, gamma=2, max_new_tokens=4, temperature=1.0, generator=gen, top_k=top_k, top_p=top_p
+        )
         c2[r.tokens[1]] += 1
         c3[r.tokens[2]] += 1
         accepted += r.accepted
@@ -98,8 +115,15 @@ def test_speculative_sampling_stays_lossless_under_the_filters(tiny, top_k, top_
     # the plain-decoding baseline samples the same filtered distribution
     plain = np.zeros(vocab)
     for i in range(n):
-        r = S.autoregressive_generate(tm, prompt, max_new_tokens=2, temperature=1.0, top_k=top_k, top_p=top_p,
-                                      generator=torch.Generator().manual_seed(9000 + i))
+        r = S.autoregressive_generate(
+            tm,
+            prompt,
+            max_new_tokens=2,
+            temperature=1.0,
+            top_k=top_k,
+            top_p=top_p,
+            generator=torch.Generator().manual_seed(9000 + i),
+        )
         plain[r.tokens[1]] += 1
     assert chisquare(plain, p2).pvalue > 1e-3
 
@@ -116,8 +140,16 @@ def test_stateful_models_and_uncroppable_caches_are_refused(tiny, monkeypatch):
     from transformers import DynamicCache, MambaConfig, MambaForCausalLM
 
     dm, tm, tok = tiny
-    mamba = MambaForCausalLM(MambaConfig(vocab_size=tm.config.vocab_size, hidden_size=16, num_hidden_layers=1,
-                                         state_size=4, intermediate_size=32, conv_kernel=2)).eval()
+    mamba = MambaForCausalLM(
+        MambaConfig(
+            vocab_size=tm.config.vocab_size,
+            hidden_size=16,
+            num_hidden_layers=1,
+            state_size=4,
+            intermediate_size=32,
+            conv_kernel=2,
+        )
+    ).eval()
     with pytest.raises(ValueError, match="target model MambaForCausalLM keeps a recurrent state"):
         S.speculative_generate(mamba, dm, [2, 3], gamma=2, max_new_tokens=4)
     monkeypatch.setattr(DynamicCache, "is_croppable", property(lambda self: False))

@@ -45,8 +45,17 @@ def _tokenizer(vocab_tokens, split):
 @pytest.fixture(scope="module")
 def target(tmp_path_factory):
     folder = tmp_path_factory.mktemp("uag")
-    _, tpath = L.build_local_pair(folder, texts=TEXTS, seed=5, target_layers=2, target_width=32, draft_width=16,
-                                  train_steps=60, draft_train_steps=1, lr=5e-3)
+    _, tpath = L.build_local_pair(
+        folder,
+        texts=TEXTS,
+        seed=5,
+        target_layers=2,
+        target_width=32,
+        draft_width=16,
+        train_steps=60,
+        draft_train_steps=1,
+        lr=5e-3,
+    )
     return L.load_model(tpath), L.load_tokenizer(tpath)
 
 
@@ -82,11 +91,22 @@ def bigram(target):
     from transformers import GPT2Config, GPT2LMHeadModel
 
     tm, tok = target
-    pieces = sorted({t[i:i + 2] for t in TEXTS for i in range(0, len(t), 2)} | set("".join(TEXTS)))
+    pieces = sorted({t[i : i + 2] for t in TEXTS for i in range(0, len(t), 2)} | set("".join(TEXTS)))
     dtok = _tokenizer(pieces, r"[\s\S]{1,2}")
-    cfg = GPT2Config(vocab_size=len(dtok), n_positions=256, n_embd=32, n_layer=1, n_head=4, resid_pdrop=0.0,
-                     embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=1, eos_token_id=1, pad_token_id=None,
-                     activation_function="gelu_pytorch_tanh")
+    cfg = GPT2Config(
+        vocab_size=len(dtok),
+        n_positions=256,
+        n_embd=32,
+        n_layer=1,
+        n_head=4,
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+        bos_token_id=1,
+        eos_token_id=1,
+        pad_token_id=None,
+        activation_function="gelu_pytorch_tanh",
+    )
     torch.manual_seed(0)  # GPT-2's init draws from torch's global generator (as in build_local_pair)
     dm = GPT2LMHeadModel(cfg)
     ids = torch.tensor([i for t in TEXTS for i in dtok(t)["input_ids"] + [1]])
@@ -124,11 +144,14 @@ def test_draft_length_is_set_on_the_draft_and_restored(target, permuted):
 def test_other_token_boundaries_greedy_is_exact_and_counts_add_up(target, bigram):
     tm, tok = target
     dm, dtok = bigram
-    m = measure_universal(dm, tm, TEXTS[:4], gammas=[3], max_new_tokens=30, tokenizer=tok, draft_tokenizer=dtok,
-                          progress=False)
+    m = measure_universal(
+        dm, tm, TEXTS[:4], gammas=[3], max_new_tokens=30, tokenizer=tok, draft_tokenizer=dtok, progress=False
+    )
     it = m.iterations
     assert set(it["gamma"]) == {3} and len(m.requests) == 4
-    assert (it["accepted"] <= it["drafted"]).all() and (it["evaluated"] == np.minimum(it["accepted"] + 1, it["drafted"])).all()
+    assert (it["accepted"] <= it["drafted"]).all() and (
+        it["evaluated"] == np.minimum(it["accepted"] + 1, it["drafted"])
+    ).all()
     # drafted counts target tokens: two-character draft tokens give up to 6 target tokens for gamma = 3
     assert it["drafted"].max() > 3
     est = alpha_from_accepted(it["accepted"], it["drafted"])
@@ -181,8 +204,17 @@ def test_pruned_translator_of_transformers_misaligns_the_draft(target, permuted)
     with configure_assistant(dm, 2), record_assisted_iterations(tm) as log:
         for i in range(40):
             torch.manual_seed(i)  # transformers samples from the global generator
-            tm.generate(x, attention_mask=torch.ones_like(x), assistant_model=dm, tokenizer=tok, assistant_tokenizer=dtok,
-                        max_new_tokens=6, eos_token_id=None, pad_token_id=1, do_sample=True)
+            tm.generate(
+                x,
+                attention_mask=torch.ones_like(x),
+                assistant_model=dm,
+                tokenizer=tok,
+                assistant_tokenizer=dtok,
+                max_new_tokens=6,
+                eos_token_id=None,
+                pad_token_id=1,
+                do_sample=True,
+            )
     dra, acc = zip(*log)
     # p = q, so correct speculative sampling accepts every token (alpha > 0.99 above); here it does not
     assert alpha_from_accepted([min(a, d) for a, d in zip(acc, dra)], dra).ci_high < 0.99

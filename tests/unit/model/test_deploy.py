@@ -12,15 +12,18 @@ from sdsl.model import deploy as D
 from sdsl.model.throughput import tokens_per_flop
 
 
-@pytest.mark.parametrize("alpha, n, m", [(0.65, 2e8, 7e10), (0.6574, 2.836e8, 7.055e10), (0.5, 1e9, 1.3e10),
-                                         (0.9, 1e7, 4e11), (0.2, 5e9, 1e10)])
+@pytest.mark.parametrize(
+    "alpha, n, m",
+    [(0.65, 2e8, 7e10), (0.6574, 2.836e8, 7.055e10), (0.5, 1e9, 1.3e10), (0.9, 1e7, 4e11), (0.2, 5e9, 1e10)],
+)
 def test_integer_length_is_the_brute_force_best_and_loss_is_exact(alpha, n, m):
     r = D.integer_draft_length(alpha, n, m)
     g = np.arange(0, 2000)
     t = tokens_per_flop(alpha, n, m, g)
     assert r.gamma_integer == int(np.argmax(t))
-    assert r.rounding_loss == pytest.approx(1 - t.max() / float(tokens_per_flop(alpha, n, m, r.gamma_continuous)),
-                                            abs=1e-15)
+    assert r.rounding_loss == pytest.approx(
+        1 - t.max() / float(tokens_per_flop(alpha, n, m, r.gamma_continuous)), abs=1e-15
+    )
     assert 0 <= r.rounding_loss < 0.05
 
 
@@ -36,9 +39,13 @@ def test_vllm_config_is_the_documented_json():
 def test_sglang_flags_verify_gamma_plus_one_tokens():
     f = D.sglang_flags(4, "Qwen/Qwen2.5-0.5B")
     kv = dict(zip(f[::2], f[1::2]))
-    assert kv == {"--speculative-algorithm": "STANDALONE", "--speculative-draft-model-path": "Qwen/Qwen2.5-0.5B",
-                  "--speculative-num-steps": "4", "--speculative-eagle-topk": "1",
-                  "--speculative-num-draft-tokens": "5"}
+    assert kv == {
+        "--speculative-algorithm": "STANDALONE",
+        "--speculative-draft-model-path": "Qwen/Qwen2.5-0.5B",
+        "--speculative-num-steps": "4",
+        "--speculative-eagle-topk": "1",
+        "--speculative-num-draft-tokens": "5",
+    }
     argv = shlex.split(D.sglang_command(4))
     assert argv[:5] == ["python", "-m", "sglang.launch_server", "--model-path", D.TARGET_PLACEHOLDER]
 

@@ -56,7 +56,7 @@ def test_recovers_known_coefficients_from_simulated_data():
 
 def test_power_law_is_polished_to_the_stationary_point():
     x = np.array([12.6, 15.1, 18.3, 22.0, 29.8])
-    y = 1.38 * x ** -0.247
+    y = 1.38 * x**-0.247
     fit = fit_power_law(x, y)
     assert np.allclose(fit.p, [1.38, -0.247], rtol=1e-13)
     noisy = y + np.array([0.01, -0.004, 0.003, -0.008, 0.005])

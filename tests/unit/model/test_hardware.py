@@ -23,8 +23,9 @@ LLAMA70 = H.ModelShape(params=M, layers=80, q_dim=8192, kv_dim=1024, embedding_p
 
 
 def test_step_time_by_hand():
-    acc = H.Accelerator("toy", peak_flops=1e12, bandwidth=1e11, memory=1e12, step_overhead=1e-3,
-                        layer_overhead=1e-4, bytes_per_param=2)
+    acc = H.Accelerator(
+        "toy", peak_flops=1e12, bandwidth=1e11, memory=1e12, step_overhead=1e-3, layer_overhead=1e-4, bytes_per_param=2
+    )
     s = H.ModelShape(params=1e9, layers=10, q_dim=1000, kv_dim=100)
     # memory: 2e9 + 2*10*100*2*(b=2)(L=100 + k=1) bytes; compute: 2e9*2 + 4*10*1000*2*(101) FLOPs
     mem = (2e9 + 2 * 10 * 100 * 2 * 2 * 101) / 1e11
@@ -35,16 +36,18 @@ def test_step_time_by_hand():
     assert float(H.step_time(s, acc, 2, 100, 100)) == pytest.approx(2e-3 + comp, rel=1e-12)
 
 
-@pytest.mark.parametrize("m, d_draft, d_target", [(M, 15e12, 15e12), (14167290880, 180e9, 4e12),
-                                                  (12853473280, 180e9, 180e9)])
+@pytest.mark.parametrize(
+    "m, d_draft, d_target", [(M, 15e12, 15e12), (14167290880, 180e9, 4e12), (12853473280, 180e9, 180e9)]
+)
 def test_flop_model_is_the_batch1_memory_bound_limit(m, d_draft, d_target):
     """With infinite compute, no overhead, no KV cache and batch 1 the roofline plan is the paper's
     plan with an integer gamma: same N* (1e-9: both are the one kernel on proportional objectives), same gamma*, and a
     speedup equal to the tokens-per-FLOP ratio T(N*) * 2M."""
     y = float(laws.perplexity(m, d_target))
     shape = H.ModelShape(params=m, layers=40, q_dim=0, kv_dim=0)
-    hp = H.plan_on_hardware(shape, lambda n: laws.acceptance_rate(laws.perplexity(n, d_draft), y), H.flop_limit(),
-                            (1e7, m / 2))
+    hp = H.plan_on_hardware(
+        shape, lambda n: laws.acceptance_rate(laws.perplexity(n, d_draft), y), H.flop_limit(), (1e7, m / 2)
+    )
     ref = optimum.optimal_draft_size(m, d_draft, d_target, integer=True, n_bounds=(1e7, m / 2))
     assert hp.n_star == pytest.approx(ref.n_star, rel=1e-9)
     assert hp.gamma_star == ref.gamma_star
@@ -90,7 +93,9 @@ def test_tensor_parallel_and_memory():
     assert (two.peak_flops, two.bandwidth, two.memory, two.count) == (2 * 989e12, 6.7e12, 160e9, 2)
     hp = H.plan_on_hardware(LLAMA70, alpha_of_n, a, (1e7, M / 2))
     assert not hp.fits_in_memory  # 141 GB of bf16 weights on one 80 GB device
-    assert H.plan_on_hardware(LLAMA70, alpha_of_n, a.with_bytes_per_param(1, "fp8").times(2), (1e7, M / 2)).fits_in_memory
+    assert H.plan_on_hardware(
+        LLAMA70, alpha_of_n, a.with_bytes_per_param(1, "fp8").times(2), (1e7, M / 2)
+    ).fits_in_memory
 
 
 def test_draft_shape_keeps_the_aspect_ratio():

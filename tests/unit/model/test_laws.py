@@ -24,6 +24,7 @@ from sdsl.model.laws import (
 
 # --- constant sets --------------------------------------------------------------------------------
 
+
 def test_named_constant_sets_have_the_published_values():
     """Method notes s.4: Besiroglu et al. 2024 (Epoch AI refit) and Hoffmann et al. 2022."""
     assert BESIROGLU_2024.as_tuple() == (1.8172, 482.01, 2085.43, 0.3478, 0.3658)
@@ -90,6 +91,7 @@ def test_constants_are_frozen():
 
 # --- loss and perplexity --------------------------------------------------------------------------
 
+
 def test_loss_known_values():
     """L(N, D) = E + A / N^a + B / D^b (method notes s.4), by hand."""
     n, d = 1.3e9, 180e9
@@ -137,6 +139,7 @@ def test_invalid_arguments_name_the_argument(call, argument):
 
 
 # --- Eq. 5 ------------------------------------------------------------------------------------------
+
 
 def test_paper_eq5_is_table3():
     t3 = data.load("paper_table3").set_index("parameter")["estimate"]

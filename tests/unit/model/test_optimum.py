@@ -81,8 +81,9 @@ def test_per_row_coefficients_drive_the_bootstrap():
     coef = np.array([[PAPER_EQ5.A, PAPER_EQ5.B, PAPER_EQ5.C], [-0.007, 0.0129, 0.64], [-0.006, 0.013, 0.65]])
     o = O.solve(O.plane_alpha(m, 15e12, 15e12, "besiroglu2024", coef), m, O.log_grid(np.full(3, 1e7), m / 2, 161))
     for i, c in enumerate(coef):
-        ref = sdsl.optimal_draft_size(70.6e9, 15e12, 15e12, coefficients=AcceptanceCoefficients(*c),
-                                      n_bounds=(1e7, 70.6e9 / 2))
+        ref = sdsl.optimal_draft_size(
+            70.6e9, 15e12, 15e12, coefficients=AcceptanceCoefficients(*c), n_bounds=(1e7, 70.6e9 / 2)
+        )
         assert o.n_star[i] == pytest.approx(ref.n_star, rel=1e-9)
 
 

@@ -14,8 +14,12 @@ def _functions(c, w):
     def at(v, r):
         return v[np.asarray(r).astype(int)]
 
-    return [lambda x, r: x - at(c, r), lambda x, r: np.tanh((x - at(c, r)) * at(w, r)) ** 3,
-            lambda x, r: np.exp(x - at(c, r)) - 1.0, lambda x, r: np.cbrt(x - at(c, r)) + 1e-3 * (x - at(c, r))]
+    return [
+        lambda x, r: x - at(c, r),
+        lambda x, r: np.tanh((x - at(c, r)) * at(w, r)) ** 3,
+        lambda x, r: np.exp(x - at(c, r)) - 1.0,
+        lambda x, r: np.cbrt(x - at(c, r)) + 1e-3 * (x - at(c, r)),
+    ]
 
 
 def test_find_root_agrees_with_scipy_on_many_brackets():
@@ -29,8 +33,12 @@ def test_find_root_agrees_with_scipy_on_many_brackets():
     rows = np.arange(500)
     for f in _functions(c, w):
         ours = find_root(f, lo, hi, rows)
-        ref = scipy_find_root(f, (lo, hi), args=(rows.astype(float),),
-                              tolerances={"xatol": 1e-13, "xrtol": 0.0, "fatol": 0.0, "frtol": 0.0}).x
+        ref = scipy_find_root(
+            f,
+            (lo, hi),
+            args=(rows.astype(float),),
+            tolerances={"xatol": 1e-13, "xrtol": 0.0, "fatol": 0.0, "frtol": 0.0},
+        ).x
         assert np.max(np.abs(ours - c)) < 1e-12 and np.max(np.abs(ours - ref)) < 1e-12
 
 
@@ -51,8 +59,12 @@ def test_find_root_takes_as_many_evaluations_as_scipys_chandrupatla():
             return f(x, r)
 
         find_root(counted, lo, hi, rows)
-        ref = scipy_find_root(f, (lo, hi), args=(rows.astype(float),),
-                              tolerances={"xatol": 1e-13, "xrtol": 0.0, "fatol": 0.0, "frtol": 0.0})
+        ref = scipy_find_root(
+            f,
+            (lo, hi),
+            args=(rows.astype(float),),
+            tolerances={"xatol": 1e-13, "xrtol": 0.0, "fatol": 0.0, "frtol": 0.0},
+        )
         assert len(calls) <= int(ref.nfev.max())
 
 

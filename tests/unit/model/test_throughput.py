@@ -27,6 +27,7 @@ OPT13B_M = 12_853_473_280  # method notes s.6, models.csv
 
 # --- brute force ----------------------------------------------------------------------------------
 
+
 def log_h(g, alpha: float, r: float):
     """``ln[(1 - alpha**(g+1)) / (g + r)]`` = ``ln T + ln(2 N (1 - alpha))``: Eq. 9 up to a factor
     that does not depend on ``gamma``, in log space (no underflow for tiny alpha, no cancellation
@@ -73,20 +74,38 @@ def check_against_brute(alpha: float, r: float, *, gamma_rtol: float = 1e-3) -> 
     assert np.isfinite(gc) and gc >= 0.0, (alpha, r, gc)
     gb, vb = brute_gamma(alpha, r)
     vc = float(log_h(gc, alpha, r))
-    assert vc >= vb - 1e-13, f"alpha={alpha!r} r={r!r}: closed form {gc!r} is worse than brute force {gb!r} (d ln T = {vc - vb:.3g})"
+    assert vc >= vb - 1e-13, (
+        f"alpha={alpha!r} r={r!r}: closed form {gc!r} is worse than brute force {gb!r} (d ln T = {vc - vb:.3g})"
+    )
     if abs(gc - gb) > gamma_rtol * max(1.0, gb):
         # a different gamma may only tie within rounding (T flat to double precision)
         assert abs(vc - vb) <= 1e-13, (alpha, r, gc, gb, vc - vb)
 
 
 EDGE_ALPHAS = [
-    1e-300, 1e-100, 1e-12, 1e-6, 1e-3, 0.05, 0.3, 0.5, 0.65, 0.8, 0.9, 0.99, 0.999,
-    1 - 1e-6, 1 - 1e-9, 1 - 1e-12, float(np.nextafter(1.0, 0.0)),
+    1e-300,
+    1e-100,
+    1e-12,
+    1e-6,
+    1e-3,
+    0.05,
+    0.3,
+    0.5,
+    0.65,
+    0.8,
+    0.9,
+    0.99,
+    0.999,
+    1 - 1e-6,
+    1 - 1e-9,
+    1 - 1e-12,
+    float(np.nextafter(1.0, 0.0)),
 ]
 EDGE_RATIOS = [1.0, 1 + 1e-12, 1 + 1e-6, 1.2, 1.5, 2.0, 10.0, 350.0, 1e4, 1e6, 1e8]
 
 
 # --- Eq. 1: expected tokens -----------------------------------------------------------------------
+
 
 def test_expected_tokens_known_values():
     assert expected_tokens(0.5, 1) == pytest.approx(1.5, rel=1e-15)
@@ -117,6 +136,7 @@ def test_expected_tokens_monotone_in_alpha_and_gamma():
 
 # --- FLOPs and Eq. 9 ------------------------------------------------------------------------------
 
+
 def test_flops_and_tokens_per_flop():
     assert flops_per_iteration(1e8, 1e10, 4) == 2 * 1e8 * 4 + 2 * 1e10
     assert flops_per_iteration(3, 7, 0) == 14
@@ -127,6 +147,7 @@ def test_flops_and_tokens_per_flop():
 
 
 # --- optimal gamma --------------------------------------------------------------------------------
+
 
 def test_optimal_gamma_known_value():
     """Method notes s.3: alpha = 0.65, N = 2e8, M = 7e10 -> 10.72839 (closed form), 10.72841
@@ -228,8 +249,20 @@ def test_no_nan_or_inf_anywhere_in_the_domain():
 
 @pytest.mark.parametrize(
     "alpha, r",
-    [(0.65, 350.0), (0.5, 1.2), (0.5, 2.0), (0.8, 10.0), (0.9, 1e4), (0.99, 1e8), (1e-6, 1e8),
-     (0.3, 1e8), (0.999, 37.0), (0.999999, 1e6), (0.75, 1.0), (0.6, 64.9)],
+    [
+        (0.65, 350.0),
+        (0.5, 1.2),
+        (0.5, 2.0),
+        (0.8, 10.0),
+        (0.9, 1e4),
+        (0.99, 1e8),
+        (1e-6, 1e8),
+        (0.3, 1e8),
+        (0.999, 37.0),
+        (0.999999, 1e6),
+        (0.75, 1.0),
+        (0.6, 64.9),
+    ],
 )
 def test_integer_gamma_is_the_best_integer(alpha, r):
     gi = float(optimal_gamma(alpha, 1.0, r, integer=True))
@@ -300,6 +333,7 @@ def test_invalid_arguments_raise_value_error_naming_the_argument(call, argument)
 
 
 # --- the optimal draft size (Tables 5 and 6) ------------------------------------------------------
+
 
 def test_table5_reproduced():
     """Six N* within 0.1 % and T(N*) within 0.5 % of the paper's Table 5 (D and D' from the
@@ -395,8 +429,9 @@ def test_scalar_path_of_log_t_matches_the_array_path():
     three regimes (tiny eps near the branch point, the Lambert-W start, the asymptotic start)."""
     from sdsl.model.throughput import _log_t
 
-    eps = np.concatenate([np.geomspace(1e-12, 1e-3, 60), np.geomspace(1e-3, 700, 400),
-                          np.geomspace(700, 1e6, 60), [0.0, -1.0]])
+    eps = np.concatenate(
+        [np.geomspace(1e-12, 1e-3, 60), np.geomspace(1e-3, 700, 400), np.geomspace(700, 1e6, 60), [0.0, -1.0]]
+    )
     vector = _log_t(eps)
     scalar = np.array([_log_t(np.asarray(e)) for e in eps])
     np.testing.assert_allclose(scalar, vector, rtol=4 * np.finfo(float).eps, atol=0)

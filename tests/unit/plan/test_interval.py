@@ -86,8 +86,9 @@ def _brute(law: I.CommittedLaw, inputs, c) -> float:
     def alpha(n, rows):
         x = perplexity(n, d, c)
         y = perplexity(m, dt, c)
-        return law.alpha({"x": x, "y": np.broadcast_to(y, np.shape(n)), "ln_n": np.log(n),
-                          "ln_d": np.full(np.shape(n), math.log(d))})
+        return law.alpha(
+            {"x": x, "y": np.broadcast_to(y, np.shape(n)), "ln_n": np.log(n), "ln_d": np.full(np.shape(n), math.log(d))}
+        )
 
     return float(brute_force(alpha, [m], [inputs.n_range[0]], [inputs.n_range[1]])[0])
 
@@ -142,13 +143,21 @@ def _v(law, c, n):
 
 
 def test_envelope_by_hand():
-    vs = [_v("plan", "a", 100.0), _v("plan", "b", 90.0), _v("l1", "a", 200.0), _v("l1", "b", 210.0),
-          _v("l2", "a", float("nan"))]
+    vs = [
+        _v("plan", "a", 100.0),
+        _v("plan", "b", 90.0),
+        _v("l1", "a", 200.0),
+        _v("l1", "b", 210.0),
+        _v("l2", "a", float("nan")),
+    ]
     ratios = {"a": (0.8, 1.1), "b": (0.9, 1.2)}
     assert I.envelope(vs) == {"low": 90.0, "high": 210.0, "variants": 4}  # the NaN variant is not used
     assert I.envelope(vs, ratios) == {"low": pytest.approx(80.0), "high": pytest.approx(252.0), "variants": 4}
-    assert I.envelope(vs, ratios, laws=["plan"], constants=["a"]) == {"low": pytest.approx(80.0),
-                                                                      "high": pytest.approx(110.0), "variants": 1}
+    assert I.envelope(vs, ratios, laws=["plan"], constants=["a"]) == {
+        "low": pytest.approx(80.0),
+        "high": pytest.approx(110.0),
+        "variants": 1,
+    }
     assert I.envelope(vs, laws=["l2"]) is None
 
 
@@ -163,8 +172,11 @@ def test_bootstrap_source_is_the_plans_bootstrap_and_the_combination_holds_every
     for k in I.SOURCES:
         assert h["low"] <= r["by_source"][k]["low"] and h["high"] >= r["by_source"][k]["high"], k
     # the rule of the module notes, by hand: each variant times its constants' relative quantiles
-    rel = {c: (lo / p, hi / p) for c, (lo, hi) in co["by_constants"].items()
-           for p in [next(v["n_star"] for v in r["variants"] if v["law"] == "plan" and v["constants"] == c)]}
+    rel = {
+        c: (lo / p, hi / p)
+        for c, (lo, hi) in co["by_constants"].items()
+        for p in [next(v["n_star"] for v in r["variants"] if v["law"] == "plan" and v["constants"] == c)]
+    }
     lo = min(v["n_star"] * rel[v["constants"]][0] for v in r["variants"])
     hi = max(v["n_star"] * rel[v["constants"]][1] for v in r["variants"])
     assert (h["low"], h["high"]) == (pytest.approx(lo, rel=1e-12), pytest.approx(hi, rel=1e-12))

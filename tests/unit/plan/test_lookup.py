@@ -41,7 +41,9 @@ def test_wall_clock_is_the_roofline_brute_force_on_enough_devices(rows):
     t = P.get_preset("llama-3-70b")
     shape, known = H.target_shape(t.params, t.shape)
     assert known and r["gpus"] == 2  # 141 GB of bf16 weights: two 80 GB devices, not one
-    assert (r["wall_clock_gamma"], r["wall_clock_speedup"]) == H.speedup_at(r["n_star"], r["alpha"], shape, acc.times(2))
+    assert (r["wall_clock_gamma"], r["wall_clock_speedup"]) == H.speedup_at(
+        r["n_star"], r["alpha"], shape, acc.times(2)
+    )
     # batch 1, empty cache, no overhead: the FLOP model's limit, so the wall clock is close to the ratio
     # (the untied embedding is not streamed: a few tenths of a per cent apart)
     assert r["wall_clock_speedup"] == pytest.approx(r["tokens_per_flop_ratio"], rel=5e-3)
@@ -74,8 +76,10 @@ def test_table_is_the_rows():
     assert math.isnan(df.set_index("preset").loc["mistral-7b-v0.3", "tokens"])
 
 
-@pytest.mark.parametrize("kw, msg", [(dict(batch=0), "batch"), (dict(context=-1), "context"),
-                                     (dict(hardware="tpu"), "unknown hardware 'tpu'")])
+@pytest.mark.parametrize(
+    "kw, msg",
+    [(dict(batch=0), "batch"), (dict(context=-1), "context"), (dict(hardware="tpu"), "unknown hardware 'tpu'")],
+)
 def test_bad_arguments(kw, msg):
     with pytest.raises(ValueError, match=msg):
         lookup_rows(**kw)

@@ -18,8 +18,18 @@ LLAMA_70B = 70553706496
 
 def test_presets_load_and_cover_the_required_models():
     df = data.load("presets")
-    required = {"llama-3-8b", "llama-3-70b", "qwen2.5-7b", "qwen2.5-14b", "qwen2.5-32b", "qwen2.5-72b",
-                "qwen1.5-72b", "qwen1.5-110b", "opt-30b", "opt-66b"}
+    required = {
+        "llama-3-8b",
+        "llama-3-70b",
+        "qwen2.5-7b",
+        "qwen2.5-14b",
+        "qwen2.5-32b",
+        "qwen2.5-72b",
+        "qwen1.5-72b",
+        "qwen1.5-110b",
+        "opt-30b",
+        "opt-66b",
+    }
     assert required <= set(df["preset"])
     assert (df[["params_source", "tokens_source", "draft_tokens_source"]] != "").all().all()
     assert data.provenance("presets")["sha256"] == data.sha256(data.data_path("presets"))
@@ -35,9 +45,16 @@ def test_presets_agree_with_models_table_and_brief():
     for name in common:
         assert pre.loc[name, "params"] == models.loc[name, "params"], name
         assert pre.loc[name, "tokens"] == models.loc[name, "tokens"], name
-    card = {"Llama-3-8B": (8.03e9, 15e12), "Llama-3-70B": (70.6e9, 15e12), "Qwen2.5-7B": (7.62e9, 18e12),
-            "Qwen2.5-14B": (14.7e9, 18e12), "Qwen2.5-32B": (32.5e9, 18e12), "Qwen2.5-72B": (72.7e9, 18e12),
-            "OPT-30B": (30e9, 180e9), "OPT-66B": (66e9, 180e9)}
+    card = {
+        "Llama-3-8B": (8.03e9, 15e12),
+        "Llama-3-70B": (70.6e9, 15e12),
+        "Qwen2.5-7B": (7.62e9, 18e12),
+        "Qwen2.5-14B": (14.7e9, 18e12),
+        "Qwen2.5-32B": (32.5e9, 18e12),
+        "Qwen2.5-72B": (72.7e9, 18e12),
+        "OPT-30B": (30e9, 180e9),
+        "OPT-66B": (66e9, 180e9),
+    }
     for name, (m, d) in card.items():
         assert abs(pre.loc[name, "params"] / m - 1) < 0.01, name  # cards print 3 significant digits
         assert pre.loc[name, "tokens"] == d, name
@@ -150,11 +167,11 @@ def test_bootstrap_matches_core_per_draw():
     inp = P.check_inputs("llama-3-70b")
     draws = P.bootstrap_n_star(inp, n_boot=4, rng=np.random.default_rng(5))
     cf = inp.alpha.coefficients
-    coef = np.random.default_rng(5).multivariate_normal([cf.A, cf.B, cf.C], inp.alpha.cov, size=4,
-                                                        method="eigh")
+    coef = np.random.default_rng(5).multivariate_normal([cf.A, cf.B, cf.C], inp.alpha.cov, size=4, method="eigh")
     for c, d in zip(coef, draws):
-        core = sdsl.optimal_draft_size(LLAMA_70B, 15e12, 15e12, coefficients=sdsl.AcceptanceCoefficients(*c),
-                                       n_bounds=inp.n_range)
+        core = sdsl.optimal_draft_size(
+            LLAMA_70B, 15e12, 15e12, coefficients=sdsl.AcceptanceCoefficients(*c), n_bounds=inp.n_range
+        )
         assert d == pytest.approx(core.n_star, rel=1e-6)
 
 
@@ -183,12 +200,15 @@ def test_bootstrap_without_uncertainty_collapses_to_n_star():
 
 BAD_INPUTS = [
     (dict(preset="lama-3-70b"), r"unknown preset 'lama-3-70b'; did you mean 'llama-3-70b'"),
-    (dict(preset=None, target_params=-5, target_tokens=1e12, draft_tokens=1e12),
-     r"target_params must be a number > 0 \(parameters M of the target\), got -5"),
-    (dict(preset=None, target_params="abc", target_tokens=1e12, draft_tokens=1e12),
-     r"target_params must be a number > 0 .*got 'abc'"),
-    (dict(preset=None, target_params=7e10, target_tokens=0, draft_tokens=1e12),
-     r"target_tokens must be a number > 0"),
+    (
+        dict(preset=None, target_params=-5, target_tokens=1e12, draft_tokens=1e12),
+        r"target_params must be a number > 0 \(parameters M of the target\), got -5",
+    ),
+    (
+        dict(preset=None, target_params="abc", target_tokens=1e12, draft_tokens=1e12),
+        r"target_params must be a number > 0 .*got 'abc'",
+    ),
+    (dict(preset=None, target_params=7e10, target_tokens=0, draft_tokens=1e12), r"target_tokens must be a number > 0"),
     (dict(preset=None, target_params=7e10, target_tokens=1e12), r"draft_tokens .* is required"),
     (dict(preset="llama-3-70b", draft_tokens=[]), r"draft_tokens .* is empty"),
     (dict(preset="llama-3-70b", n_range=(1e9, 1e8)), r"n_range must be two increasing numbers \[low, high\]"),
@@ -198,13 +218,19 @@ BAD_INPUTS = [
     (dict(preset="llama-3-70b", constants=[-1, 2, 3, 0.3, 0.3]), r"loss-law constant E .* must be >= 0"),
     (dict(preset="llama-3-70b", constants="1,2,3"), r"five numbers .* got 3 values"),
     (dict(preset="llama-3-70b", constants="chinchilla"), r"unknown loss-law constant set 'chinchilla'"),
-    (dict(preset="opt-13b", n_range=(1e5, 1e9)), r"the acceptance rate leaves \(0, 1\) at draft size n = 100000 inside n_range"),
+    (
+        dict(preset="opt-13b", n_range=(1e5, 1e9)),
+        r"the acceptance rate leaves \(0, 1\) at draft size n = 100000 inside n_range",
+    ),
     (dict(preset="llama-3-70b", alpha_source="magic"), r"alpha_source must be 'paper', 'refit' or"),
     (dict(preset="llama-3-70b", alpha_source="/no/such/file.csv"), r"measurements file .* does not exist"),
     (dict(preset="llama-3-70b", n_boot=-1), r"n_boot must be 0 \(none\) or an integer in \[100, 10000\]"),
     (dict(preset="llama-3-70b", n_boot=200, seed=None), r"seed is required"),
     (dict(preset="llama-3-70b", candidates={"x": 0}), r"candidates 'x' must be a number > 0"),
-    (dict(preset="llama-3-70b", candidates={"big": 1e12}), r"candidates 'big' = 1e\+12 is not smaller than the target size"),
+    (
+        dict(preset="llama-3-70b", candidates={"big": 1e12}),
+        r"candidates 'big' = 1e\+12 is not smaller than the target size",
+    ),
 ]
 
 
@@ -217,13 +243,19 @@ def test_bad_input_raises_one_line_value_error(kwargs, message):
 
 MALFORMED = {
     "missing_column": ("draft_ppl,alpha\n20,0.6\n", r"missing column\(s\) \['target_ppl'\]"),
-    "non_numeric": ("draft_ppl,target_ppl,alpha\n20,10,0.6\nabc,10,0.6\n21,11,0.6\n22,12,0.7\n",
-                    r"line 3, column 'draft_ppl': non-numeric value 'abc'"),
-    "alpha_out_of_range": ("draft_ppl,target_ppl,alpha\n20,10,1.2\n21,11,0.6\n22,12,0.7\n23,10,0.6\n",
-                           r"line 2, column 'alpha': value 1.2 is out of range"),
+    "non_numeric": (
+        "draft_ppl,target_ppl,alpha\n20,10,0.6\nabc,10,0.6\n21,11,0.6\n22,12,0.7\n",
+        r"line 3, column 'draft_ppl': non-numeric value 'abc'",
+    ),
+    "alpha_out_of_range": (
+        "draft_ppl,target_ppl,alpha\n20,10,1.2\n21,11,0.6\n22,12,0.7\n23,10,0.6\n",
+        r"line 2, column 'alpha': value 1.2 is out of range",
+    ),
     "too_few_rows": ("draft_ppl,target_ppl,alpha\n20,10,0.6\n21,11,0.6\n", r"needs at least 4 measurements"),
-    "one_target": ("draft_ppl,target_ppl,alpha\n20,10,0.6\n21,10,0.6\n22,10,0.7\n23,10,0.7\n",
-                   r"every row has the same target_ppl"),
+    "one_target": (
+        "draft_ppl,target_ppl,alpha\n20,10,0.6\n21,10,0.6\n22,10,0.7\n23,10,0.7\n",
+        r"every row has the same target_ppl",
+    ),
     "empty": ("", r"the file is empty"),
 }
 
@@ -244,8 +276,7 @@ def test_optimum_with_range_up_to_m_is_finite():
     assert np.isfinite(sdsl.optimal_gamma(0.7, 70.6e9 * (1 - 1e-16), 70.6e9))
     o = sdsl.optimal_draft_size(70.6e9, 15e12, 15e12)
     assert np.isfinite(o.n_star)
-    mine = P.plan(P.check_inputs(target_params=70.6e9, target_tokens=15e12, draft_tokens=15e12,
-                                 n_range=(1e7, 70.6e9)))
+    mine = P.plan(P.check_inputs(target_params=70.6e9, target_tokens=15e12, draft_tokens=15e12, n_range=(1e7, 70.6e9)))
     assert mine.n_star == pytest.approx(o.n_star, rel=1e-9)
 
 
