@@ -7,12 +7,13 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | sha256sum | cut -c1-16)
 
-.PHONY: help install book notebooks test lint check accept matrix bench browser-deps lock clean wheel-check
+.PHONY: help install book notebooks test lint format check accept matrix bench browser-deps lock clean wheel-check
 
 help:
 	@echo "make book     install, execute every notebook with papermill, build book/_build/html/index.html"
 	@echo "make test     install, then run the whole test suite (what CI runs)"
-	@echo "make lint     ruff check (the lint rules of pyproject.toml; also the first step of make test)"
+	@echo "make lint     ruff check and ruff format --check (the rules of pyproject.toml; also the first step of make test)"
+	@echo "make format   ruff format: rewrite the code in the project's format"
 	@echo "make check    regenerate every table and figure and compare with baseline/"
 	@echo "make accept   make the regenerated outputs the new baseline (on purpose)"
 	@echo "make matrix   the regeneration check under every CPU kernel this machine can run"
@@ -48,12 +49,17 @@ browser-deps:
 
 test: install browser-deps
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
 	$(BIN)/python -m sdsl.build.matrix
 	tools/wheel_check.sh $(PYTHON)
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff format .
 
 check: install
 	$(BIN)/python -m sdsl.build.check
