@@ -186,11 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
         "dense target (mixture-of-experts targets are refused).",
     )
     cli_deploy.add_presets_arguments(pr)
-    from sdsl.measure import (
-        report as alpha_report,  # argparse only at import: the parser stays light
-    )
+    from sdsl import cli_alpha  # the options only: the readers are imported when alpha runs
 
-    alpha_report.add_arguments(
+    cli_alpha.add_arguments(
         sub.add_parser(
             "alpha",
             help="alpha with its interval from a serving engine's metrics, log or per-request JSON",

@@ -29,7 +29,6 @@ __all__ = [
     "PlanContext",
     "Implication",
     "Report",
-    "add_arguments",
     "resolve_context",
     "implications",
     "build_report",
@@ -49,55 +48,6 @@ class Report:
     @property
     def n_readings(self) -> int:
         return sum(len(r.readings) for r in self.reads)
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The options of ``sdsl alpha`` (argparse only: building the parser stays light)."""
-    p.add_argument(
-        "files",
-        nargs="+",
-        metavar="FILE",
-        help="a saved /metrics scrape (vLLM, llama.cpp, SGLang, TensorRT-LLM, or a pasted Prometheus "
-        "query table), a vLLM log, or vLLM per-request JSON; the format is detected",
-    )
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of the text report")
-    p.add_argument(
-        "--delta",
-        action="store_true",
-        help="FILES are successive scrapes of one server, earliest first: report the traffic between "
-        "the first and the last (counter resets detected through _created)",
-    )
-    p.add_argument(
-        "--format",
-        dest="fmt",
-        metavar="FMT",
-        help="skip detection: vllm-prometheus, llamacpp-prometheus, sglang-prometheus, trtllm-prometheus, "
-        "vllm-log or vllm-requests",
-    )
-    p.add_argument(
-        "--gamma",
-        metavar="K",
-        help="draft length k, for exports that do not carry it (TensorRT-LLM without max_draft_len; "
-        "SGLang with tree drafts: the number of steps)",
-    )
-    p.add_argument("--level", metavar="L", default="0.95", help="confidence level of the intervals (default 0.95)")
-    p.add_argument(
-        "--seed",
-        metavar="S",
-        help="seed of the bootstrap over requests of vLLM per-request JSON, an integer in [0, 2^63 - 1] (default 0)",
-    )
-    plan = p.add_argument_group("what alpha implies (optional): the target and the draft that was measured")
-    plan.add_argument("--preset", metavar="NAME", help="target preset of data/presets.csv ('sdsl presets')")
-    plan.add_argument("--target-params", metavar="M", help="target size M, in parameters")
-    plan.add_argument("--target-tokens", metavar="D'", help="target pre-training tokens D'")
-    plan.add_argument("--draft-params", metavar="N", help="size N of the measured draft, in parameters")
-    plan.add_argument("--draft-tokens", metavar="D", help="pre-training tokens D of the draft family")
-
-
-def _int_arg(value: Any, name: str, low: int) -> int:
-    from sdsl._validate import integer
-
-    return integer(value, name, low=low)
 
 
 #: No target and no draft: the report without implications.
