@@ -342,19 +342,21 @@ def records(name_or_path: str | Path) -> tuple[dict[str, Any], ...]:
 
     Text cells are ``str`` (``None`` when empty), numbers ``float`` or ``int`` (``nan`` when empty).
     The planning path (``sdsl plan``, ``sdsl presets``) reads its tables this way: importing pandas
-    alone takes longer than the whole command may (issue 15). Parsed files are cached by path,
-    modification time and size.
+    alone takes longer than the whole command may (issue 15). Checked and parsed files are cached by
+    the path, modification time and size of the CSV and of its schema file.
     """
     path = data_path(name_or_path)
-    s = schema(path)
+    yml = _yml_beside(path)
     try:
-        st = path.stat()
+        st, ys = path.stat(), yml.stat()
     except OSError:
         raise DataError(f"{path}: no such file") from None
-    check_sha256(path)
-    key = (str(path), st.st_mtime_ns, st.st_size, repr(s))
+    # the CSV and its schema as they were when last read and checked: the same rows
+    key = (str(path), st.st_mtime_ns, st.st_size, ys.st_mtime_ns, ys.st_size)
     if key in _RECORDS:
         return _RECORDS[key]
+    s = schema(path)
+    check_sha256(path)
     table = read_csv_text(path)
     cols = table.header
     check_header(cols, s, str(path))
