@@ -1,20 +1,22 @@
 """How long the ``sdsl`` command takes from the shell (issue 15: ``sdsl plan`` in at most 0.3 s).
 
-    .venv/bin/python benchmarks/bench_cli.py [--repeat 7] [--sdsl PATH]
+    .venv/bin/python benchmarks/bench_cli.py [--repeat 9] [--sdsl PATH]
 
-Each command runs as a fresh process, as a user types it: best of ``--repeat`` runs after one warm-up
-run (which also writes the bytecode cache, as ``pip install`` does for an installed wheel; the
-variable PYTHONDONTWRITEBYTECODE is removed for these runs). Import time dominates, so the
-script also times the interpreter alone, ``import numpy`` and what the planning path used to import
-(``scipy.optimize``, ``scipy.special`` and ``pandas``), and prints each command's time as a ratio of
-``import numpy`` -- a ratio that moves less than seconds on a shared machine.
+Each command runs as a fresh process, as a user types it, ``--repeat`` times in round robin (every
+command once per round, so that a change of the background load reaches all of them alike) after
+one warm-up run, which also writes the bytecode cache as ``pip install`` does for an installed
+wheel (the variable PYTHONDONTWRITEBYTECODE is removed for these runs). Import time dominates, so
+the script also times the interpreter alone, ``import numpy`` and what the planning path used to
+import (``scipy.optimize``, ``scipy.special`` and ``pandas``), and prints each command's fastest
+and median time, also as ratios of ``import numpy``'s -- ratios that move less than seconds on a
+shared machine.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -37,26 +39,16 @@ COMMANDS = [
 BUDGET_S = 0.3
 
 
-def best_time(cmd: list[str], repeat: int, env: dict[str, str]) -> tuple[float, float]:
-    """Best wall time and best CPU time (user + system) of ``repeat`` runs of ``cmd``.
-
-    The CPU time is what the process itself used: on a machine shared with other users it is the
-    closer estimate of the wall time on an idle one."""
-    subprocess.run(cmd, capture_output=True, env=env, check=True)  # warm-up (and bytecode cache)
-    best, best_cpu = float("inf"), float("inf")
-    for _ in range(repeat):
-        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        subprocess.run(cmd, capture_output=True, env=env, check=True)
-        best = min(best, time.perf_counter() - t0)
-        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        best_cpu = min(best_cpu, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime))
-    return best, best_cpu
+def run_once(cmd: list[str], env: dict[str, str]) -> float:
+    """Wall time of one run of ``cmd`` (a fresh process)."""
+    t0 = time.perf_counter()
+    subprocess.run(cmd, capture_output=True, env=env, check=True)
+    return time.perf_counter() - t0
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument(
         "--sdsl",
         default=str(Path(sys.executable).parent / "sdsl"),
@@ -65,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     py = sys.executable
-    ref = {
+    runs = {
         "python -c pass": [py, "-c", "pass"],
         "python -c 'import numpy'": [py, "-c", "import numpy"],
         "python -c 'import yaml'": [py, "-c", "import yaml"],
@@ -76,30 +68,33 @@ def main(argv: list[str] | None = None) -> int:
         ],
         "python -c 'import sdsl'": [py, "-c", "import sdsl"],
     }
-    times = {k: best_time(v, args.repeat, env) for k, v in ref.items()}
-    numpy_s = times["python -c 'import numpy'"][0]
-    width = max(len(k) for k in list(ref) + [c for c, _ in COMMANDS])
-    print(f"{'command':<{width}}  {'wall s':>7}  {'cpu s':>6}  {'wall / import numpy':>19}")
-    for k, (t, c) in times.items():
-        print(f"{k:<{width}}  {t:7.3f}  {c:6.3f}  {t / numpy_s:19.2f}")
-    over = []
-    for label, cmd in COMMANDS:
-        t, c = best_time([args.sdsl, *cmd], args.repeat, env)
-        print(f"{label:<{width}}  {t:7.3f}  {c:6.3f}  {t / numpy_s:19.2f}")
-        if label.startswith("sdsl plan --preset llama-3-70b") and "hardware" not in label and min(t, c) > BUDGET_S:
-            over.append(t)
+    runs.update({label: [args.sdsl, *cmd] for label, cmd in COMMANDS})
+    for cmd in runs.values():  # warm-up (and bytecode cache)
+        subprocess.run(cmd, capture_output=True, env=env, check=True)
+    # round robin: each repeat runs every command once, so that a change of the background load on a
+    # shared machine reaches all of them alike and the ratios to `import numpy` stay comparable
+    times: dict[str, list[float]] = {k: [] for k in runs}
+    for _ in range(args.repeat):
+        for k, cmd in runs.items():
+            times[k].append(run_once(cmd, env))
+    numpy_min = min(times["python -c 'import numpy'"])
+    numpy_med = statistics.median(times["python -c 'import numpy'"])
+    width = max(len(k) for k in runs)
+    print(f"{args.repeat} rounds, every command once per round")
+    print(f"{'command':<{width}}  {'min s':>6}  {'median s':>8}  {'min / numpy':>11}  {'median / numpy':>14}")
+    for k, ts in times.items():
+        lo, med = min(ts), statistics.median(ts)
+        print(f"{k:<{width}}  {lo:6.3f}  {med:8.3f}  {lo / numpy_min:11.2f}  {med / numpy_med:14.2f}")
     try:
         load = os.getloadavg()[0]
         print(f"load average {load:.2f} on {os.cpu_count()} cores (timings grow with it)")
     except OSError:
         pass
+    plan = min(times[COMMANDS[0][0]])
     print(
-        f"budget of sdsl plan: {BUDGET_S} s"
-        + (
-            f"; over it here: {over[0]:.3f} s"
-            if over
-            else "; met (wall time, or CPU time where other users load the machine)"
-        )
+        f"budget of sdsl plan: {BUDGET_S} s; fastest run here {plan:.3f} s "
+        + ("(met)" if plan <= BUDGET_S else "(over)")
+        + f"; import numpy alone {numpy_min:.3f} s"
     )
     return 0
 
