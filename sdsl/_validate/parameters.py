@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from sdsl._validate.messages import suggestion
-from sdsl._validate.values import draws, integer, interval, number, seed
+from sdsl._validate.values import draws, integer, interval, level, number, seed
 
 __all__ = ["Rule", "unknown_names", "rule", "optional", "namespace_parameters", "check_parameters"]
 
@@ -32,7 +32,7 @@ Rule = Callable[[Any, str], Any]
 def rule(check: Callable[..., Any], **options: Any) -> Rule:
     """A rule ``(value, name) -> value`` of a check with its options bound, for :func:`check_parameters`
     (the notebooks' values are Python objects: numeric text is refused)."""
-    if check in (number, integer, interval, seed, draws):
+    if check in (number, integer, interval, seed, draws, level):
         options.setdefault("strings", False)
     if check in (integer, seed, draws):
         options.setdefault("floats", False)

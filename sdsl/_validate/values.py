@@ -29,6 +29,7 @@ __all__ = [
     "text",
     "sequence",
     "interval",
+    "level",
     "draws",
     "seed",
     "existing_file",
@@ -185,6 +186,24 @@ def seed(value: Any, name: str = "seed", strings: bool = True, floats: bool = Tr
     return integer(
         value, name, low=0, high=MAX_SEED, what="seed of the random generator", strings=strings, floats=floats
     )
+
+
+def level(value: Any, name: str = "level", what: str = "level of the interval", strings: bool = True) -> float:
+    """A confidence level: a number in the open interval (0, 1).
+
+    Parameters
+    ----------
+    value : the level as given (a number, or its text when ``strings``).
+    name : the argument's name in the message.
+    what : what the level is of, for the message.
+    strings : whether text such as ``"0.95"`` (a command-line value) is accepted.
+
+    Returns
+    -------
+    float
+        The level.
+    """
+    return number(value, name, low=0, high=1, low_open=True, high_open=True, what=what, strings=strings)
 
 
 def draws(

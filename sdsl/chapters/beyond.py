@@ -433,7 +433,7 @@ def check_parameters(**params: object) -> None:
             "artifacts_dir": V.optional(V.rule(V.folder)),
             "seed": V.rule(V.seed),
             "n_resamples": V.rule(V.draws, allow_zero=False, what="bootstrap resamples"),
-            "level": V.rule(V.number, low=0, high=1, low_open=True, high_open=True, what="confidence level"),
+            "level": V.rule(V.level, what="confidence level"),
             "band": V.rule(V.interval, low=1, low_open=True, what="ratios M / N*"),
             "sweep_range": V.rule(V.interval, low=V.TARGET_PARAMS[0], high=V.TARGET_PARAMS[1], what="target sizes M"),
             "sweep_points": V.rule(V.integer, low=2, high=1000, what="target sizes of the sweep"),

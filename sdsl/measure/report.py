@@ -295,7 +295,7 @@ def run(args: argparse.Namespace) -> int:
     """``sdsl alpha``: validate, read, print; the exit status (module docstring)."""
     from sdsl import _validate as V
 
-    level = V.number(args.level, "level", low=0, high=1, low_open=True, high_open=True, what="confidence level")
+    level = V.level(args.level, what="confidence level")
     gamma = None if args.gamma is None else V.integer(args.gamma, "gamma", low=1, high=1024, what="draft length k")
     seed = 0 if args.seed is None else V.seed(args.seed, "seed")
     if args.fmt is not None:

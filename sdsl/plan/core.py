@@ -329,16 +329,7 @@ def bootstrap_n_star(
 def n_star_interval(draws: np.ndarray, level: float = 0.95) -> dict[str, float]:
     """Percentile interval of bootstrap draws of ``N*`` (NaN draws, where the plane left (0, 1),
     are dropped and counted)."""
-    level = V.number(
-        level,
-        "level",
-        low=0,
-        high=1,
-        low_open=True,
-        high_open=True,
-        what="level of the percentile interval",
-        strings=False,
-    )
+    level = V.level(level, what="level of the percentile interval", strings=False)
     try:
         d = np.asarray(draws, dtype=float)
     except (TypeError, ValueError):

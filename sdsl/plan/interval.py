@@ -253,16 +253,7 @@ def _check_arguments(inputs, n_star, n_boot, seed, level, headline):
         raise ValueError(
             f"{V.shown('inputs')} must be validated plan inputs (sdsl.plan.check_inputs(...)), got {V.show(inputs)}"
         )
-    level = V.number(
-        level,
-        "level",
-        low=0,
-        high=1,
-        low_open=True,
-        high_open=True,
-        what="level of the percentile interval",
-        strings=False,
-    )
+    level = V.level(level, what="level of the percentile interval", strings=False)
     if n_star is not None:
         n_star = V.number(n_star, "n_star", low=0, low_open=True, what="the plan's optimal draft size", strings=False)
     b = inputs.n_boot if n_boot is None else V.draws(n_boot, "n_boot", strings=False)
