@@ -57,6 +57,65 @@ def _seed_for(seed: int, *keys: int) -> int:
     return int(np.random.SeedSequence([int(seed), *map(int, keys)]).generate_state(1)[0])
 
 
+def _gamma_list(gammas: Sequence[int]) -> list[int]:
+    out = [int(g) for g in np.atleast_1d(gammas)]
+    if not out or min(out) < 1:
+        raise ValueError(f"gammas must be draft lengths >= 1, got {out!r}")
+    return out
+
+
+def _record(
+    generate, gammas: list[int], encoded: list[list[int]], *, desc: str, progress: bool, timed: bool = True
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ``iterations`` and ``requests`` tables of ``generate(gamma, prompt_id, ids)`` (a
+    :class:`~sdsl.measure.sampling.GenerationResult`) over every draft length and prompt; TTFT and
+    TPOT are NaN unless ``timed``."""
+    from tqdm.auto import tqdm
+
+    iters, reqs = [], []
+    bar = tqdm(total=len(gammas) * len(encoded), desc=desc, disable=not progress)
+    for g in gammas:
+        for j, ids in enumerate(encoded):
+            r = generate(g, j, ids)
+            for i, (d, a, e, b) in enumerate(zip(r.drafted, r.accepted, r.evaluated, r.beta_sum)):
+                iters.append((g, j, i, d, a, a + 1, e, b))
+            ttft, tpot = (r.ttft_s, r.tpot_s) if timed else (np.nan, np.nan)
+            reqs.append((g, j, r.prompt_tokens, len(r.tokens), len(r.drafted), ttft, tpot, r.ttot_s))
+            bar.update(1)
+    bar.close()
+    return pd.DataFrame(iters, columns=ITERATION_COLUMNS), pd.DataFrame(reqs, columns=REQUEST_COLUMNS)
+
+
+def _settings(
+    draft: Any,
+    target: Any,
+    gammas: list[int],
+    *,
+    temperature: float,
+    top_k: int,
+    top_p: float,
+    max_new_tokens: int,
+    seed: int,
+    n_prompts: int,
+) -> dict[str, Any]:
+    """The run's settings, as :attr:`Measurement.settings` records them."""
+
+    def name(m: Any) -> str:
+        return str(m) if isinstance(m, (str, os.PathLike)) else type(m).__name__
+
+    return {
+        "draft": name(draft),
+        "target": name(target),
+        "gammas": gammas,
+        "temperature": float(temperature),
+        "top_k": int(top_k),
+        "top_p": float(top_p),
+        "max_new_tokens": int(max_new_tokens),
+        "seed": int(seed),
+        "n_prompts": int(n_prompts),
+    }
+
+
 def measure_acceptance(
     draft: Any,
     target: Any,
@@ -84,13 +143,10 @@ def measure_acceptance(
     ``top_k`` / ``top_p``: the sampling filters of the server being modelled (0 / 1: off).
     """
     import torch
-    from tqdm.auto import tqdm
 
     if not prompts:
         raise ValueError("prompts is empty")
-    gammas = [int(g) for g in np.atleast_1d(gammas)]
-    if not gammas or min(gammas) < 1:
-        raise ValueError(f"gammas must be draft lengths >= 1, got {gammas!r}")
+    gammas = _gamma_list(gammas)
     tok = load_tokenizer(tokenizer if tokenizer is not None else target)
     dtok = draft_tokenizer
     if dtok is None and isinstance(draft, (str, os.PathLike)):
@@ -98,42 +154,34 @@ def measure_acceptance(
     dmodel, tmodel = load_model(draft), load_model(target)
     vocab = check_same_vocabulary(dmodel, tmodel, dtok, tok if dtok is not None else None)
     encoded = [tok(p)["input_ids"] for p in prompts]
-    iters, reqs = [], []
-    bar = tqdm(total=len(gammas) * len(prompts), desc="speculative decoding", disable=not progress)
-    for g in gammas:
-        for j, ids in enumerate(encoded):
-            gen = torch.Generator().manual_seed(_seed_for(seed, g, j))
-            r = speculative_generate(
-                tmodel,
-                dmodel,
-                ids,
-                gamma=g,
-                max_new_tokens=max_new_tokens,
-                temperature=temperature,
-                generator=gen,
-                vocab_size=vocab,
-                top_k=top_k,
-                top_p=top_p,
-            )
-            for i, (d, a, e, b) in enumerate(zip(r.drafted, r.accepted, r.evaluated, r.beta_sum)):
-                iters.append((g, j, i, d, a, a + 1, e, b))
-            reqs.append((g, j, r.prompt_tokens, len(r.tokens), len(r.drafted), r.ttft_s, r.tpot_s, r.ttot_s))
-            bar.update(1)
-    bar.close()
-    settings = {
-        "draft": str(draft) if isinstance(draft, (str, os.PathLike)) else type(draft).__name__,
-        "target": str(target) if isinstance(target, (str, os.PathLike)) else type(target).__name__,
-        "gammas": gammas,
-        "temperature": float(temperature),
-        "top_k": int(top_k),
-        "top_p": float(top_p),
-        "max_new_tokens": int(max_new_tokens),
-        "seed": int(seed),
-        "n_prompts": len(prompts),
-    }
-    return Measurement(
-        pd.DataFrame(iters, columns=ITERATION_COLUMNS), pd.DataFrame(reqs, columns=REQUEST_COLUMNS), settings
+
+    def generate(g: int, j: int, ids: list[int]):
+        return speculative_generate(
+            tmodel,
+            dmodel,
+            ids,
+            gamma=g,
+            max_new_tokens=max_new_tokens,
+            temperature=temperature,
+            generator=torch.Generator().manual_seed(_seed_for(seed, g, j)),
+            vocab_size=vocab,
+            top_k=top_k,
+            top_p=top_p,
+        )
+
+    iterations, requests = _record(generate, gammas, encoded, desc="speculative decoding", progress=progress)
+    settings = _settings(
+        draft,
+        target,
+        gammas,
+        temperature=temperature,
+        top_k=top_k,
+        top_p=top_p,
+        max_new_tokens=max_new_tokens,
+        seed=seed,
+        n_prompts=len(prompts),
     )
+    return Measurement(iterations, requests, settings)
 
 
 def summarize_measurement(

@@ -218,64 +218,50 @@ def measure_universal(
     (use :func:`summarize_universal`: there is no shared vocabulary for ``min(p, q)``). TTFT and TPOT
     are not observable inside ``generate`` and are NaN.
     """
-    from tqdm.auto import tqdm
-
-    from sdsl.measure.harness import (
-        ITERATION_COLUMNS,
-        REQUEST_COLUMNS,
-        Measurement,
-        _seed_for,
-    )
+    from sdsl.measure.harness import Measurement, _gamma_list, _record, _seed_for, _settings
     from sdsl.measure.local import load_model, load_tokenizer
 
     if not prompts:
         raise ValueError("prompts is empty")
-    gammas = [int(g) for g in np.atleast_1d(gammas)]
-    if not gammas or min(gammas) < 1:
-        raise ValueError(f"gammas must be draft lengths >= 1, got {gammas!r}")
+    gammas = _gamma_list(gammas)
     tok = load_tokenizer(tokenizer if tokenizer is not None else target)
     dtok = load_tokenizer(draft_tokenizer if draft_tokenizer is not None else draft)
     if isinstance(dtok, (str, os.PathLike)) or not hasattr(dtok, "get_vocab"):
         raise ValueError("draft_tokenizer is required when the draft is a loaded model")
     dmodel, tmodel = load_model(draft), load_model(target)
     encoded = [tok(p)["input_ids"] for p in prompts]
-    iters, reqs = [], []
-    bar = tqdm(total=len(gammas) * len(prompts), desc="universal assisted generation", disable=not progress)
-    for g in gammas:
-        for j, ids in enumerate(encoded):
-            r = universal_generate(
-                tmodel,
-                dmodel,
-                tok,
-                dtok,
-                ids,
-                gamma=g,
-                max_new_tokens=max_new_tokens,
-                temperature=temperature,
-                top_k=top_k,
-                top_p=top_p,
-                seed=_seed_for(seed, g, j),
-            )
-            for i, (d, a, e, b) in enumerate(zip(r.drafted, r.accepted, r.evaluated, r.beta_sum)):
-                iters.append((g, j, i, d, a, a + 1, e, b))
-            reqs.append((g, j, r.prompt_tokens, len(r.tokens), len(r.drafted), np.nan, np.nan, r.ttot_s))
-            bar.update(1)
-    bar.close()
-    settings = {
-        "draft": str(draft) if isinstance(draft, (str, os.PathLike)) else type(draft).__name__,
-        "target": str(target) if isinstance(target, (str, os.PathLike)) else type(target).__name__,
-        "gammas": gammas,
-        "temperature": float(temperature),
-        "top_k": int(top_k),
-        "top_p": float(top_p),
-        "max_new_tokens": int(max_new_tokens),
-        "seed": int(seed),
-        "n_prompts": len(prompts),
-        "method": "transformers universal assisted generation (different tokenizers)",
-    }
-    return Measurement(
-        pd.DataFrame(iters, columns=ITERATION_COLUMNS), pd.DataFrame(reqs, columns=REQUEST_COLUMNS), settings
+
+    def generate(g: int, j: int, ids: list[int]):
+        return universal_generate(
+            tmodel,
+            dmodel,
+            tok,
+            dtok,
+            ids,
+            gamma=g,
+            max_new_tokens=max_new_tokens,
+            temperature=temperature,
+            top_k=top_k,
+            top_p=top_p,
+            seed=_seed_for(seed, g, j),
+        )
+
+    iterations, requests = _record(
+        generate, gammas, encoded, desc="universal assisted generation", progress=progress, timed=False
     )
+    settings = _settings(
+        draft,
+        target,
+        gammas,
+        temperature=temperature,
+        top_k=top_k,
+        top_p=top_p,
+        max_new_tokens=max_new_tokens,
+        seed=seed,
+        n_prompts=len(prompts),
+    )
+    settings["method"] = "transformers universal assisted generation (different tokenizers)"
+    return Measurement(iterations, requests, settings)
 
 
 def summarize_universal(m, rng: np.random.Generator, **kwargs) -> pd.DataFrame:
