@@ -207,36 +207,29 @@ def _compare(target, draft, tok, encoded, n_new, gamma, temperature, args, c, c_
     kwarg = S._cache_kwarg(target)
     n_verify = max(n_new // (gamma + 1), 1)
 
-    def verify(ids):
-        """The verification step alone, in the loop the harness runs it in: a cached forward of
-        gamma + 1 tokens, the probabilities, the cache cropped back (the measured cost c_v)."""
-        cache = DynamicCache()
-        with torch.inference_mode():
-            target(input_ids=torch.tensor([ids]), use_cache=True, **{kwarg: cache})
-            t0 = time.perf_counter()
-            for _ in range(n_verify):
-                logits = target(
-                    input_ids=torch.tensor([ids[-1:] * (gamma + 1)]), use_cache=True, **{kwarg: cache}
-                ).logits[0]
-                S._probs(logits[-(gamma + 1) :], temperature)
-                S._crop_to(cache, cache.get_seq_length() - gamma)
-            decode_time.append((time.perf_counter() - t0) / n_verify * (n_new - 1))
-        return []
+    def step_cost(model, n_tokens: int, scored: int, keep: int):
+        """One step of the harness's loop alone, timed in that loop: a cached forward of ``n_tokens``
+        tokens, the probabilities of the last ``scored``, the cache cropped back to ``keep`` of them."""
 
-    def catch_up(ids):
-        """The draft's catch-up step alone, in the harness's loop: after an iteration that accepted
-        every drafted token the draft has not yet seen its last draft, so its next first forward holds
-        two tokens (that draft and the bonus token) instead of one (the measured cost c_2)."""
-        cache = DynamicCache()
-        with torch.inference_mode():
-            draft(input_ids=torch.tensor([ids]), use_cache=True, **{kwarg: cache})
-            t0 = time.perf_counter()
-            for _ in range(n_verify):
-                logits = draft(input_ids=torch.tensor([ids[-1:] * 2]), use_cache=True, **{kwarg: cache}).logits[0]
-                S._probs(logits[-1:], temperature)
-                S._crop_to(cache, cache.get_seq_length() - 2)
-            decode_time.append((time.perf_counter() - t0) / n_verify * (n_new - 1))
-        return []
+        def run(ids):
+            cache = DynamicCache()
+            with torch.inference_mode():
+                model(input_ids=torch.tensor([ids]), use_cache=True, **{kwarg: cache})
+                t0 = time.perf_counter()
+                for _ in range(n_verify):
+                    logits = model(input_ids=torch.tensor([ids[-1:] * n_tokens]), use_cache=True, **{kwarg: cache})
+                    S._probs(logits.logits[0][-scored:], temperature)
+                    S._crop_to(cache, cache.get_seq_length() - (n_tokens - keep))
+                decode_time.append((time.perf_counter() - t0) / n_verify * (n_new - 1))
+            return []
+
+        return run
+
+    # the verification of gamma + 1 tokens (the measured cost c_v), and the draft's catch-up step
+    # (c_2): after an iteration that accepted every drafted token the draft has not yet seen its
+    # last draft, so its next first forward holds two tokens (that draft and the bonus token)
+    verify = step_cost(target, gamma + 1, gamma + 1, 1)
+    catch_up = step_cost(draft, 2, 1, 0)
 
     methods = {
         "plain": plain,
