@@ -93,7 +93,10 @@ class Recipe:
 
 @dataclass(frozen=True)
 class Measurement:
-    """How alpha and wall-clock speed are measured for each pair."""
+    """How alpha and wall-clock speed are measured for each pair: at temperature 1 by the harness
+    prompt by prompt (:func:`sdsl.experiment.pairs.measure_alpha`), greedy by the exact batched
+    replay checked against the harness on its first prompts
+    (:func:`sdsl.experiment.greedy.measure_alpha_greedy`)."""
 
     gamma: int = 4
     temperatures: tuple[float, ...] = (1.0, 0.0)
@@ -102,8 +105,10 @@ class Measurement:
     half_width: float = 0.02  # stop when the 95 % interval's half width is at most this
     min_prompts: int = 16
     max_prompts: int = 160
-    max_prompts_greedy: int = 48  # greedy: prompt-to-prompt variation keeps the cluster interval wide
+    max_prompts_greedy: int = 1600  # greedy: prompt-to-prompt variation needs hundreds of prompts
     prompt_batch: int = 8
+    greedy_check_prompts: int = 16  # greedy: the first prompts also decoded by the harness
+    greedy_batch: int = 64  # greedy: prompts replayed in one batch (sdsl.experiment.greedy)
     n_resamples: int = 400  # cluster bootstrap inside the stopping rule
     overlap_windows: int = 48  # held-out windows for E[sum min(p, q)] by teacher forcing
     timing_prompts: int = 4
@@ -217,8 +222,10 @@ SCALES: dict[str, Scale] = {
             half_width=0.08,
             min_prompts=4,
             max_prompts=12,
-            max_prompts_greedy=8,
+            max_prompts_greedy=12,
             prompt_batch=4,
+            greedy_check_prompts=4,
+            greedy_batch=8,
             n_resamples=100,
             overlap_windows=8,
             timing_prompts=2,

@@ -1,7 +1,9 @@
 """Alpha for every (draft, target) pair of the family, two independent ways.
 
 1. **Speculative sampling** (:func:`sdsl.measure.harness.measure_acceptance`, Leviathan et al. 2023,
-   Algorithm 1) on held-out prompts at a fixed draft length, prompts added in batches until the
+   Algorithm 1) on held-out prompts at a fixed draft length (greedy decoding: the exact batched
+   replay of :mod:`sdsl.experiment.greedy`, checked against the harness on the first prompts,
+   because a greedy interval needs hundreds of prompts), prompts added in batches until the
    95 % interval of alpha has a half width of at most ``Measurement.half_width`` (the larger of
    the truncated-geometric MLE's profile interval and the cluster bootstrap over prompts,
    :mod:`sdsl.measure.estimators`). What is kept are sufficient statistics: per prompt, the number of
@@ -29,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "PairMeasurement",
+    "alpha_interval",
     "counts_to_iterations",
     "make_prompts",
     "measure_alpha",
@@ -97,7 +100,10 @@ def counts_to_iterations(counts: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({c: np.repeat(counts[c].to_numpy(), rep) for c in ("prompt_id", "drafted", "accepted")})
 
 
-def _interval(it: pd.DataFrame, rng: np.random.Generator, n_resamples: int) -> tuple[float, float]:
+def alpha_interval(it: pd.DataFrame, rng: np.random.Generator, n_resamples: int) -> tuple[float, float]:
+    """The MLE of alpha from per-iteration rows (``prompt_id, drafted, accepted``; rows with
+    nothing drafted are left out) and its 95 % half width: the wider of the likelihood's and, with
+    two prompts or more, the cluster bootstrap's over prompts (``n_resamples`` resamples)."""
     it = it[it["drafted"] > 0]
     mle = alpha_from_accepted(it["accepted"], it["drafted"])
     hw = mle.half_width
@@ -152,7 +158,7 @@ def measure_alpha(
         reqs.append(rq)
         used = start + len(batch)
         if used >= m.min_prompts:
-            alpha, hw = _interval(pd.concat(iters, ignore_index=True), rng, m.n_resamples)
+            alpha, hw = alpha_interval(pd.concat(iters, ignore_index=True), rng, m.n_resamples)
             if hw <= m.half_width:
                 break
     it = pd.concat(iters, ignore_index=True)

@@ -94,7 +94,22 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "columns": _PAIR
         + [
             ("gamma", _I, "", "draft length of the measurement"),
-            ("n_prompts", _I, "", "prompts decoded"),
+            ("n_prompts", _I, "", "prompts measured"),
+            (
+                "method",
+                _S,
+                "",
+                "speculative sampling (the harness, prompt by prompt) or greedy replay (sdsl.experiment.greedy)",
+                {"allowed": ["speculative sampling", "greedy replay"]},
+            ),
+            ("harness_prompts", _I, "", "prompts decoded by the harness (greedy: the first ones, also replayed)"),
+            (
+                "harness_identical",
+                _I,
+                "",
+                "greedy: harness prompts the replay reproduced exactly (empty: no replay)",
+                {"required": False},
+            ),
             ("reached_target", _S, "", "whether the half-width target was met", {"allowed": ["yes", "no"]}),
             ("half_width", _F, "", "95 % half width at stopping (max of profile and cluster bootstrap)"),
             ("overlap", _F, "", "teacher-forced mean of sum_x min(p, q) on validation windows (temperature 1)"),
@@ -125,7 +140,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             ("iterations", _I, "", "speculative iterations"),
             ("evaluated", _I, "", "evaluated draft positions"),
             ("beta_sum", _F, "", "sum over evaluated positions of sum_x min(p, q) (on-policy)"),
-            ("ttot_s", _F, "s", "wall time of the request"),
+            (
+                "ttot_s",
+                _F,
+                "s",
+                "wall time of the request in the harness (empty: replayed, not decoded by the harness)",
+                {"required": False},
+            ),
         ],
     },
     "wallclock": {
@@ -153,7 +174,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "key": ["task"],
         "columns": [
             ("task", _S, "", "task id"),
-            ("kind", _S, "", "corpus, train, alpha or wallclock"),
+            ("kind", _S, "", "corpus, train, greedy (a target's greedy continuations), alpha or wallclock"),
             ("seconds", _F, "s", "wall time"),
             (
                 "cpu_seconds",

@@ -8,6 +8,7 @@ Work folder ``out`` (default ``build/experiment/<scale>``)::
     corpus/             tokenizer.json, train/val/prompts token ids (.npy), sources.json
     models/<run>/       checkpoints (save_pretrained, safetensors)
     train/<run>.json    metrics and loss curve of one run
+    greedy/<target>.npy the target's greedy continuation of every greedy prompt
     alpha/<key>.json    one pair at one temperature (counts, per-prompt statistics)
     wallclock/<key>.json
     done/               one marker per finished task (:mod:`sdsl.experiment.tasks`)
@@ -37,6 +38,7 @@ from sdsl.experiment import corpus as _corpus
 from sdsl.experiment import tokenizer as _tok
 from sdsl.experiment.collect import pair_key as _pair_key
 from sdsl.experiment.config import SCALES, RunSpec, Scale
+from sdsl.experiment.greedy import greedy_continuations, measure_alpha_greedy
 from sdsl.experiment.pairs import (
     counts_to_iterations,
     make_prompts,
@@ -135,17 +137,22 @@ class Experiment:
         return self._cached("val_windows", make)
 
     def prompts(self) -> tuple[str, ...]:
-        """The prompt texts, in the order the measurements use them."""
+        """The prompt texts, in the order the measurements use them (temperature 1 the first
+        ``max_prompts``, greedy the first ``max_prompts_greedy``)."""
         m = self.scale.measurement
         tok = self.tokenizer()
+        n = max(m.max_prompts, m.max_prompts_greedy)
         return self._cached(
             "prompts",
             lambda: tuple(
-                make_prompts(
-                    self.split("prompts"), tok.token_to_id(_tok.EOS), m.prompt_tokens, m.max_prompts, tok.decode
-                )
+                make_prompts(self.split("prompts"), tok.token_to_id(_tok.EOS), m.prompt_tokens, n, tok.decode)
             ),
         )
+
+    def prompt_ids(self) -> tuple[list[int], ...]:
+        """The prompts as the harness encodes them (the target's tokenizer)."""
+        tok = self.hf_tokenizer()
+        return self._cached("prompt_ids", lambda: tuple(tok(p)["input_ids"] for p in self.prompts()))
 
     # ------------------------------------------------------------------ training
     def train_cost(self, run: RunSpec) -> float:
@@ -198,22 +205,46 @@ class Experiment:
         return self._models[run_id]
 
     # ------------------------------------------------------------------ pairs
+    def continuations_path(self, target: RunSpec) -> Path:
+        return self.out / "greedy" / f"{target.run_id}.npy"
+
+    def continuations_task(self, target: RunSpec, advance) -> None:
+        """The target's greedy continuation of every greedy prompt (:mod:`sdsl.experiment.greedy`),
+        saved for the greedy alpha of each of its drafts."""
+        import torch
+
+        torch.set_num_threads(self.decode_threads)
+        m = self.scale.measurement
+        ys = greedy_continuations(
+            self.model(target.run_id), self.prompt_ids()[: m.max_prompts_greedy], m.new_tokens, batch=m.greedy_batch
+        )
+        path = self.continuations_path(target)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.npy")
+        np.save(tmp, np.asarray(ys, dtype=np.int32))
+        os.replace(tmp, path)
+
     def alpha_task(self, draft: RunSpec, target: RunSpec, temperature: float, advance) -> None:
         import torch
 
         torch.set_num_threads(self.decode_threads)
         m = self.scale.measurement
         d, t = self.model(draft.run_id), self.model(target.run_id)
+        seed = seed_for(self.scale.seed, "alpha", draft.run_id, target.run_id, int(temperature * 1000))
         t0 = time.perf_counter()
-        meas = measure_alpha(
-            d,
-            t,
-            self.hf_tokenizer(),
-            list(self.prompts()),
-            temperature=temperature,
-            measurement=m,
-            seed=seed_for(self.scale.seed, "alpha", draft.run_id, target.run_id, int(temperature * 1000)),
-        )
+        if temperature > 0:
+            meas = measure_alpha(
+                d, t, self.hf_tokenizer(), list(self.prompts()), temperature=temperature, measurement=m, seed=seed
+            )
+            method = {"method": "speculative sampling", "harness_prompts": meas.n_prompts, "harness_identical": None}
+        else:
+            ys = np.load(self.continuations_path(target)).tolist()
+            meas = measure_alpha_greedy(d, t, self.prompt_ids(), ys, measurement=m, seed=seed)
+            method = {
+                "method": "greedy replay",
+                "harness_prompts": meas.harness_prompts,
+                "harness_identical": meas.harness_identical,
+            }
         seconds = time.perf_counter() - t0
         ov = teacher_forced_overlap(d, t, self.val_windows()[: m.overlap_windows])
         row = {
@@ -222,6 +253,7 @@ class Experiment:
             "temperature": float(temperature),
             "gamma": m.gamma,
             "n_prompts": meas.n_prompts,
+            **method,
             "reached_target": "yes" if meas.reached_target else "no",
             "half_width": meas.half_width,
             "overlap": float(ov["overlap"].mean()),
@@ -272,20 +304,29 @@ class Experiment:
     # ------------------------------------------------------------------ the task list
     def tasks(self) -> list[Task]:
         """Phase 0 the corpus, 1 the training runs (largest first, in parallel), 2 the alpha
-        measurements (in parallel), 3 the wall-clock timings (one at a time, nothing beside them)."""
+        measurements at temperature 1 and the targets' greedy continuations (in parallel), 3 the
+        greedy alpha measurements (in parallel), 4 the wall-clock timings (one at a time, nothing
+        beside them)."""
         s, m = self.scale, self.scale.measurement
         out = [Task("corpus", "corpus", 15.0 if s.corpus == "debian" else 2.0, phase=0)]
         for r in sorted(s.runs(), key=self.train_cost, reverse=True):
             out.append(Task(f"train/{r.run_id}", "train", self.train_cost(r), phase=1, parallel=True))
         per_alpha = m.max_prompts * m.new_tokens * 0.5e-3
+        per_greedy = m.greedy_check_prompts * m.new_tokens * 5e-3 + m.max_prompts_greedy * 5e-3
+        if any(temp == 0 for temp in m.temperatures):
+            for t in s.targets():
+                cost = m.max_prompts_greedy * m.new_tokens * 0.3e-3
+                out.append(Task(f"greedy/{t.run_id}", "greedy", cost, phase=2, parallel=True))
         for d, t in s.pairs():
             for temp in m.temperatures:
-                out.append(
-                    Task(f"alpha/{_pair_key(d.run_id, t.run_id, temp)}", "alpha", per_alpha, phase=2, parallel=True)
-                )
+                key = _pair_key(d.run_id, t.run_id, temp)
+                if temp > 0:
+                    out.append(Task(f"alpha/{key}", "alpha", per_alpha, phase=2, parallel=True))
+                else:
+                    out.append(Task(f"alpha/{key}", "alpha", per_greedy, phase=3, parallel=True))
         per_wall = m.timing_prompts * m.timing_new_tokens * (2 + 3 * m.timing_repeats) * 1.5e-3
         for d, t in s.pairs():
-            out.append(Task(f"wallclock/{_pair_key(d.run_id, t.run_id)}", "wallclock", per_wall, phase=3))
+            out.append(Task(f"wallclock/{_pair_key(d.run_id, t.run_id)}", "wallclock", per_wall, phase=4))
         return out
 
     def work(self, task_id: str, advance) -> None:
@@ -296,6 +337,8 @@ class Experiment:
         runs = {r.run_id: r for r in self.scale.runs()}
         if kind == "train":
             return self.train_task(runs[key], advance)
+        if kind == "greedy":
+            return self.continuations_task(runs[key], advance)
         parts = key.split("__")
         if kind == "alpha":
             return self.alpha_task(runs[parts[0]], runs[parts[1]], float(parts[2][1:]), advance)

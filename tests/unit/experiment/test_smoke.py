@@ -1,6 +1,7 @@
 """The whole experiment end to end at the smoke scale (3 tiny models on the committed Genesis
-slice): corpus, tokenizer, training, alpha for every pair at both temperatures, wall clock, raw
-results with provenance; then a resume that has nothing left to do."""
+slice): corpus, tokenizer, training, alpha for every pair at both temperatures (greedy by the
+replay, checked against the harness), wall clock, raw results with provenance; then a resume that
+has nothing left to do."""
 
 from __future__ import annotations
 
@@ -66,3 +67,18 @@ def test_resume_has_nothing_left_to_do(smoke):
     assert len(after) == len(before) and set(after["session"]) == {0}
     state = json.loads((out / "state.json").read_text())
     assert len(state["sessions"]) == 2
+
+
+def test_greedy_alpha_is_replayed_and_the_replay_reproduces_the_harness(smoke):
+    _, folder = smoke
+    res = load_results(folder)
+    pairs = res["alpha_pairs"]
+    greedy, t1 = pairs[pairs["temperature"] == 0.0], pairs[pairs["temperature"] == 1.0]
+    assert set(greedy["method"]) == {"greedy replay"} and set(t1["method"]) == {"speculative sampling"}
+    m = get_scale("smoke").measurement
+    assert (greedy["harness_prompts"] == np.minimum(m.greedy_check_prompts, greedy["n_prompts"])).all()
+    assert (greedy["harness_identical"] == greedy["harness_prompts"]).all()
+    assert t1["harness_identical"].isna().all() and (t1["harness_prompts"] == t1["n_prompts"]).all()
+    # the targets' continuations were computed once each, by their own tasks
+    kinds = res["timings"]["kind"].value_counts()
+    assert kinds["greedy"] == len(get_scale("smoke").targets())
