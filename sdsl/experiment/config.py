@@ -2,8 +2,8 @@
 measured, and every seed.
 
 A :class:`Scale` is plain data (frozen dataclasses); :data:`SCALES` holds ``full`` (the committed
-CPU run, about 40 minutes on two cores) and ``smoke`` (three tiny models on a committed slice of
-the KJV, the CI run, about a minute). A run is one model shape trained on one token budget; every
+CPU run, 40 to 60 minutes on two cores) and ``smoke`` (three tiny models on a committed slice
+of the KJV, the CI run, about a minute). A run is one model shape trained on one token budget; every
 shape is trained on the common budget, some also on other budgets so that the data term of the
 loss law is identified. The targets are the largest shapes at the common budget; every smaller run
 is a draft of each target.
@@ -105,7 +105,11 @@ class Measurement:
     half_width: float = 0.02  # stop when the 95 % interval's half width is at most this
     min_prompts: int = 16
     max_prompts: int = 160
-    max_prompts_greedy: int = 1600  # greedy: prompt-to-prompt variation needs hundreds of prompts
+    # greedy: every window of the prompt split (no early stop). Greedy decoding is deterministic
+    # per prompt, and prompts either fall into a loop the draft predicts (alpha near 1) or not, so
+    # a stop on a short run of looping prompts reports a far too high alpha with a narrow interval.
+    min_prompts_greedy: int = 1600
+    max_prompts_greedy: int = 1600
     prompt_batch: int = 8
     greedy_check_prompts: int = 16  # greedy: the first prompts also decoded by the harness
     greedy_batch: int = 64  # greedy: prompts replayed in one batch (sdsl.experiment.greedy)
@@ -222,6 +226,7 @@ SCALES: dict[str, Scale] = {
             half_width=0.08,
             min_prompts=4,
             max_prompts=12,
+            min_prompts_greedy=12,
             max_prompts_greedy=12,
             prompt_batch=4,
             greedy_check_prompts=4,

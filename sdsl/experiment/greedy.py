@@ -241,9 +241,12 @@ def measure_alpha_greedy(
 ) -> GreedyMeasurement:
     """Alpha of greedy speculative decoding of ``(draft, target)`` at draft length
     ``measurement.gamma``, with the stopping rule of :func:`sdsl.experiment.pairs.measure_alpha`:
-    prompts are added ``prompt_batch`` at a time (at least ``min_prompts``, at most
+    prompts are added ``prompt_batch`` at a time (at least ``min_prompts_greedy``, at most
     ``max_prompts_greedy``) until the 95 % half width (the wider of the likelihood's and the
-    cluster bootstrap's) is at most ``half_width``.
+    cluster bootstrap's) is at most ``half_width``. The full scale sets both to every window of the
+    prompt split: a greedy prompt either falls into a loop that the draft predicts or not, and a
+    rule allowed to stop early can stop on a run of looping prompts with a far too high alpha and
+    a narrow interval (the laptop-scale chapter shows what a stop at 16 prompts would report).
 
     The first ``greedy_check_prompts`` prompts are decoded by the harness, and their counts are
     the harness's; every prompt after them is replayed (module docstring). The replay of the
@@ -263,8 +266,11 @@ def measure_alpha_greedy(
 
     m = measurement
     cap = min(len(prompts), len(continuations), m.max_prompts_greedy)
-    if cap < m.min_prompts:
-        raise ValueError(f"prompts must hold at least min_prompts = {m.min_prompts}, got {cap}")
+    if cap < m.min_prompts_greedy:
+        raise ValueError(
+            f"the greedy measurement needs min_prompts_greedy = {m.min_prompts_greedy} prompts, got {cap} "
+            f"({len(prompts)} prompts, {len(continuations)} continuations, max_prompts_greedy = {m.max_prompts_greedy})"
+        )
     lengths = {len(y) for y in continuations[:cap]}
     if lengths != {m.new_tokens}:
         raise ValueError(f"continuations must hold new_tokens = {m.new_tokens} tokens each, got {sorted(lengths)}")
@@ -304,7 +310,7 @@ def measure_alpha_greedy(
         it_all = pd.DataFrame({"prompt_id": pid, "drafted": drafted, "accepted": accepted})
         reached = False
         for n in sorted({*range(m.prompt_batch, stop + 1, m.prompt_batch), stop}):
-            if n <= start or n < m.min_prompts:
+            if n <= start or n < m.min_prompts_greedy:
                 continue
             alpha, hw = alpha_interval(it_all[it_all["prompt_id"] < n], rng, m.n_resamples)
             used = n

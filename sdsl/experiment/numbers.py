@@ -37,10 +37,15 @@ def summary_alpha(
     """The measurement (pairs, gamma, tokens, the half-width target, resamples, prompts) and, from
     :func:`sdsl.experiment.analysis.alpha_summary` ``table``: the largest 95 % half width (the wider
     of likelihood and bootstrap) per temperature, the range of alpha at temperature 1 and the
-    largest gap between alpha and ``E[sum min(p, q)]`` on the sampled positions there."""
+    largest gap between alpha and ``E[sum min(p, q)]`` on the sampled positions there; for greedy
+    decoding, the prompts used per pair and the harness check of the replay (prompts decoded by
+    both, and how many came out identical)."""
     mp = prov["scale"]["measurement"]
     hw = np.maximum(table["alpha_hw95"], table["boot_hw95"])
     t1 = table[table["temperature"] == 1.0]
+    pairs = res["alpha_pairs"]
+    greedy = pairs[pairs["temperature"] == 0.0]
+    replayed = greedy[greedy["method"] == "greedy replay"]
     return {
         "n_pairs": len(res["alpha_pairs"]) // len(mp["temperatures"]),
         "gamma": mp["gamma"],
@@ -52,6 +57,15 @@ def summary_alpha(
         "runner_resamples": mp["n_resamples"],
         "alpha_resamples": int(alpha_resamples),
         "max_prompts_greedy": mp["max_prompts_greedy"],
+        "alpha_min_greedy": float(table.loc[table["temperature"] == 0.0, "alpha"].min()),
+        "alpha_max_greedy": float(table.loc[table["temperature"] == 0.0, "alpha"].max()),
+        "greedy_prompts_min": int(greedy["n_prompts"].min()),
+        "greedy_prompts_max": int(greedy["n_prompts"].max()),
+        "greedy_reached": int((greedy["reached_target"] == "yes").sum()),
+        "greedy_pairs": len(greedy),
+        "greedy_check_prompts": mp["greedy_check_prompts"],
+        "greedy_checked": int(replayed["harness_prompts"].sum()),
+        "greedy_identical": int(replayed["harness_identical"].sum()),
         "prompts_min": int(table["n_prompts"].min()),
         "prompts_max": int(table["n_prompts"].max()),
         "alpha_min_t1": float(t1["alpha"].min()),

@@ -114,7 +114,7 @@ def test_measure_alpha_greedy_stops_at_the_half_width_and_counts_its_harness_che
     prompts = (ids * 8)[:48]
     ys = G.greedy_continuations(tm, prompts, 24)
     m = Measurement(
-        new_tokens=24, half_width=0.5, min_prompts=8, prompt_batch=4, max_prompts_greedy=48,
+        new_tokens=24, half_width=0.5, min_prompts_greedy=8, prompt_batch=4, max_prompts_greedy=48,
         greedy_check_prompts=6, greedy_batch=16, n_resamples=100,
     )  # fmt: skip
     res = G.measure_alpha_greedy(dm, tm, prompts, ys, measurement=m, seed=1)
@@ -132,11 +132,18 @@ def test_measure_alpha_greedy_stops_at_the_half_width_and_counts_its_harness_che
     tight = dataclasses.replace(m, half_width=1e-4)
     res = G.measure_alpha_greedy(dm, tm, prompts, ys, measurement=tight, seed=1)
     assert not res.reached_target and res.n_prompts == 48  # every prompt used, target not met
+    # no early stop: min_prompts_greedy = max_prompts_greedy uses every prompt even when the first
+    # ones already meet the target
+    every = dataclasses.replace(m, min_prompts_greedy=40, max_prompts_greedy=40)
+    res = G.measure_alpha_greedy(dm, tm, prompts, ys, measurement=every, seed=1)
+    assert res.reached_target and res.n_prompts == 40 and len(res.prompts) == 40
+    with pytest.raises(ValueError, match="needs min_prompts_greedy = 60 prompts, got 48"):
+        G.measure_alpha_greedy(dm, tm, prompts, ys, measurement=dataclasses.replace(m, min_prompts_greedy=60), seed=1)
 
 
 def test_measure_alpha_greedy_refuses_continuations_of_another_length(loaded):
     dm, tm, ids = loaded
     ys = G.greedy_continuations(tm, ids, 10)
-    m = Measurement(new_tokens=24, min_prompts=2, max_prompts_greedy=8)
+    m = Measurement(new_tokens=24, min_prompts_greedy=2, max_prompts_greedy=8)
     with pytest.raises(ValueError, match="continuations must hold new_tokens = 24 tokens each"):
         G.measure_alpha_greedy(dm, tm, ids, ys, measurement=m, seed=0)
