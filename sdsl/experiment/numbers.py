@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from sdsl.experiment.pairs import counts_to_iterations
 from sdsl.experiment.predict import small_half
+from sdsl.measure.estimators import alpha_from_accepted
 from sdsl.model.laws import PAPER_EQ5
 
 __all__ = ["PAPER_PLANE", "finite_or_na", "summary_alpha", "summary_laws", "summary_prediction", "summary_wallclock"]
@@ -46,6 +48,7 @@ def summary_alpha(
     pairs = res["alpha_pairs"]
     greedy = pairs[pairs["temperature"] == 0.0]
     replayed = greedy[greedy["method"] == "greedy replay"]
+    early = _greedy_early_stop(res["alpha_counts"], int(mp["min_prompts"]))
     return {
         "n_pairs": len(res["alpha_pairs"]) // len(mp["temperatures"]),
         "gamma": mp["gamma"],
@@ -57,6 +60,12 @@ def summary_alpha(
         "runner_resamples": mp["n_resamples"],
         "alpha_resamples": int(alpha_resamples),
         "max_prompts_greedy": mp["max_prompts_greedy"],
+        "min_prompts_greedy": mp["min_prompts_greedy"],
+        "greedy_early_n": int(mp["min_prompts"]),
+        "greedy_early_pair": f"{early['draft']} → {early['target']}",
+        "greedy_early_alpha": early["alpha_early"],
+        "greedy_early_hw": early["hw_early"],
+        "greedy_all_alpha": early["alpha_all"],
         "alpha_min_greedy": float(table.loc[table["temperature"] == 0.0, "alpha"].min()),
         "alpha_max_greedy": float(table.loc[table["temperature"] == 0.0, "alpha"].max()),
         "greedy_prompts_min": int(greedy["n_prompts"].min()),
@@ -72,6 +81,31 @@ def summary_alpha(
         "alpha_max_t1": float(t1["alpha"].max()),
         "gap_on_policy_t1": float((t1["min_pq_on_policy"] - t1["alpha"]).abs().max()),
     }
+
+
+def _greedy_early_stop(counts: pd.DataFrame, n_early: int) -> pd.Series:
+    """The greedy pair whose alpha over its first ``n_early`` prompts differs most from its alpha
+    over every prompt: ``draft``, ``target``, ``alpha_early`` with its likelihood half width
+    ``hw_early``, and ``alpha_all`` (what a stopping rule allowed to stop at ``n_early`` prompts
+    could have reported)."""
+    rows = []
+    for (d, t), g in counts[counts["temperature"] == 0.0].groupby(["draft", "target"]):
+        it = counts_to_iterations(g)
+        it = it[it["drafted"] > 0]
+        head = it[it["prompt_id"] < n_early]
+        first = alpha_from_accepted(head["accepted"], head["drafted"])
+        every = alpha_from_accepted(it["accepted"], it["drafted"])
+        rows.append(
+            {
+                "draft": d,
+                "target": t,
+                "alpha_early": first.alpha,
+                "hw_early": first.half_width,
+                "alpha_all": every.alpha,
+            }
+        )
+    table = pd.DataFrame(rows)
+    return table.loc[(table["alpha_early"] - table["alpha_all"]).abs().idxmax()]
 
 
 def summary_laws(frame: pd.DataFrame, plane, laws: pd.DataFrame, temperature: float) -> dict[str, object]:
