@@ -40,8 +40,9 @@ def summary_alpha(
     :func:`sdsl.experiment.analysis.alpha_summary` ``table``: the largest 95 % half width (the wider
     of likelihood and bootstrap) per temperature, the range of alpha at temperature 1 and the
     largest gap between alpha and ``E[sum min(p, q)]`` on the sampled positions there; for greedy
-    decoding, the prompts used per pair and the harness check of the replay (prompts decoded by
-    both, and how many came out identical)."""
+    decoding, the prompts used per pair, the harness check of the replay (prompts decoded by
+    both, and how many came out identical), the range of teacher-forced argmax agreement minus
+    alpha, and what an early stop would have reported (:func:`_greedy_early_stop`)."""
     mp = prov["scale"]["measurement"]
     hw = np.maximum(table["alpha_hw95"], table["boot_hw95"])
     t1 = table[table["temperature"] == 1.0]
@@ -49,6 +50,8 @@ def summary_alpha(
     greedy = pairs[pairs["temperature"] == 0.0]
     replayed = greedy[greedy["method"] == "greedy replay"]
     early = _greedy_early_stop(res["alpha_counts"], int(mp["min_prompts"]))
+    g0 = table[table["temperature"] == 0.0]
+    tf_gap = g0["min_pq_teacher_forced"] - g0["alpha"]
     return {
         "n_pairs": len(res["alpha_pairs"]) // len(mp["temperatures"]),
         "gamma": mp["gamma"],
@@ -68,6 +71,9 @@ def summary_alpha(
         "greedy_all_alpha": early["alpha_all"],
         "alpha_min_greedy": float(table.loc[table["temperature"] == 0.0, "alpha"].min()),
         "alpha_max_greedy": float(table.loc[table["temperature"] == 0.0, "alpha"].max()),
+        "tf_gap_abs_max_t1": float((t1["min_pq_teacher_forced"] - t1["alpha"]).abs().max()),
+        "greedy_tf_gap_min": float(tf_gap.min()),
+        "greedy_tf_gap_max": float(tf_gap.max()),
         "greedy_prompts_min": int(greedy["n_prompts"].min()),
         "greedy_prompts_max": int(greedy["n_prompts"].max()),
         "greedy_reached": int((greedy["reached_target"] == "yes").sum()),
