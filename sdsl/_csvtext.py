@@ -121,20 +121,30 @@ def read_csv_text(path: str | Path, source: str | None = None) -> CsvText:
             f"{src}, {_position(text, bad.start(), _header_guess(text))}: {what}; a CSV holds text, "
             f"not control characters"
         )
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     records: list[tuple[int, list[str]]] = []
-    end = 0
-    while True:
-        start = end + 1
+    if '"' not in text:  # no quoting, so no newline inside a cell: record k is line k
         try:
-            rec = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            why = "a quoted cell is never closed" if "end of data" in str(exc) or reader.line_num > start else str(exc)
-            raise DataError(f"{src}, line {start}: not a well-formed CSV record ({why})") from None
-        end = reader.line_num
-        records.append((start, rec))
+            records = list(enumerate(csv.reader(io.StringIO(text, newline=""), strict=True), start=1))
+        except csv.Error:
+            records = []  # the record-by-record reader below names the line
+    if not records:
+        reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+        end = 0
+        while True:
+            start = end + 1
+            try:
+                rec = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                why = (
+                    "a quoted cell is never closed"
+                    if "end of data" in str(exc) or reader.line_num > start
+                    else str(exc)
+                )
+                raise DataError(f"{src}, line {start}: not a well-formed CSV record ({why})") from None
+            end = reader.line_num
+            records.append((start, rec))
     header_line, header_raw = records[0]
     if not any(c.strip() for c in header_raw):
         raise DataError(f"{src}, line {header_line}: the header line is blank")

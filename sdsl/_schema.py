@@ -230,6 +230,32 @@ def _where(source: str, i: int, line_offset: int | Sequence[int] | None) -> str:
     return f"{source}, {_pos(i, line_offset)}"
 
 
+def _fast_numeric(col: Column, texts: list[str]) -> list[Any] | None:
+    """The numeric column converted by Python's own ``int`` / ``float`` in one pass and checked as
+    arrays, or ``None`` when any cell needs the cell-by-cell path of :func:`convert_column`
+    (an empty cell, a non-number, ``"5.0"`` or ``"1e3"`` in an integer column, a value out of range
+    or not allowed): that path then converts it again and raises the message naming the cell, so
+    both paths accept exactly the same tables and return the same values."""
+    try:
+        xs = [int(t) for t in texts] if col.type == "int" else [float(t) for t in texts]
+    except ValueError:
+        return None
+    a = np.asarray(xs)
+    if a.dtype.kind != ("i" if col.type == "int" else "f"):
+        return None  # beyond int64 (uint64 or object): the cell path names the cell
+    if col.type != "int" and not np.isfinite(a).all():
+        return None
+    if (
+        (col.min is not None and (a < col.min).any())
+        or (col.min_exclusive is not None and (a <= col.min_exclusive).any())
+        or (col.max is not None and (a > col.max).any())
+        or (col.max_exclusive is not None and (a >= col.max_exclusive).any())
+        or (col.allowed is not None and not np.isin(a, [float(v) for v in col.allowed]).all())
+    ):
+        return None
+    return xs
+
+
 def convert_column(
     col: Column, values: list[Any], texts: list[str], source: str, line_offset: int | Sequence[int] | None
 ) -> list[Any]:
@@ -255,39 +281,49 @@ def convert_column(
                 )
             conv.append(t)
         return conv
+    fast = _fast_numeric(col, texts)
+    if fast is not None:
+        return fast
     nums: list[float] = []
+
+    def bad(i: int, problem: str) -> DataError:  # the message is built only for a bad cell
+        return DataError(f"{_where(source, i, line_offset)}, column {col.name!r}: {problem}")
+
     for i, (v, t) in enumerate(zip(values, texts)):
-        where = f"{_where(source, i, line_offset)}, column {col.name!r}"
         if t == "":
             if col.required:
-                raise DataError(f"{where}: empty cell in a required column")
+                raise bad(i, "empty cell in a required column")
             nums.append(math.nan)
             continue
         if isinstance(v, (bool, np.bool_)):
-            raise DataError(f"{where}: expected a number, got the boolean {v!r}")
+            raise bad(i, f"expected a number, got the boolean {v!r}")
         try:
             x = float(t)
         except ValueError:
-            raise DataError(f"{where}: non-numeric value {t!r} (expected {col.type})") from None
+            raise bad(i, f"non-numeric value {t!r} (expected {col.type})") from None
         if not math.isfinite(x):
-            raise DataError(f"{where}: value {t!r} is not a finite number")
+            raise bad(i, f"value {t!r} is not a finite number")
         if col.type == "int":
             if not x.is_integer():
-                raise DataError(f"{where}: value {t!r} is not an integer")
+                raise bad(i, f"value {t!r} is not an integer")
             try:
-                x = int(Decimal(t))
-            except InvalidOperation:
-                x = int(x)
-        if col.min is not None and x < col.min:
-            raise DataError(f"{where}: value {t} is out of range (must be {col.range_text()})")
-        if col.min_exclusive is not None and x <= col.min_exclusive:
-            raise DataError(f"{where}: value {t} is out of range (must be {col.range_text()})")
-        if col.max is not None and x > col.max:
-            raise DataError(f"{where}: value {t} is out of range (must be {col.range_text()})")
-        if col.max_exclusive is not None and x >= col.max_exclusive:
-            raise DataError(f"{where}: value {t} is out of range (must be {col.range_text()})")
+                x = int(t)  # plain digits: exact and fast
+            except ValueError:
+                try:
+                    x = int(Decimal(t))  # "1e3", "5.0": exact beyond 2**53 too
+                except InvalidOperation:
+                    x = int(x)
+            if not -(2**63) <= x < 2**63:
+                raise bad(i, f"value {t} does not fit a 64-bit integer")
+        if (
+            (col.min is not None and x < col.min)
+            or (col.min_exclusive is not None and x <= col.min_exclusive)
+            or (col.max is not None and x > col.max)
+            or (col.max_exclusive is not None and x >= col.max_exclusive)
+        ):
+            raise bad(i, f"value {t} is out of range (must be {col.range_text()})")
         if col.allowed is not None and x not in [float(a) for a in col.allowed]:
-            raise DataError(f"{where}: value {t} is not among the allowed values {list(col.allowed)}")
+            raise bad(i, f"value {t} is not among the allowed values {list(col.allowed)}")
         nums.append(x)
     return nums
 

@@ -146,7 +146,8 @@ def validate(
     out: dict[str, Any] = {}
     for col in s.columns:
         values = frame[col.name].tolist()
-        texts = [_cell_text(v) for v in values]
+        # cells read from a CSV are all text; anything else (None, NaN, numbers) goes through _cell_text
+        texts = [v.strip() for v in values] if all(type(v) is str for v in values) else [_cell_text(v) for v in values]
         conv = convert_column(col, values, texts, source, line_offset)
         if col.type == "str":
             out[col.name] = pd.Series(conv, dtype=object)
@@ -154,7 +155,7 @@ def validate(
         nums = conv
         if col.type == "int":
             # int64 when every cell is filled; pandas' nullable Int64 when an optional cell is empty
-            has_empty = any(isinstance(x, float) and math.isnan(x) for x in nums)
+            has_empty = "" in texts  # convert_column gives nan exactly for the empty cells
             out[col.name] = (
                 pd.Series([pd.NA if isinstance(x, float) else x for x in nums], dtype="Int64")
                 if has_empty

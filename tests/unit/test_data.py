@@ -423,6 +423,31 @@ def test_schema_errors(tmp_path):
     assert data.validate(pd.DataFrame({"a": [1, 2]}), s)["a"].tolist() == [1, 2]
 
 
+def test_the_whole_column_path_and_the_cell_path_accept_the_same_cells():
+    """A numeric column is converted in one pass when every cell is a plain number in range, and
+    cell by cell otherwise (sdsl._schema._fast_numeric): the cells that only the second path
+    accepts come out the same, and a bad cell still gets its line and column named."""
+    s = data.schema({"columns": [{"name": "n", "type": "int", "min": 0}, {"name": "x", "type": "float", "max": 10}]})
+    plain = pd.DataFrame({"n": ["1", "2", "9007199254740993"], "x": ["0.5", "1e-3", "-2"]})
+    out = data.validate(plain, s)
+    assert out["n"].tolist() == [1, 2, 2**53 + 1] and out["x"].tolist() == [0.5, 0.001, -2.0]  # exact
+    # "5.0" and "1e3" in an integer column take the cell path
+    odd = pd.DataFrame({"n": ["5.0", "1e3"], "x": ["1", "2"]})
+    assert data.validate(odd, s)["n"].tolist() == [5, 1000]
+    for n, x, message in [
+        (str(2**70), "1", r"row 2, column 'n': value 1180591620717411303424 does not fit a 64-bit integer"),
+        (str(2**63), "1", r"row 2, column 'n': value 9223372036854775808 does not fit a 64-bit integer"),
+        ("-1", "1", r"row 2, column 'n': value -1 is out of range"),
+        ("1", "11", r"row 2, column 'x': value 11 is out of range"),
+        ("1", "nan", r"row 2, column 'x': value 'nan' is not a finite number"),
+        ("1.5", "1", r"row 2, column 'n': value '1.5' is not an integer"),
+        ("one", "1", r"row 2, column 'n': non-numeric value 'one'"),
+    ]:
+        bad = pd.DataFrame({"n": ["0", n], "x": ["0", x]})
+        with pytest.raises(ValueError, match=message):
+            data.validate(bad, s)
+
+
 def test_sha256_function(tmp_path):
     p = tmp_path / "x.bin"
     p.write_bytes(b"abc")
