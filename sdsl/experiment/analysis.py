@@ -85,23 +85,16 @@ def alpha_summary(res: dict[str, pd.DataFrame], rng: np.random.Generator, n_resa
     and the draft's and target's ``N`` and perplexity."""
     runs = res["runs"].set_index("run")
     rows = []
-    counts = res["alpha_counts"]
-    prompts = res["alpha_prompts"]
+    pair = ["draft", "target", "temperature"]
+    counts = dict(tuple(res["alpha_counts"].groupby(pair, sort=False)))
+    prompts = dict(tuple(res["alpha_prompts"].groupby(pair, sort=False)))
     for _, p in res["alpha_pairs"].iterrows():
-        key = (
-            (counts["draft"] == p["draft"])
-            & (counts["target"] == p["target"])
-            & (counts["temperature"] == p["temperature"])
-        )
+        key = (p["draft"], p["target"], p["temperature"])
         it = counts_to_iterations(counts[key])
         it = it[it["drafted"] > 0]
         mle = alpha_from_accepted(it["accepted"], it["drafted"])
         boot = alpha_bootstrap(it["accepted"], it["drafted"], it["prompt_id"], rng, n_resamples=n_resamples)
-        pr = prompts[
-            (prompts["draft"] == p["draft"])
-            & (prompts["target"] == p["target"])
-            & (prompts["temperature"] == p["temperature"])
-        ]
+        pr = prompts[key]
         beta = float(pr["beta_sum"].sum() / pr["evaluated"].sum())
         resid = pr["beta_sum"] - beta * pr["evaluated"]
         k = len(pr)
