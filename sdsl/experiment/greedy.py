@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from sdsl.experiment.config import Measurement
-from sdsl.experiment.pairs import PairMeasurement, alpha_interval, seed_for
+from sdsl.experiment.pairs import PairMeasurement, alpha_interval, iterations_to_counts, seed_for
 
 __all__ = [
     "GreedyMeasurement",
@@ -320,7 +320,7 @@ def measure_alpha_greedy(
         if reached:
             break
     it = it_all[it_all["prompt_id"] < used]
-    counts = it.groupby(["prompt_id", "drafted", "accepted"]).size().rename("iterations").reset_index()
+    counts = iterations_to_counts(it)
     return GreedyMeasurement(
         counts=counts,
         prompts=pd.DataFrame(per[:used]),

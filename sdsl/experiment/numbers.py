@@ -49,7 +49,7 @@ def summary_alpha(
     pairs = res["alpha_pairs"]
     greedy = pairs[pairs["temperature"] == 0.0]
     replayed = greedy[greedy["method"] == "greedy replay"]
-    early = _greedy_early_stop(res["alpha_counts"], int(mp["min_prompts"]))
+    early = _greedy_early_stop(res["alpha_counts"], table, int(mp["min_prompts"]))
     g0 = table[table["temperature"] == 0.0]
     tf_gap = g0["min_pq_teacher_forced"] - g0["alpha"]
     return {
@@ -89,29 +89,20 @@ def summary_alpha(
     }
 
 
-def _greedy_early_stop(counts: pd.DataFrame, n_early: int) -> pd.Series:
+def _greedy_early_stop(counts: pd.DataFrame, table: pd.DataFrame, n_early: int) -> pd.Series:
     """The greedy pair whose alpha over its first ``n_early`` prompts differs most from its alpha
-    over every prompt: ``draft``, ``target``, ``alpha_early`` with its likelihood half width
-    ``hw_early``, and ``alpha_all`` (what a stopping rule allowed to stop at ``n_early`` prompts
-    could have reported)."""
+    over every prompt (``table``'s, :func:`sdsl.experiment.analysis.alpha_summary`): ``draft``,
+    ``target``, ``alpha_early`` with its likelihood half width ``hw_early``, and ``alpha_all``
+    (what a stopping rule allowed to stop at ``n_early`` prompts could have reported)."""
+    head = counts[(counts["temperature"] == 0.0) & (counts["prompt_id"] < n_early) & (counts["drafted"] > 0)]
     rows = []
-    for (d, t), g in counts[counts["temperature"] == 0.0].groupby(["draft", "target"]):
+    for (d, t), g in head.groupby(["draft", "target"]):
         it = counts_to_iterations(g)
-        it = it[it["drafted"] > 0]
-        head = it[it["prompt_id"] < n_early]
-        first = alpha_from_accepted(head["accepted"], head["drafted"])
-        every = alpha_from_accepted(it["accepted"], it["drafted"])
-        rows.append(
-            {
-                "draft": d,
-                "target": t,
-                "alpha_early": first.alpha,
-                "hw_early": first.half_width,
-                "alpha_all": every.alpha,
-            }
-        )
-    table = pd.DataFrame(rows)
-    return table.loc[(table["alpha_early"] - table["alpha_all"]).abs().idxmax()]
+        first = alpha_from_accepted(it["accepted"], it["drafted"])
+        rows.append({"draft": d, "target": t, "alpha_early": first.alpha, "hw_early": first.half_width})
+    every = table.loc[table["temperature"] == 0.0, ["draft", "target", "alpha"]].rename(columns={"alpha": "alpha_all"})
+    both = pd.DataFrame(rows).merge(every, on=["draft", "target"], validate="one_to_one")
+    return both.loc[(both["alpha_early"] - both["alpha_all"]).abs().idxmax()]
 
 
 def summary_laws(frame: pd.DataFrame, plane, laws: pd.DataFrame, temperature: float) -> dict[str, object]:

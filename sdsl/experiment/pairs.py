@@ -33,6 +33,7 @@ __all__ = [
     "PairMeasurement",
     "alpha_interval",
     "counts_to_iterations",
+    "iterations_to_counts",
     "make_prompts",
     "measure_alpha",
     "seed_for",
@@ -100,6 +101,12 @@ def counts_to_iterations(counts: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({c: np.repeat(counts[c].to_numpy(), rep) for c in ("prompt_id", "drafted", "accepted")})
 
 
+def iterations_to_counts(it: pd.DataFrame) -> pd.DataFrame:
+    """The compressed counts (``prompt_id, drafted, accepted, iterations``) of per-iteration rows:
+    the inverse of :func:`counts_to_iterations`."""
+    return it.groupby(["prompt_id", "drafted", "accepted"]).size().rename("iterations").reset_index()
+
+
 def alpha_interval(it: pd.DataFrame, rng: np.random.Generator, n_resamples: int) -> tuple[float, float]:
     """The MLE of alpha from per-iteration rows (``prompt_id, drafted, accepted``; rows with
     nothing drafted are left out) and its 95 % half width: the wider of the likelihood's and, with
@@ -163,7 +170,7 @@ def measure_alpha(
                 break
     it = pd.concat(iters, ignore_index=True)
     rq = pd.concat(reqs, ignore_index=True)
-    counts = it.groupby(["prompt_id", "drafted", "accepted"]).size().rename("iterations").reset_index()
+    counts = iterations_to_counts(it)
     per = (
         it.groupby("prompt_id")
         .agg(iterations=("iteration", "size"), evaluated=("evaluated", "sum"), beta_sum=("beta_sum", "sum"))

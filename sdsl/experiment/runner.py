@@ -21,6 +21,7 @@ resume. Seeds: every random choice derives from ``Scale.seed`` and the task's na
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -46,7 +47,7 @@ from sdsl.experiment.pairs import (
     seed_for,
     teacher_forced_overlap,
 )
-from sdsl.experiment.tasks import Task, atomic_write_text, execute_tasks
+from sdsl.experiment.tasks import Task, atomic_write_bytes, atomic_write_text, execute_tasks
 from sdsl.measure.estimators import alpha_from_accepted
 from sdsl.paths import BUILD
 
@@ -218,11 +219,9 @@ class Experiment:
         ys = greedy_continuations(
             self.model(target.run_id), self.prompt_ids()[: m.max_prompts_greedy], m.new_tokens, batch=m.greedy_batch
         )
-        path = self.continuations_path(target)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.npy")
-        np.save(tmp, np.asarray(ys, dtype=np.int32))
-        os.replace(tmp, path)
+        buf = io.BytesIO()
+        np.save(buf, np.asarray(ys, dtype=np.int32))
+        atomic_write_bytes(self.continuations_path(target), buf.getvalue())
 
     def alpha_task(self, draft: RunSpec, target: RunSpec, temperature: float, advance) -> None:
         import torch
