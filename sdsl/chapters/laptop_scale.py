@@ -376,6 +376,31 @@ def summary_family(runs: pd.DataFrame, prov: dict) -> dict[str, object]:
     }
 
 
+def summary_gpu_scale() -> dict[str, object]:
+    """The GPU scale, defined but not run (:data:`sdsl.experiment.config.SCALES`, ``gpu``): its
+    shapes, runs and pairs, the span of ``N`` (millions), the common token budget (millions), the
+    largest number of epochs it allows, its training FLOPs (:mod:`sdsl.experiment.budget`) and its
+    precision, as ``gpu_*``."""
+    from sdsl.experiment.budget import budget_table, budget_totals
+    from sdsl.experiment.config import get_scale
+
+    scale = get_scale("gpu")
+    tot = budget_totals(scale, budget_table(scale))
+    return {
+        "gpu_shapes": tot["shapes"],
+        "gpu_runs": tot["runs"],
+        "gpu_pairs": tot["pairs"],
+        "gpu_n_min_m": tot["params_min"] / 1e6,
+        "gpu_n_max_m": tot["params_max"] / 1e6,
+        "gpu_n_decades": tot["decades_params"],
+        "gpu_tokens_m": scale.common_tokens / 1e6,
+        "gpu_max_epochs": float(scale.max_epochs),
+        "gpu_vocab": scale.vocab_size,
+        "gpu_train_pflop": tot["train_flops"] / 1e15,
+        "gpu_precision": scale.recipe.precision,
+    }
+
+
 def summary_loss(runs: pd.DataFrame, fit: LossFit, loss_resamples: int) -> dict[str, object]:
     """The loss-law exponents with their 95 % interval (``"n/a"`` without bootstrap refits), the
     published ones, and the RMS relative error of the law on the runs (per cent)."""
@@ -429,4 +454,5 @@ def summary(
         **summary_laws(frame, plane, laws, temperature),
         **summary_prediction(runs, preds, alpha_pred, paper),
         **summary_wallclock(wall, runs, prov),
+        **summary_gpu_scale(),
     }

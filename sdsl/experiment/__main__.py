@@ -1,11 +1,15 @@
 """Command line of the experiment::
 
-    python -m sdsl.experiment run [--scale full|smoke] [--out DIR] [--resume] [--device cpu]
-                                  [--workers 2] [--threads 1] [--no-progress]
+    python -m sdsl.experiment run [--scale full|gpu|smoke] [--out DIR] [--resume] [--device cpu]
+                                  [--workers 2] [--threads 1] [--no-progress] [--corpus-only]
+    python -m sdsl.experiment budget [--scale full|gpu|smoke] [--out DIR] [--flops-per-s X]
 
 ``run`` trains the family, measures every pair and writes the raw results into ``DIR/results``
-(default ``DIR``: ``build/experiment/<scale>``). Bad arguments exit with status 2 and one line
-naming the argument.
+(default ``DIR``: ``build/experiment/<scale>``); ``--corpus-only`` makes only the corpus and
+tokenizer, for a folder to carry to another machine and ``--resume`` there. ``budget`` prints
+what each training run of the scale costs (:mod:`sdsl.experiment.budget`): epochs once the corpus
+is in ``DIR``, and the training time at ``--flops-per-s``. Bad arguments exit with status 2 and one
+line naming the argument.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+
+from sdsl.experiment.config import SCALES
 
 __all__ = ["main"]
 
@@ -22,22 +28,63 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m sdsl.experiment", description="The laptop-scale model-family experiment (issue 17)."
     )
     sub = p.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("run", help="train the family, measure every pair, write the raw results")
-    r.add_argument(
-        "--scale",
-        default="full",
-        choices=["full", "smoke"],
-        help="full: the committed CPU run (about 40 minutes on 2 cores); smoke: 3 tiny models (CI)",
+    scale_help = (
+        "full: the committed CPU run (about 30 minutes on 2 cores); gpu: models to 27 M parameters "
+        "(needs a GPU); smoke: 3 tiny models (CI)"
     )
+    r = sub.add_parser("run", help="train the family, measure every pair, write the raw results")
+    r.add_argument("--scale", default="full", choices=sorted(SCALES), help=scale_help)
     r.add_argument("--out", default=None, help="work folder (default build/experiment/<scale>)")
     r.add_argument("--resume", action="store_true", help="continue a killed run in --out from its last finished task")
-    r.add_argument("--device", default="cpu", help="torch device for training (default cpu); decoding runs on the CPU")
+    r.add_argument(
+        "--device",
+        default="cpu",
+        help="torch device of every model, in training and decoding (default cpu; sampling decisions stay on the CPU)",
+    )
     r.add_argument(
         "--workers", type=int, default=2, help="worker processes for training and alpha (default 2, one per core)"
     )
     r.add_argument("--threads", type=int, default=1, help="torch threads per worker (default 1)")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    r.add_argument(
+        "--corpus-only", action="store_true", help="make only the corpus and tokenizer in --out (resume later)"
+    )
+    b = sub.add_parser("budget", help="print each training run's parameters, tokens, epochs and FLOPs")
+    b.add_argument("--scale", default="full", choices=sorted(SCALES), help=scale_help)
+    b.add_argument(
+        "--out", default=None, help="work folder whose corpus gives the epochs (default build/experiment/<scale>)"
+    )
+    b.add_argument("--flops-per-s", type=float, default=None, help="sustained training FLOP/s for a time estimate")
     return p
+
+
+def _budget(args, parser) -> int:
+    import math
+
+    from sdsl.experiment.budget import budget_table, budget_totals, train_tokens_of
+    from sdsl.experiment.config import get_scale
+    from sdsl.experiment.runner import default_out
+
+    if args.flops_per_s is not None and not (math.isfinite(args.flops_per_s) and args.flops_per_s > 0):
+        parser.error(f"--flops-per-s must be a finite number > 0, got {args.flops_per_s}")
+    scale = get_scale(args.scale)
+    out = args.out if args.out is not None else default_out(scale.name)
+    table = budget_table(scale, train_tokens_of(out))
+    tot = budget_totals(scale, table, args.flops_per_s)
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    print(
+        f"scale {tot['scale']}: {tot['shapes']} shapes, {tot['runs']} runs, {tot['pairs']} pairs; N from "
+        f"{tot['params_min']:,} to {tot['params_max']:,} ({tot['decades_params']:.2f} decades; non-embedding "
+        f"{tot['decades_non_embedding']:.2f}); {tot['under_chinchilla']} runs under 20 tokens per parameter; "
+        f"training {tot['train_flops']:.3g} FLOPs"
+        + (f", {tot['train_s']:.0f} s at {args.flops_per_s:.3g} FLOP/s" if "train_s" in tot else "")
+        + (
+            f"; at most {tot['max_epochs']:.2f} epochs"
+            if math.isfinite(tot["max_epochs"])
+            else f"; epochs unknown until the corpus is made (run --corpus-only --out {out})"
+        )
+    )
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.command == "budget":
+        return _budget(args, parser)
     for name in ("threads", "workers"):
         if getattr(args, name) < 1:
             parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
@@ -69,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             workers=args.workers,
             progress=not args.no_progress,
             command=command,
+            corpus_only=args.corpus_only,
         )
     except ValueError as exc:
         print(f"python -m sdsl.experiment: error: {exc}", file=sys.stderr)

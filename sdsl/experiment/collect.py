@@ -101,6 +101,7 @@ def write_provenance(exp: Experiment, folder: Path, timings: pd.DataFrame) -> No
             "torch_threads_training": exp.threads,
             "torch_threads_decoding": exp.decode_threads,
             "device": exp.device,
+            "accelerator": _accelerator(exp.device),
             "platform": platform.platform(),
             "python": platform.python_version(),
         },
@@ -149,6 +150,15 @@ def _git(*args: str) -> str:
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
+
+
+def _accelerator(device: str) -> str:
+    """The name of a CUDA ``device`` (``torch.cuda.get_device_name``), else ``"none"``."""
+    if not str(device).startswith("cuda"):
+        return "none"
+    import torch
+
+    return str(torch.cuda.get_device_name(torch.device(device)))
 
 
 def _iso(t: float) -> str:

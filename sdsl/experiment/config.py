@@ -2,8 +2,9 @@
 measured, and every seed.
 
 A :class:`Scale` is plain data (frozen dataclasses); :data:`SCALES` holds ``full`` (the committed
-CPU run, 40 to 60 minutes on two cores) and ``smoke`` (three tiny models on a committed slice
-of the KJV, the CI run, about a minute). A run is one model shape trained on one token budget; every
+CPU run, about 30 minutes on two cores), ``gpu`` (models to 25 M non-embedding parameters, for a
+machine with a GPU; not run yet) and ``smoke`` (three tiny models on a committed slice of the KJV,
+the CI run, about a minute). A run is one model shape trained on one token budget; every
 shape is trained on the common budget, some also on other budgets so that the data term of the
 loss law is identified. The targets are the largest shapes at the common budget; every smaller run
 is a draft of each target.
@@ -15,7 +16,10 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 
-__all__ = ["SCALES", "Measurement", "ModelShape", "Recipe", "RunSpec", "Scale", "get_scale"]
+__all__ = ["PRECISIONS", "SCALES", "Measurement", "ModelShape", "Recipe", "RunSpec", "Scale", "get_scale"]
+
+#: Training precisions of :class:`Recipe`.
+PRECISIONS = ("fp32", "bf16")
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,11 @@ class Recipe:
     curve_evals: int = 6  # validation-loss evaluations along the run
     curve_eval_windows: int = 32
     eval_windows: int = 512  # final validation loss: the same windows for every run
+    precision: str = "fp32"  # "bf16": forward and loss under torch.autocast (bfloat16), weights fp32
+
+    def __post_init__(self) -> None:
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {list(PRECISIONS)}, got {self.precision!r}")
 
     def peak_lr(self, width: int) -> float:
         return min(self.lr_max, self.lr_width_product / int(width))
@@ -140,6 +149,7 @@ class Scale:
     max_chunk_chars: int = 4000
     seed: int = 20260317
     min_corpus_tokens: int = 0
+    max_epochs: float | None = None  # refuse a corpus whose training split the largest budget repeats more often
 
     def __post_init__(self) -> None:
         names = [s.name for s in self.shapes]
@@ -202,6 +212,20 @@ _FULL_SHAPES = (
     ModelShape(160, 4, 5),
 )
 
+#: The GPU scale: 9 shapes from 0.1 M to 25 M non-embedding parameters (0.4 M to 27 M with the
+#: token table of 4,096), widths 64 to 512 with head width 32 to 64, depth one layer per 64 of width.
+_GPU_SHAPES = (
+    ModelShape(64, 1, 2),
+    ModelShape(96, 2, 2),
+    ModelShape(128, 2, 2),
+    ModelShape(192, 3, 3),
+    ModelShape(256, 4, 4),
+    ModelShape(320, 5, 5),
+    ModelShape(384, 6, 6),
+    ModelShape(448, 7, 7),
+    ModelShape(512, 8, 8),
+)
+
 SCALES: dict[str, Scale] = {
     "full": Scale(
         name="full",
@@ -210,6 +234,25 @@ SCALES: dict[str, Scale] = {
         shapes=_FULL_SHAPES,
         common_tokens=2_000_000,
         extra_budgets={"w16l1": (500_000, 1_000_000), "w32l1": (500_000, 1_000_000), "w96l3": (500_000, 1_000_000)},
+        min_corpus_tokens=5_000_000,
+    ),
+    # Not run yet: needs a GPU (`--device cuda`); `python -m sdsl.experiment budget --scale gpu`
+    # prints its runs, FLOPs and epochs. 20 M tokens is about 3.4 epochs of the training split
+    # (Muennighoff et al. 2023: up to about 4 epochs of repeated data cost little loss).
+    "gpu": Scale(
+        name="gpu",
+        corpus="debian",
+        vocab_size=4096,
+        shapes=_GPU_SHAPES,
+        common_tokens=20_000_000,
+        max_epochs=4.0,
+        extra_budgets={
+            "w128l2": (5_000_000, 10_000_000),
+            "w256l4": (5_000_000, 10_000_000),
+            "w384l6": (5_000_000, 10_000_000),
+        },
+        recipe=Recipe(batch_size=64, seq_len=256, curve_eval_windows=64, precision="bf16"),
+        measurement=Measurement(timing_prompts=2, timing_repeats=1),
         min_corpus_tokens=5_000_000,
     ),
     "smoke": Scale(

@@ -112,25 +112,25 @@ def greedy_continuations(
     import torch
     from transformers import DynamicCache
 
-    from sdsl.measure.sampling import _cache_kwarg
+    from sdsl.measure.sampling import _cache_kwarg, model_device
 
     if int(new_tokens) < 1:
         raise ValueError(f"new_tokens must be >= 1, got {new_tokens!r}")
     if any(len(p) == 0 for p in prompts):
         raise ValueError("every prompt must hold at least one token")
-    kw = _cache_kwarg(target)
+    kw, dev = _cache_kwarg(target), model_device(target)
     out: list[list[int]] = [[] for _ in prompts]
     with torch.inference_mode():
         for idx in _groups_by_length(prompts, int(batch)):
             cache = DynamicCache()
-            feed = torch.tensor([list(prompts[i]) for i in idx])
+            feed = torch.tensor([list(prompts[i]) for i in idx], device=dev)
             steps = []
             for _ in range(int(new_tokens)):
                 logits = target(input_ids=feed, use_cache=True, **{kw: cache}).logits[:, -1, :]
                 nxt = logits.argmax(dim=-1)
                 steps.append(nxt)
                 feed = nxt[:, None]
-            ys = torch.stack(steps, dim=1).tolist()
+            ys = torch.stack(steps, dim=1).cpu().tolist()
             for i, y in zip(idx, ys):
                 out[i] = y
     return out
@@ -157,23 +157,26 @@ def draft_matches(
     """
     import torch
 
+    from sdsl.measure.sampling import model_device
+
     if len(prompts) != len(continuations):
         raise ValueError(f"prompts and continuations differ in length: {len(prompts)} and {len(continuations)}")
     lengths = {len(y) for y in continuations}
     if len(lengths) > 1:
         raise ValueError(f"continuations must all have one length, got {sorted(lengths)}")
     out: list[np.ndarray] = [np.zeros(0, dtype=bool) for _ in prompts]
+    dev = model_device(draft)
     with torch.inference_mode():
         for idx in _groups_by_length(prompts, int(batch)):
             lp = len(prompts[idx[0]])
-            seq = torch.tensor([list(prompts[i]) + list(continuations[i][:-1]) for i in idx])
+            seq = torch.tensor([list(prompts[i]) + list(continuations[i][:-1]) for i in idx], device=dev)
             logits = draft(input_ids=seq).logits
             if vocab_size is not None:
                 logits = logits[..., : int(vocab_size)]
             # logits at position lp - 1 + j predict y_j; j = 1 .. n - 1
             pred = logits[:, lp:, :].argmax(dim=-1)
-            ys = torch.tensor([list(continuations[i][1:]) for i in idx])
-            hit = (pred == ys).numpy()
+            ys = torch.tensor([list(continuations[i][1:]) for i in idx], device=dev)
+            hit = (pred == ys).cpu().numpy()
             for i, h in zip(idx, hit):
                 out[i] = h
     return out

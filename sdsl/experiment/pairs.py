@@ -194,12 +194,14 @@ def teacher_forced_overlap(draft, target, wins: torch.Tensor, batch: int = 16) -
     (Leviathan et al. 2023, Corollary 3.6; method notes, section 9)."""
     import torch
 
+    from sdsl.measure.sampling import model_device
+
     rows = []
     with torch.inference_mode():
         for i in range(0, wins.shape[0], batch):
             x = wins[i : i + batch, :-1]
-            lp = target(input_ids=x).logits.double()
-            lq = draft(input_ids=x).logits.double()
+            lp = target(input_ids=x.to(model_device(target))).logits.cpu().double()
+            lq = draft(input_ids=x.to(model_device(draft))).logits.cpu().double()
             p, q = torch.softmax(lp, dim=-1), torch.softmax(lq, dim=-1)
             ov = torch.minimum(p, q).sum(dim=-1).mean(dim=1)
             ag = (lp.argmax(dim=-1) == lq.argmax(dim=-1)).double().mean(dim=1)

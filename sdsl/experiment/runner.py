@@ -62,7 +62,8 @@ def default_out(scale: str) -> Path:
 
 
 class Experiment:
-    """One scale's tasks in one work folder (``device`` for training; decoding runs on the CPU)."""
+    """One scale's tasks in one work folder, every model on ``device`` (training and decoding;
+    sampling decisions are made on the CPU from the logits, :func:`sdsl.measure.sampling.model_device`)."""
 
     def __init__(
         self, scale: Scale, out: str | os.PathLike, *, device: str = "cpu", threads: int = 1, decode_threads: int = 1
@@ -96,6 +97,12 @@ class Experiment:
         total = sum(v["tokens"] for v in stats.values())
         if total < s.min_corpus_tokens:
             raise ValueError(f"the corpus has {total} tokens, the scale needs at least {s.min_corpus_tokens}")
+        train, budget = stats["train"]["tokens"], max(r.tokens for r in s.runs())
+        if s.max_epochs is not None and budget > s.max_epochs * train:
+            raise ValueError(
+                f"the largest token budget ({budget:,}) is {budget / train:.2f} epochs of the training split "
+                f"({train:,} tokens), more than the scale's max_epochs ({s.max_epochs})"
+            )
         atomic_write_text(folder / "tokenizer.json", _tok.tokenizer_json(tok))
         atomic_write_text(
             folder / "sources.json",
@@ -202,7 +209,8 @@ class Experiment:
 
             if len(self._models) >= 6:  # keep a few loaded: pairs are ordered by target
                 self._models.pop(next(iter(self._models)))
-            self._models[run_id] = GPT2LMHeadModel.from_pretrained(str(self.out / "models" / run_id)).eval()
+            model = GPT2LMHeadModel.from_pretrained(str(self.out / "models" / run_id))
+            self._models[run_id] = model.to(self.device).eval()
         return self._models[run_id]
 
     # ------------------------------------------------------------------ pairs
@@ -389,8 +397,11 @@ def run(
     workers: int = 2,
     progress: bool = True,
     command: str | None = None,
+    corpus_only: bool = False,
 ) -> Path:
     """Run (or resume) every task of ``scale`` in ``out`` and write ``out/results``; returns it.
+    With ``corpus_only`` only the corpus and tokenizer are made (``out/corpus``, returned): a
+    folder to carry to a machine without the corpus's Debian packages and resume there.
 
     ``workers`` processes with ``threads`` torch threads each run the training runs and the alpha
     measurements side by side (:mod:`sdsl.experiment.tasks`); the wall-clock timings run alone.
@@ -441,7 +452,7 @@ def run(
     previous = signal.signal(signal.SIGTERM, terminate)
     try:
         execute_tasks(
-            exp.tasks(),
+            [t for t in exp.tasks() if t.phase == 0] if corpus_only else exp.tasks(),
             work,
             out / "done",
             session=len(state["sessions"]) - 1,
@@ -453,4 +464,4 @@ def run(
         signal.signal(signal.SIGTERM, previous)
         session["end"] = time.time()
         atomic_write_text(state_path, json.dumps(state, indent=1))
-    return exp.collect()
+    return out / "corpus" if corpus_only else exp.collect()

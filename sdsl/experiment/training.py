@@ -2,7 +2,9 @@
 
 Every model is a ``transformers`` GPT-2 (``GPT2LMHeadModel``) with tied input and output
 embeddings, no dropout and GELU (tanh) as one fused op, trained from seeded random weights with
-AdamW, linear warm-up and cosine decay (:class:`sdsl.experiment.config.Recipe`) on windows of the
+AdamW, linear warm-up and cosine decay (:class:`sdsl.experiment.config.Recipe`; with
+``precision="bf16"`` the forward pass runs under ``torch.autocast`` in bfloat16, the weights, the
+loss and the optimiser in float32; evaluation is always float32) on windows of the
 training split. Windows are non-overlapping, ``seq_len + 1`` tokens long (``seq_len`` predicted
 tokens each), visited in a seeded random order, epoch after epoch; ``tokens`` counts predicted
 tokens, so a run of budget ``D`` makes ``ceil(D / (batch * seq_len))`` steps.
@@ -15,10 +17,12 @@ head; :meth:`sdsl.experiment.config.ModelShape.params`).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -122,14 +126,15 @@ def evaluate_loss(model, wins: torch.Tensor, batch: int = 32) -> tuple[float, np
     import torch
     import torch.nn.functional as F
 
+    dev = next(model.parameters()).device
     model.eval()
     per = []
     with torch.inference_mode():
         for i in range(0, wins.shape[0], batch):
-            w = wins[i : i + batch]
+            w = wins[i : i + batch].to(dev)
             logits = model(input_ids=w[:, :-1]).logits
             ce = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), w[:, 1:].reshape(-1), reduction="none")
-            per.append(ce.view(w.shape[0], -1).mean(dim=1).double().numpy())
+            per.append(ce.view(w.shape[0], -1).mean(dim=1).double().cpu().numpy())
     per_w = np.concatenate(per)
     return float(per_w.mean()), per_w
 
@@ -179,6 +184,11 @@ def train_run(
     import torch
     import torch.nn.functional as F
 
+    dev = next(model.parameters()).device
+    if recipe.precision == "bf16":
+        autocast = partial(torch.autocast, device_type=dev.type, dtype=torch.bfloat16)
+    else:
+        autocast = contextlib.nullcontext
     wins = torch.from_numpy(windows(train_ids, recipe.seq_len))
     per_step = recipe.batch_size * recipe.seq_len
     steps = max(1, math.ceil(run.tokens / per_step))
@@ -190,7 +200,7 @@ def train_run(
         )
     except (RuntimeError, TypeError):  # a device or torch without the fused kernel
         opt = torch.optim.AdamW(_param_groups(model, recipe.weight_decay), lr=peak, betas=(recipe.beta1, recipe.beta2))
-    order = torch.randperm(wins.shape[0], generator=generator)
+    order = torch.randperm(wins.shape[0], generator=generator, device="cpu")
     pos, epochs_started = 0, 1
     curve_every = max(1, steps // recipe.curve_points)
     eval_at = {min(steps, max(1, round(steps * (k + 1) / recipe.curve_evals))) for k in range(recipe.curve_evals)}
@@ -202,15 +212,16 @@ def train_run(
     for step in range(steps):
         t0 = time.perf_counter()
         if pos + recipe.batch_size > order.numel():
-            order = torch.randperm(wins.shape[0], generator=generator)
+            order = torch.randperm(wins.shape[0], generator=generator, device="cpu")
             pos, epochs_started = 0, epochs_started + 1
-        x = wins[order[pos : pos + recipe.batch_size]]
+        x = wins[order[pos : pos + recipe.batch_size]].to(dev)
         pos += recipe.batch_size
         lr = lr_at(step, steps, peak, recipe)
         for group in opt.param_groups:
             group["lr"] = lr
-        logits = model(input_ids=x[:, :-1]).logits
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1))
+        with autocast():
+            logits = model(input_ids=x[:, :-1]).logits
+        loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         if recipe.grad_clip > 0:

@@ -251,6 +251,8 @@ def model_perplexity(model: Any, tokenizer: Any, texts: Sequence[str]) -> float:
     the first token of each text is context only), like the perplexity columns of Tables 1, 2."""
     import torch
 
+    from sdsl.measure.sampling import model_device
+
     model, tokenizer = load_model(model), load_tokenizer(tokenizer)
     nll, count = 0.0, 0
     with torch.inference_mode():
@@ -258,7 +260,7 @@ def model_perplexity(model: Any, tokenizer: Any, texts: Sequence[str]) -> float:
             ids = tokenizer(text)["input_ids"]
             if len(ids) < 2:
                 continue
-            x = torch.tensor([ids])
+            x = torch.tensor([ids], device=model_device(model))
             logits = model(input_ids=x).logits[0, :-1].double()
             nll += float(torch.nn.functional.cross_entropy(logits, x[0, 1:], reduction="sum"))
             count += len(ids) - 1

@@ -48,7 +48,13 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-__all__ = ["GenerationResult", "check_same_vocabulary", "autoregressive_generate", "speculative_generate"]
+__all__ = [
+    "GenerationResult",
+    "autoregressive_generate",
+    "check_same_vocabulary",
+    "model_device",
+    "speculative_generate",
+]
 
 
 def _vocab_size(model) -> int:
@@ -135,11 +141,19 @@ def _cache_kwarg(model) -> str:
     return _CACHE_KWARG[cls]
 
 
+def model_device(model) -> torch.device:
+    """The device of ``model``'s parameters: inputs are made there, and everything computed from
+    the logits (probabilities, sampling with a CPU ``torch.Generator``) is done on the CPU, so a
+    model on a GPU gives the same decisions from the same logits."""
+    return next(model.parameters()).device
+
+
 def _forward(model, tokens: list[int], cache) -> torch.Tensor:
     import torch
 
-    out = model(input_ids=torch.tensor([tokens]), use_cache=True, **{_cache_kwarg(model): cache})
-    return out.logits[0]
+    x = torch.tensor([tokens], device=model_device(model))
+    out = model(input_ids=x, use_cache=True, **{_cache_kwarg(model): cache})
+    return out.logits[0].cpu()  # a no-op on the CPU
 
 
 def _check_decoding_args(max_new_tokens: int, temperature: float) -> tuple[int, float]:
@@ -295,7 +309,7 @@ def speculative_generate(
                 if temperature == 0.0:
                     ok = bool(p[i, x] == 1.0)
                 else:
-                    r = float(torch.rand((), generator=generator, dtype=torch.float64))
+                    r = float(torch.rand((), generator=generator, dtype=torch.float64, device="cpu"))
                     ok = r * float(qs[i][x]) < float(p[i, x])  # r < p/q without dividing
                 if not ok:
                     break

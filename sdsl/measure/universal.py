@@ -156,7 +156,7 @@ def universal_generate(
     import torch
 
     from sdsl.measure.filters import check_filters
-    from sdsl.measure.sampling import GenerationResult, _check_decoding_args
+    from sdsl.measure.sampling import GenerationResult, _check_decoding_args, model_device
 
     max_new_tokens, temperature = _check_decoding_args(max_new_tokens, temperature)
     top_k, top_p = check_filters(top_k, top_p)
@@ -170,7 +170,7 @@ def universal_generate(
     )
     if temperature > 0:
         _register_unpruned_translator(target, draft, target_tokenizer, draft_tokenizer)
-    x = torch.tensor([ids])
+    x = torch.tensor([ids], device=model_device(target))
     res = GenerationResult(tokens=[], prompt_tokens=len(ids))
     t0 = time.perf_counter()
     with configure_assistant(draft, gamma), record_assisted_iterations(target) as log, torch.random.fork_rng():

@@ -250,3 +250,14 @@ def test_the_wallclock_numbers_match_the_raw_timings(glued, raw):
     assert glued["flop_best_0"] == "w16l1-d2000k"
     m = raw["prov"]["scale"]["measurement"]
     assert (glued["timing_prompts"], glued["timing_repeats"]) == (m["timing_prompts"], m["timing_repeats"])
+
+
+def test_the_gpu_scale_numbers_are_the_defined_scale(glued):
+    # by hand: w512l8 has 8 (12 * 512^2 + 13 * 512) + 2 * 512 = 25,220,096 non-embedding
+    # parameters, plus the 4,096 x 512 token table; w64l1 has 12 * 64^2 + 13 * 64 + 2 * 64 plus 4,096 x 64
+    assert glued["gpu_n_max_m"] == 27_317_248 / 1e6
+    assert glued["gpu_n_min_m"] == (12 * 64**2 + 15 * 64 + 4096 * 64) / 1e6
+    assert (glued["gpu_shapes"], glued["gpu_runs"], glued["gpu_pairs"]) == (9, 15, 27)
+    assert glued["gpu_tokens_m"] == 20.0 and glued["gpu_max_epochs"] == 4.0 and glued["gpu_precision"] == "bf16"
+    # training FLOPs: 6 N D per run dominates; the two targets alone are 6 * 20,004,864 * (27.3 M + 18.7 M)
+    assert 6 * 20_004_864 * (27_317_248 + 18_735_808) / 1e15 < glued["gpu_train_pflop"] < 13

@@ -12,8 +12,9 @@ from sdsl.experiment.config import SCALES, get_scale
 from sdsl.experiment.runner import run
 
 
-def test_full_scale_meets_the_design_of_the_issue():
-    s = get_scale("full")
+@pytest.mark.parametrize("name", ["full", "gpu"])
+def test_full_and_gpu_scales_meet_the_design_of_the_issue(name):
+    s = get_scale(name)
     ne = [sh.non_embedding_params() for sh in s.shapes]
     assert len(s.shapes) >= 8
     assert np.log10(max(ne) / min(ne)) >= 1.5  # 1.5 decades of non-embedding parameters
@@ -25,6 +26,30 @@ def test_full_scale_meets_the_design_of_the_issue():
     for d, t in s.pairs():
         assert s.params(d.shape) < s.params(t.shape)
     assert s.vocab_size <= 65535
+
+
+def test_the_gpu_scale_is_larger_and_repeats_the_corpus_at_most_four_times():
+    gpu, full = get_scale("gpu"), get_scale("full")
+    assert max(gpu.params(sh) for sh in gpu.shapes) >= 10_000_000  # "models to tens of millions"
+    assert max(gpu.params(sh) for sh in gpu.shapes) > 10 * max(full.params(sh) for sh in full.shapes)
+    assert gpu.corpus == full.corpus and gpu.min_corpus_tokens >= 5_000_000
+    # Muennighoff et al. 2023: repeating the data costs little up to about 4 epochs; the corpus
+    # task enforces it (test_a_corpus_repeated_more_than_max_epochs_is_refused)
+    assert gpu.max_epochs == 4.0
+
+
+def test_a_corpus_repeated_more_than_max_epochs_is_refused(tmp_path):
+    from dataclasses import replace
+
+    from sdsl.experiment.runner import Experiment
+
+    smoke = get_scale("smoke")
+    Experiment(replace(smoke, max_epochs=1.0), tmp_path / "ok").corpus_task(lambda _f: None)
+    train = json.loads((tmp_path / "ok" / "corpus" / "sources.json").read_text())["splits"]["train"]["tokens"]
+    epochs = smoke.common_tokens / train
+    with pytest.raises(ValueError, match=rf"is {epochs:.2f} epochs of the training split \({train:,} tokens\), "):
+        Experiment(replace(smoke, max_epochs=0.5 * epochs), tmp_path / "bad").corpus_task(lambda _f: None)
+    assert not (tmp_path / "bad" / "corpus" / "tokenizer.json").exists()  # refused before it is written
 
 
 def test_parameter_count_matches_the_built_model():

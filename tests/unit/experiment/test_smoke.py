@@ -23,7 +23,13 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
     out = tmp_path_factory.mktemp("smoke")
-    folder = run(get_scale("smoke"), out, workers=2, progress=False, command="pytest smoke")
+    # the corpus first, on its own (how a folder is prepared for a machine without the corpus's
+    # packages), then the rest as a resumed run
+    corpus = run(get_scale("smoke"), out, workers=2, progress=False, command="pytest smoke", corpus_only=True)
+    assert corpus == out / "corpus" and (corpus / "tokenizer.json").is_file()
+    assert sorted(p.name for p in (out / "done").iterdir()) == ["corpus.json"]
+    assert not (out / "results").exists() and not (out / "models").exists()
+    folder = run(get_scale("smoke"), out, resume=True, workers=2, progress=False, command="pytest smoke resumed")
     return out, folder
 
 
@@ -41,6 +47,8 @@ def test_every_table_is_written_and_valid(smoke):
     for key in ("command", "commit", "machine", "duration_s", "seed", "corpus", "scale"):
         assert key in prov
     assert prov["command"] == "pytest smoke" and prov["scale"]["name"] == "smoke"
+    assert prov["resumed_with"] == ["pytest smoke resumed"]
+    assert prov["machine"]["device"] == "cpu" and prov["machine"]["accelerator"] == "none"
     assert json.loads((folder / "tokenizer.json").read_text())["model"]["type"] == "BPE"
 
 
@@ -64,9 +72,10 @@ def test_resume_has_nothing_left_to_do(smoke):
     before = load_results(folder)["timings"]
     run(get_scale("smoke"), out, resume=True, workers=2, progress=False)
     after = load_results(folder)["timings"]
-    assert len(after) == len(before) and set(after["session"]) == {0}
+    assert len(after) == len(before) and set(after["session"]) == {0, 1}
+    assert set(after.loc[after["session"] == 0, "task"]) == {"corpus"}  # made by the corpus-only session
     state = json.loads((out / "state.json").read_text())
-    assert len(state["sessions"]) == 2
+    assert len(state["sessions"]) == 3
 
 
 def test_greedy_alpha_is_replayed_and_the_replay_reproduces_the_harness(smoke):
