@@ -97,6 +97,15 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("threads", "workers"):
         if getattr(args, name) < 1:
             parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
+    if args.scale == "gpu" and args.device == "cpu" and not args.corpus_only:
+        from sdsl.experiment.budget import budget_table, budget_totals
+
+        scale = SCALES["gpu"]
+        flops = budget_totals(scale, budget_table(scale))["train_flops"]
+        parser.error(
+            f"--scale gpu trains {flops:.2g} FLOPs, days on a CPU: give it --device cuda (or prepare its "
+            "corpus here with --corpus-only)"
+        )
     if args.device != "cpu":
         try:
             import torch

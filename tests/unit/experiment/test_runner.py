@@ -70,6 +70,12 @@ def test_bad_arguments_exit_2_with_one_line(capsys):
     with pytest.raises(SystemExit) as e:
         cli.main(["run", "--workers", "0"])
     assert e.value.code == 2
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as e:  # the gpu scale on the CPU would take days
+        cli.main(["run", "--scale", "gpu"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("python -m sdsl.experiment: error: --scale gpu trains 1.1e+16 FLOPs, days on a CPU")
 
 
 def test_an_existing_run_is_not_overwritten_and_other_settings_do_not_resume(tmp_path, capsys):
