@@ -54,7 +54,7 @@ MAX_CODE_SHARE = 0.12
 #: What an absolute path of a machine looks like in a page's text.
 ABSOLUTE_PATH = re.compile(r"(?<![\w.:/~-])/(?:home|work|tmp|root|usr|opt|var|srv|mnt|Users|private)/[\w.-]")
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("book")]
+pytestmark = pytest.mark.slow
 
 
 def _toc_files() -> list[str]:

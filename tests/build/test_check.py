@@ -13,7 +13,7 @@ import pytest
 
 from sdsl.paths import NOTEBOOKS
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("check")]
+pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def acceptance_copy(tmp_path, make_copy, run_check):
