@@ -133,8 +133,7 @@ def check(
             for chapter in sorted({f.split("/", 1)[0] for f in list_files(baseline)} - set(chapters)):
                 shutil.copytree(baseline / chapter, new_root / chapter)
         try:
-            run(chapters or None, force=True, jobs=jobs, output_dir=executed, artifacts=new_root,
-                overrides=overrides)
+            run(chapters or None, force=True, jobs=jobs, output_dir=executed, artifacts=new_root, overrides=overrides)
         except (NotebookError, OutputError) as exc:
             return CheckResult(None, str(exc), False, time.perf_counter() - t0)
         except Exception as exc:  # a notebook that cannot even be read (jupytext), a bad runs.yml
@@ -175,15 +174,23 @@ def main(argv: list[str] | None = None) -> int:
         "notebook failed.",
     )
     parser.add_argument("chapters", nargs="*", help="chapters to check (default: all in notebooks/runs.yml)")
-    parser.add_argument("--accept", action="store_true",
-                        help="make the regenerated artifacts the baseline (on purpose)")
+    parser.add_argument(
+        "--accept", action="store_true", help="make the regenerated artifacts the baseline (on purpose)"
+    )
     parser.add_argument("--baseline", type=Path, default=BASELINE, help=f"baseline tree (default {BASELINE})")
     parser.add_argument("--jobs", type=int, default=2, help="notebooks executed at once (default 2)")
-    parser.add_argument("--keep", type=Path, default=None,
-                        help="regenerate into this folder and keep it (default: a temporary folder)")
+    parser.add_argument(
+        "--keep", type=Path, default=None, help="regenerate into this folder and keep it (default: a temporary folder)"
+    )
     parser.add_argument("--diff-dir", type=Path, default=DIFF_DIR, help=f"diff images (default {DIFF_DIR})")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="CHAPTER.PARAMETER=VALUE",
-                        help="override a notebook parameter for this check (repeatable)")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="CHAPTER.PARAMETER=VALUE",
+        help="override a notebook parameter for this check (repeatable)",
+    )
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error(f"--jobs must be an integer >= 1, got {args.jobs}")
@@ -197,11 +204,15 @@ def main(argv: list[str] | None = None) -> int:
     known = list(load_runs())
     unknown = [c for c in args.chapters if c not in known]
     if unknown:  # nothing is run for a misspelt chapter: one line, not "a notebook failed"
-        print(f"{parser.prog}: error: unknown chapter {unknown[0]!r}; {V.suggestion(unknown[0], known)}chapters of "
-              f"notebooks/runs.yml: {', '.join(known)}", file=sys.stderr)
+        print(
+            f"{parser.prog}: error: unknown chapter {unknown[0]!r}; {V.suggestion(unknown[0], known)}chapters of "
+            f"notebooks/runs.yml: {', '.join(known)}",
+            file=sys.stderr,
+        )
         return 2
-    result = check(args.chapters or None, args.baseline, args.accept, args.jobs, args.keep, args.diff_dir,
-                   overrides or None)
+    result = check(
+        args.chapters or None, args.baseline, args.accept, args.jobs, args.keep, args.diff_dir, overrides or None
+    )
     print(result.text(), file=sys.stdout if result.ok else sys.stderr)
     _record(result, args.chapters)
     return result.exit_code
@@ -214,14 +225,29 @@ def _record(result: CheckResult, chapters: list[str]) -> None:
     from sdsl.build.status import CHECK_RECORD, commit_info
 
     rep = result.report
-    summary = ("a notebook failed" if result.error is not None else
-               f"{rep.compared} artifacts compared, " + ("all match the baseline" if rep.ok else
-                                                          f"{len(rep.affected())} changed: {', '.join(rep.affected())}"))
+    summary = (
+        "a notebook failed"
+        if result.error is not None
+        else f"{rep.compared} artifacts compared, "
+        + ("all match the baseline" if rep.ok else f"{len(rep.affected())} changed: {', '.join(rep.affected())}")
+    )
     path = BUILD.joinpath(*CHECK_RECORD)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"chapters": chapters, "ok": bool(rep is not None and rep.ok), "accepted": result.accepted,
-                                "exit_code": result.exit_code, "summary": summary, "commit": commit_info().replace("`", "")},
-                               indent=1) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "chapters": chapters,
+                "ok": bool(rep is not None and rep.ok),
+                "accepted": result.accepted,
+                "exit_code": result.exit_code,
+                "summary": summary,
+                "commit": commit_info().replace("`", ""),
+            },
+            indent=1,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
 
 
 if __name__ == "__main__":

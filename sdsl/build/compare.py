@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import math
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -74,8 +75,11 @@ class Report:
         return sorted({f.name for f in self.findings})
 
     def text(self) -> str:
-        lines = [f"Compared {self.compared} artifact(s) of {self.new}", f"     with the baseline {self.baseline}",
-                 f"Policy: {policy.describe()}"]
+        lines = [
+            f"Compared {self.compared} artifact(s) of {self.new}",
+            f"     with the baseline {self.baseline}",
+            f"Policy: {policy.describe()}",
+        ]
         if self.ok:
             lines.append("OK: every artifact matches the baseline.")
         else:
@@ -196,8 +200,7 @@ def compare_tables(old: Path | str, new: Path | str, artifact: str) -> tuple[str
     if len(a) != len(b):
         problems.append(f"rows: {len(a)} -> {len(b)}")
     common = [c for c in a.columns if c in b.columns]
-    rules = {c: policy.rule_for(artifact, c, _is_numeric(a[c]), _is_numeric(a[c]) and _integral(a[c]))
-             for c in common}
+    rules = {c: policy.rule_for(artifact, c, _is_numeric(a[c]), _is_numeric(a[c]) and _integral(a[c])) for c in common}
     cells: list[dict[str, Any]] = []
     for c in common:
         if rules[c].cls == "timing" and not (_is_numeric(b[c]) or b[c].isna().all()):
@@ -216,8 +219,18 @@ def compare_tables(old: Path | str, new: Path | str, artifact: str) -> tuple[str
                 if rule.cls == "timing" or (pd.isna(x) and pd.isna(y)) or str(x) == str(y):
                     continue
                 rel, bound = None, "exact"
-            cells.append({"row": _row_label(a, i), "column": c, "old": x, "new": y, "rel": rel,
-                          "rule": rule.cls, "bound": bound, "reason": rule.reason})
+            cells.append(
+                {
+                    "row": _row_label(a, i),
+                    "column": c,
+                    "old": x,
+                    "new": y,
+                    "rel": rel,
+                    "rule": rule.cls,
+                    "bound": bound,
+                    "reason": rule.reason,
+                }
+            )
     if cells:
         problems.append(f"{len(cells)} cell(s) differ")
     return "; ".join(problems), cells
@@ -242,8 +255,10 @@ def compare_samples(old: Path | str, new: Path | str, artifact: str = "") -> str
         se = math.sqrt(u.var(ddof=1) / u.size + v.var(ddof=1) / v.size)
         diff = abs(u.mean() - v.mean())
         if diff > z * se and diff > 1e-12 * max(abs(u.mean()), 1.0):
-            problems.append(f"column {c!r}: mean {u.mean():.6g} -> {v.mean():.6g}, more than {z:g} standard "
-                            f"errors of the difference ({se:.3g})")
+            problems.append(
+                f"column {c!r}: mean {u.mean():.6g} -> {v.mean():.6g}, more than {z:g} standard "
+                f"errors of the difference ({se:.3g})"
+            )
     return "; ".join(problems)
 
 
@@ -260,9 +275,13 @@ def _cells_text(cells: list[dict[str, Any]], limit: int = 12) -> str:
     lines = []
     for cell in cells[:limit]:
         rel = cell["rel"]
-        rel_txt = "" if rel is None else (" (relative change inf)" if math.isinf(rel) else f" (relative change {rel:.3g})")
-        lines.append(f"{cell['row']}, column {cell['column']!r}: {_show(cell['old'])} -> {_show(cell['new'])}"
-                     f"{rel_txt}; {cell['rule']}: {cell['bound']}")
+        rel_txt = (
+            "" if rel is None else (" (relative change inf)" if math.isinf(rel) else f" (relative change {rel:.3g})")
+        )
+        lines.append(
+            f"{cell['row']}, column {cell['column']!r}: {_show(cell['old'])} -> {_show(cell['new'])}"
+            f"{rel_txt}; {cell['rule']}: {cell['bound']}"
+        )
     if len(cells) > limit:
         lines.append(f"... and {len(cells) - limit} more cell(s)")
     return "\n".join(lines)
@@ -300,12 +319,15 @@ def _deterministic(artifact: str, frame: pd.DataFrame) -> bool:
     """True when every column of a figure's data is of a deterministic class."""
     if policy.is_sample_table(artifact):
         return False
-    return all(policy.rule_for(artifact, c, _is_numeric(frame[c]), False).cls not in ("stochastic", "timing")
-               for c in frame.columns)
+    return all(
+        policy.rule_for(artifact, c, _is_numeric(frame[c]), False).cls not in ("stochastic", "timing")
+        for c in frame.columns
+    )
 
 
-def _compare_figure(stem: str, baseline: Path, new: Path, common: set[str], diff_dir: Path,
-                    notes: list[str]) -> Finding | None:
+def _compare_figure(
+    stem: str, baseline: Path, new: Path, common: set[str], diff_dir: Path, notes: list[str]
+) -> Finding | None:
     parts: list[str] = []
     rms = diff = None
     changed = False
@@ -346,8 +368,9 @@ def _compare_figure(stem: str, baseline: Path, new: Path, common: set[str], diff
     return Finding("changed", "figure", stem, "\n".join(parts), cells, rms, diff)
 
 
-def compare_trees(baseline: Path | str, new: Path | str, diff_dir: Path | str | None = None,
-                  chapters: Iterable[str] | None = None) -> Report:
+def compare_trees(
+    baseline: Path | str, new: Path | str, diff_dir: Path | str | None = None, chapters: Iterable[str] | None = None
+) -> Report:
     """Compare the artifacts tree ``new`` with ``baseline`` (only ``chapters`` if given), by the
     policy of :mod:`sdsl.build.policy`. Diff images of changed figures go to ``diff_dir/<chapter>/``
     (default ``build/check/diff``)."""
@@ -363,8 +386,9 @@ def compare_trees(baseline: Path | str, new: Path | str, diff_dir: Path | str | 
     for rel in sorted(old_files - new_files):
         report.findings.append(Finding("missing", artifact_kind(rel), rel, "in the baseline, not regenerated"))
     for rel in sorted(new_files - old_files):
-        report.findings.append(Finding("extra", artifact_kind(rel), rel,
-                                       "regenerated, not in the baseline (accept it with --accept)"))
+        report.findings.append(
+            Finding("extra", artifact_kind(rel), rel, "regenerated, not in the baseline (accept it with --accept)")
+        )
     common = old_files & new_files
     figures_done: set[str] = set()
     timing: list[str] = []
@@ -393,11 +417,14 @@ def compare_trees(baseline: Path | str, new: Path | str, diff_dir: Path | str | 
         elif (baseline / rel).read_bytes() != (new / rel).read_bytes():
             report.findings.append(Finding("changed", "file", rel, "bytes differ"))
     if timing:
-        report.notes.append("timings not compared (wall clock of this machine; present and numeric): "
-                            + "; ".join(timing))
-    no_data = sorted({f[:-4] for f in new_files if f.endswith(".png")}
-                     - {f[:-9] for f in new_files if f.endswith(".data.csv")})
+        report.notes.append(
+            "timings not compared (wall clock of this machine; present and numeric): " + "; ".join(timing)
+        )
+    no_data = sorted(
+        {f[:-4] for f in new_files if f.endswith(".png")} - {f[:-9] for f in new_files if f.endswith(".data.csv")}
+    )
     if no_data:
-        report.notes.append("figures saved without their data (save_figure(..., data=df) writes "
-                            "<name>.data.csv): " + ", ".join(no_data))
+        report.notes.append(
+            "figures saved without their data (save_figure(..., data=df) writes <name>.data.csv): " + ", ".join(no_data)
+        )
     return report

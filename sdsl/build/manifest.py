@@ -19,9 +19,10 @@ import hashlib
 import json
 import os
 import platform
+from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from sdsl._machine import cpu_flags, cpu_model
 from sdsl.build.runs import PATH_PARAMETERS
@@ -46,16 +47,34 @@ __all__ = [
 
 #: Distributions whose versions the manifest records (they decide the numbers and the pictures).
 PACKAGES: tuple[str, ...] = (
-    "numpy", "scipy", "pandas", "statsmodels", "matplotlib", "seaborn", "papermill", "jupytext",
-    "jupyter-book", "myst-nb", "torch", "transformers", "threadpoolctl",
+    "numpy",
+    "scipy",
+    "pandas",
+    "statsmodels",
+    "matplotlib",
+    "seaborn",
+    "papermill",
+    "jupytext",
+    "jupyter-book",
+    "myst-nb",
+    "torch",
+    "transformers",
+    "threadpoolctl",
 )
 #: The manifest's file name, at the root of an artifacts tree (not itself an artifact).
 MANIFEST_NAME = "manifest.json"
 #: A chapter's provenance, inside its folder (hidden: not an artifact).
 PROVENANCE_NAME = ".provenance.json"
 #: Environment variables that choose the CPU kernels of a run (recorded when set).
-KERNEL_ENVIRONMENT = ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "ATEN_CPU_CAPABILITY",
-                      "NPY_DISABLE_CPU_FEATURES", "MKL_CBWR", "SDSL_ULP_NOISE")
+KERNEL_ENVIRONMENT = (
+    "OPENBLAS_CORETYPE",
+    "OPENBLAS_NUM_THREADS",
+    "OMP_NUM_THREADS",
+    "ATEN_CPU_CAPABILITY",
+    "NPY_DISABLE_CPU_FEATURES",
+    "MKL_CBWR",
+    "SDSL_ULP_NOISE",
+)
 
 
 def sha256(path: Path | str) -> str:
@@ -137,11 +156,16 @@ def machine_info(torch: bool = True) -> dict[str, Any]:
     import numpy as np
     from threadpoolctl import threadpool_info
 
-    info: dict[str, Any] = {"cpu": cpu_model(), "cpu_flags": [f for f in _VECTOR_FLAGS if f in cpu_flags()], "cores": os.cpu_count(),
-                            "platform": platform.platform()}
+    info: dict[str, Any] = {
+        "cpu": cpu_model(),
+        "cpu_flags": [f for f in _VECTOR_FLAGS if f in cpu_flags()],
+        "cores": os.cpu_count(),
+        "platform": platform.platform(),
+    }
     info["blas"] = [
         {k: lib.get(k) for k in ("internal_api", "version", "architecture", "threading_layer", "num_threads")}
-        for lib in threadpool_info() if lib.get("user_api") == "blas"
+        for lib in threadpool_info()
+        if lib.get("user_api") == "blas"
     ]
     try:
         from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
@@ -163,8 +187,9 @@ def machine_info(torch: bool = True) -> dict[str, Any]:
     return info
 
 
-def write_provenance(folder: Path | str, notebook: Path | str, parameters: dict[str, Any],
-                     digest: str | None = None) -> Path:
+def write_provenance(
+    folder: Path | str, notebook: Path | str, parameters: dict[str, Any], digest: str | None = None
+) -> Path:
     """Write ``folder/.provenance.json``: the notebook (path and sha256) and the parameters that
     made the artifacts of ``folder``, and the inputs digest of the run."""
     from sdsl.paths import ROOT
@@ -198,8 +223,11 @@ def build_manifest(root: Path | str, machine: dict[str, Any] | None = None) -> d
     chapter_info = {}
     for chapter in chapters:
         rec = read_provenance(root / chapter)
-        chapter_info[chapter] = rec if rec is not None else {
-            "notebook": f"notebooks/{chapter}.md", "notebook_sha256": None, "parameters": None, "inputs": None}
+        chapter_info[chapter] = (
+            rec
+            if rec is not None
+            else {"notebook": f"notebooks/{chapter}.md", "notebook_sha256": None, "parameters": None, "inputs": None}
+        )
         chapter_info[chapter].pop("inputs", None)
     return {
         "description": "Artifacts of the SDSL companion: every file with its sha256, the notebook and "
@@ -209,8 +237,12 @@ def build_manifest(root: Path | str, machine: dict[str, Any] | None = None) -> d
         "machine": machine if machine is not None else machine_info(),
         "chapters": chapter_info,
         "files": {
-            rel: {"sha256": sha256(root / rel), "bytes": (root / rel).stat().st_size,
-                  "chapter": rel.split("/", 1)[0], "kind": artifact_kind(rel)}
+            rel: {
+                "sha256": sha256(root / rel),
+                "bytes": (root / rel).stat().st_size,
+                "chapter": rel.split("/", 1)[0],
+                "kind": artifact_kind(rel),
+            }
             for rel in files
         },
     }

@@ -82,25 +82,48 @@ def supported(combo: Combination, flags: set[str] | None = None) -> str | None:
     return None
 
 
-_NEEDS = {"Haswell": ["avx2", "fma"], "SkylakeX": ["avx512f"], "Zen": ["avx2"],
-          "default": [], "avx2": ["avx2"], "avx512": ["avx512f", "avx512bw", "avx512vl", "avx512dq"]}
+_NEEDS = {
+    "Haswell": ["avx2", "fma"],
+    "SkylakeX": ["avx512f"],
+    "Zen": ["avx2"],
+    "default": [],
+    "avx2": ["avx2"],
+    "avx512": ["avx512f", "avx512bw", "avx512vl", "avx512dq"],
+}
 
 
 def combinations(torch: list[str] | None = None) -> list[Combination]:
     """The combinations described in the module notes, in the order they run."""
     torch = torch_chapters() if torch is None else torch
-    out = [Combination(f"OPENBLAS_CORETYPE={c} (torch: default capability, 1 thread)", {"OPENBLAS_CORETYPE": c},
-                       None, 1, list(_NEEDS[c])) for c in CORETYPES]
-    out.append(Combination("NPY_DISABLE_CPU_FEATURES=X86_V4", {"NPY_DISABLE_CPU_FEATURES": "X86_V4"}, None, 1,
-                           ["numpy-x86-v4"]))
-    out.append(Combination("one-ulp noise on numpy's math (tools/ulp_noise)", {"PYTHONPATH": str(ULP_NOISE)},
-                           None, 1))
+    out = [
+        Combination(
+            f"OPENBLAS_CORETYPE={c} (torch: default capability, 1 thread)",
+            {"OPENBLAS_CORETYPE": c},
+            None,
+            1,
+            list(_NEEDS[c]),
+        )
+        for c in CORETYPES
+    ]
+    out.append(
+        Combination(
+            "NPY_DISABLE_CPU_FEATURES=X86_V4", {"NPY_DISABLE_CPU_FEATURES": "X86_V4"}, None, 1, ["numpy-x86-v4"]
+        )
+    )
+    out.append(Combination("one-ulp noise on numpy's math (tools/ulp_noise)", {"PYTHONPATH": str(ULP_NOISE)}, None, 1))
     if torch:
         for c in CORETYPES:
             for a in ATEN[1:]:  # default: in the all-chapter run of this coretype
                 env = {"OPENBLAS_CORETYPE": c, "ATEN_CPU_CAPABILITY": a}
-                out.append(Combination(f"OPENBLAS_CORETYPE={c}, ATEN_CPU_CAPABILITY={a}, 1 torch thread", env,
-                                       list(torch), 1, sorted(set(_NEEDS[c] + _NEEDS[a]))))
+                out.append(
+                    Combination(
+                        f"OPENBLAS_CORETYPE={c}, ATEN_CPU_CAPABILITY={a}, 1 torch thread",
+                        env,
+                        list(torch),
+                        1,
+                        sorted(set(_NEEDS[c] + _NEEDS[a])),
+                    )
+                )
         for a in ATEN:
             env = {} if a == "default" else {"ATEN_CPU_CAPABILITY": a}
             out.append(Combination(f"ATEN_CPU_CAPABILITY={a}, 2 torch threads", env, list(torch), 2, list(_NEEDS[a])))
@@ -108,8 +131,11 @@ def combinations(torch: list[str] | None = None) -> list[Combination]:
 
 
 def _run_one(combo: Combination, torch: list[str], baseline: Path | None) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "ATEN_CPU_CAPABILITY",
-                                                             "NPY_DISABLE_CPU_FEATURES")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("OPENBLAS_CORETYPE", "ATEN_CPU_CAPABILITY", "NPY_DISABLE_CPU_FEATURES")
+    }
     for k, v in combo.env.items():
         env[k] = v if k != "PYTHONPATH" or not env.get("PYTHONPATH") else v + os.pathsep + env["PYTHONPATH"]
     cmd = [sys.executable, "-m", "sdsl.build.check", *(combo.chapters or [])]
@@ -143,8 +169,10 @@ def run_matrix(only: list[str] | None = None, baseline: Path | None = None, dry_
         if dry_run:
             combo.status = "would run"
             continue
-        print(f"RUN   {combo.name} ({'all chapters' if combo.chapters is None else ', '.join(combo.chapters)})",
-              flush=True)
+        print(
+            f"RUN   {combo.name} ({'all chapters' if combo.chapters is None else ', '.join(combo.chapters)})",
+            flush=True,
+        )
         _run_one(combo, torch, baseline)
         print(f"{combo.status.upper():5} {combo.name} in {combo.seconds:.0f} s", flush=True)
         if combo.detail and combo.status == "FAIL":
@@ -154,8 +182,13 @@ def run_matrix(only: list[str] | None = None, baseline: Path | None = None, dry_
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sdsl.build.matrix", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", action="append", default=[], metavar="TEXT",
-                        help="run only the combinations whose name contains TEXT (repeatable)")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="run only the combinations whose name contains TEXT (repeatable)",
+    )
     parser.add_argument("--baseline", type=Path, default=None, help="baseline tree (default baseline/)")
     parser.add_argument("--dry-run", action="store_true", help="list the combinations and what would be skipped")
     args = parser.parse_args(argv)

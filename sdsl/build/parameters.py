@@ -52,8 +52,9 @@ def notebook_parameters(chapter: str, notebooks: Path | None = None) -> dict[str
     return out
 
 
-def check_notebook_parameters(chapter: str, parameters: Any, executor_sets: tuple[str, ...] = ("artifacts_dir",),
-                              notebooks: Path | None = None) -> None:
+def check_notebook_parameters(
+    chapter: str, parameters: Any, executor_sets: tuple[str, ...] = ("artifacts_dir",), notebooks: Path | None = None
+) -> None:
     """Refuse, before anything runs, parameters that notebook ``chapter`` would not use as given: a
     name it does not have (the closest suggested, every allowed one listed), one the executor sets
     itself (``artifacts_dir``: pass ``artifacts=``), and a value its chapter's
@@ -65,16 +66,19 @@ def check_notebook_parameters(chapter: str, parameters: Any, executor_sets: tupl
 
     defaults = notebook_parameters(chapter, notebooks)
     if not isinstance(parameters, dict) or not all(isinstance(k, str) for k in parameters):
-        raise ParameterError(f"parameters of notebook {chapter!r} must be a dict of parameter names to values, got "
-                             f"{V.show(parameters)}")
+        raise ParameterError(
+            f"parameters of notebook {chapter!r} must be a dict of parameter names to values, got {V.show(parameters)}"
+        )
     try:
         V.unknown_names(parameters, defaults, "parameter", f"of notebook {chapter!r}")
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
     for name in executor_sets:
         if name in parameters:
-            raise ParameterError(f"parameter {name!r} of notebook {chapter!r} is set by the executor: pass "
-                                 f"artifacts=FOLDER to execute_notebook instead")
+            raise ParameterError(
+                f"parameter {name!r} of notebook {chapter!r} is set by the executor: pass "
+                f"artifacts=FOLDER to execute_notebook instead"
+            )
     try:
         module = importlib.import_module(f"sdsl.chapters.{chapter}")
     except ImportError:

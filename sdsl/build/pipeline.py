@@ -32,21 +32,27 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from sdsl.build.parameters import ParameterError, check_notebook_parameters, notebook_parameters
 from sdsl.build.manifest import machine_info, tree_digest, write_manifest, write_provenance
+from sdsl.build.parameters import ParameterError, check_notebook_parameters, notebook_parameters
 from sdsl.build.present import present_notebook
 from sdsl.build.runs import load_last, load_runs
+from sdsl.build.staging import (
+    STAGING_PREFIX,
+    OutputError,
+    clean_stale,
+    digest_files,
+    terminate_as_exit,
+    writable,
+)
 from sdsl.build.status import last_duration, write_status
 from sdsl.paths import BOOK, DATA, EXECUTED, NOTEBOOKS, ROOT, RUNS_FILE, artifacts_root
 
@@ -66,16 +72,10 @@ __all__ = [
 ]
 
 KERNEL = "python3"
-#: Prefix of a run's staging folders inside the artifacts root (hidden: never an artifact).
-STAGING_PREFIX = ".staging-"
 
 
 class NotebookError(RuntimeError):
     """A notebook raised while papermill executed it; the message carries its traceback."""
-
-
-class OutputError(ValueError):
-    """A folder the run must write to cannot be written: one line naming it."""
 
 
 @dataclass(frozen=True)
@@ -86,71 +86,15 @@ class RunResult:
     skipped: bool
 
 
-def _writable(folder: Path, what: str) -> Path:
-    """``folder`` created if needed; :class:`OutputError` naming it when it cannot be written."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        probe = tempfile.NamedTemporaryFile(dir=folder, prefix=".write-probe-", delete=True)
-        probe.close()
-    except OSError as exc:
-        raise OutputError(f"{what} {folder} is not writable ({exc.strerror or exc}): nothing was run or published") from None
-    return folder
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def clean_stale(root: Path) -> list[Path]:
-    """Remove staging and replaced folders under ``root`` left by runs that were killed (their
-    process no longer exists); returns what was removed."""
-    removed = []
-    if not root.is_dir():
-        return removed
-    for p in root.iterdir():
-        m = re.match(r"^\.(?:staging|replaced)-.*-(\d+)-[^-]*$", p.name)
-        if p.is_dir() and m and not _alive(int(m.group(1))):
-            shutil.rmtree(p, ignore_errors=True)
-            removed.append(p)
-    return removed
-
-
-@contextmanager
-def _terminate_as_exit() -> Iterator[None]:
-    """Within the block, SIGTERM raises ``SystemExit`` (as SIGINT raises ``KeyboardInterrupt``) so
-    that ``finally`` clauses remove staging folders; the previous handler is restored after."""
-    try:
-        previous = signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _digest_files(paths: list[Path], h: "hashlib._Hash") -> None:
-    for p in sorted(paths):
-        h.update(str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p.name).encode())
-        h.update(p.read_bytes())
-
-
 def inputs_digest(chapter: str, parameters: dict[str, Any]) -> str:
     """Hash of everything a chapter's outputs depend on: its notebook, its parameters, the
     ``sdsl`` package, ``data/`` and the lock file."""
     h = hashlib.sha256()
-    _digest_files([NOTEBOOKS / f"{chapter}.md"], h)
+    digest_files([NOTEBOOKS / f"{chapter}.md"], h)
     h.update(json.dumps(parameters, sort_keys=True, default=str).encode())
-    _digest_files([p for p in (ROOT / "sdsl").rglob("*.py")], h)
-    _digest_files([p for p in DATA.rglob("*") if p.is_file()], h)
-    _digest_files([ROOT / "requirements.lock"], h)
+    digest_files([p for p in (ROOT / "sdsl").rglob("*.py")], h)
+    digest_files([p for p in DATA.rglob("*") if p.is_file()], h)
+    digest_files([ROOT / "requirements.lock"], h)
     return h.hexdigest()
 
 
@@ -164,7 +108,6 @@ def _to_ipynb(chapter: str, path: Path) -> None:
 
 
 def _error_text(exc: Exception) -> str:
-    import re
 
     text = str(exc)
     return re.sub(r"\x1b\[[0-9;]*m", "", text)
@@ -193,16 +136,17 @@ def execute_notebook(
     parameters = {} if parameters is None else parameters
     check_notebook_parameters(chapter, parameters, notebooks=NOTEBOOKS)
     parameters = dict(parameters)
-    output_dir = _writable(Path(output_dir).resolve(), "output folder")
-    final_root = _writable(Path(artifacts).resolve() if artifacts is not None else artifacts_root(),
-                           "artifacts folder")
+    output_dir = writable(Path(output_dir).resolve(), "output folder")
+    final_root = writable(Path(artifacts).resolve() if artifacts is not None else artifacts_root(), "artifacts folder")
     final = final_root / chapter
     if final.exists() and not os.access(final, os.W_OK):
         raise OutputError(f"artifacts folder {final} is not writable: nothing was run or published")
     source_md = NOTEBOOKS / f"{chapter}.md"
     out_path = output_dir / f"{chapter}.ipynb"
-    with _terminate_as_exit(), tempfile.TemporaryDirectory(
-            prefix=f"{STAGING_PREFIX}{chapter}-{os.getpid()}-", dir=final_root) as tmp:
+    with (
+        terminate_as_exit(),
+        tempfile.TemporaryDirectory(prefix=f"{STAGING_PREFIX}{chapter}-{os.getpid()}-", dir=final_root) as tmp,
+    ):
         tmp = Path(tmp)
         source = tmp / f"{chapter}.source.ipynb"
         try:
@@ -219,8 +163,13 @@ def execute_notebook(
         os.environ["SDSL_ARTIFACTS"] = str(final_root)
         try:
             papermill.execute_notebook(
-                str(source), str(staged_nb), parameters=params, kernel_name=KERNEL,
-                progress_bar=False, cwd=str(NOTEBOOKS), language="python",
+                str(source),
+                str(staged_nb),
+                parameters=params,
+                kernel_name=KERNEL,
+                progress_bar=False,
+                cwd=str(NOTEBOOKS),
+                language="python",
             )
         except Exception as exc:  # papermill's PapermillExecutionError and kernel failures
             if getattr(exc, "ename", None) == "ValueError" and "check_parameters" in _error_text(exc):
@@ -328,12 +277,14 @@ def run(
         runs = {c: runs[c] for c in chapters}
     for chapter, params in (overrides or {}).items():
         if chapter not in runs:
-            raise ValueError(f"overrides name chapter {chapter!r}, which this run does not execute; it runs {list(runs)}")
+            raise ValueError(
+                f"overrides name chapter {chapter!r}, which this run does not execute; it runs {list(runs)}"
+            )
         runs[chapter] = {**runs[chapter], **params}
     for chapter, params in runs.items():  # every name and value, before anything runs
         check_notebook_parameters(chapter, params, notebooks=NOTEBOOKS)
-    output_dir = _writable(Path(output_dir).resolve(), "output folder")
-    artifacts = _writable(Path(artifacts).resolve() if artifacts is not None else artifacts_root(), "artifacts folder")
+    output_dir = writable(Path(output_dir).resolve(), "output folder")
+    artifacts = writable(Path(artifacts).resolve() if artifacts is not None else artifacts_root(), "artifacts folder")
     for chapter in runs:
         if (artifacts / chapter).exists() and not os.access(artifacts / chapter, os.W_OK):
             raise OutputError(f"artifacts folder {artifacts / chapter} is not writable: nothing was run or published")
@@ -341,7 +292,7 @@ def run(
     results: list[RunResult] = []
     errors: list[str] = []
     first = {c: p for c, p in runs.items() if c not in last}
-    with _terminate_as_exit():
+    with terminate_as_exit():
         if jobs <= 1 or len(first) <= 1:
             for chapter, params in first.items():
                 try:
@@ -410,7 +361,7 @@ def _book_digest(builder_args: list[str] | None, book: Path = BOOK) -> str:
     executed notebooks) except ``_build``, the lock file and the builder arguments."""
     h = hashlib.sha256()
     files = [p for p in book.rglob("*") if p.is_file() and p.relative_to(book).parts[0] != "_build"]
-    _digest_files([*files, ROOT / "requirements.lock"], h)
+    digest_files([*files, ROOT / "requirements.lock"], h)
     h.update(json.dumps(builder_args or []).encode())
     return h.hexdigest()
 
@@ -424,7 +375,7 @@ def build_book(builder_args: list[str] | None = None, force: bool = False, book:
     interrupted build (SIGINT, SIGTERM) leaves the previous book whole and no staging folder.
     """
     book = Path(book)
-    build = _writable(book / "_build", "book build folder")
+    build = writable(book / "_build", "book build folder")
     html = build / "html"
     index = html / "index.html"
     stamp = build / ".inputs"
@@ -435,12 +386,24 @@ def build_book(builder_args: list[str] | None = None, force: bool = False, book:
     if not force and index.is_file() and stamp.is_file() and stamp.read_text() == digest:
         return index
     exe = Path(sys.executable).parent / "jupyter-book"
-    with _terminate_as_exit(), tempfile.TemporaryDirectory(
-            prefix=f"{STAGING_PREFIX}book-{os.getpid()}-", dir=build) as tmp:
+    with (
+        terminate_as_exit(),
+        tempfile.TemporaryDirectory(prefix=f"{STAGING_PREFIX}book-{os.getpid()}-", dir=build) as tmp,
+    ):
         # --all: Sphinx's incremental environment can keep stale labels (a removed duplicate
         # equation label was still reported); a full build of the executed notebooks takes seconds.
-        cmd = [str(exe), "build", str(book), "--path-output", tmp, "-W", "-n", "--keep-going", "--all",
-               *(builder_args or [])]
+        cmd = [
+            str(exe),
+            "build",
+            str(book),
+            "--path-output",
+            tmp,
+            "-W",
+            "-n",
+            "--keep-going",
+            "--all",
+            *(builder_args or []),
+        ]
         proc = subprocess.Popen(cmd, cwd=ROOT)
         try:
             code = proc.wait()

@@ -119,45 +119,109 @@ RULES: tuple[Rule, ...] = (
     Rule(_MEAS, "tpot*_s", "timing", "wall-clock seconds measured on this machine"),
     Rule(_MEAS, "*_moe_s", "timing", "wall-clock seconds measured on this machine"),
     # sampled estimates of the local harness
-    Rule(_MEAS + "summary.csv", "alpha", "stochastic", "alpha estimated from accepted counts", kind="estimate", se="se"),
+    Rule(
+        _MEAS + "summary.csv", "alpha", "stochastic", "alpha estimated from accepted counts", kind="estimate", se="se"
+    ),
     Rule(_MEAS + "summary.csv", "ci_*", "stochastic", "interval of that alpha", kind="estimate", se="se"),
-    Rule(_MEAS + "summary.csv", "boot_ci_*", "stochastic", "cluster-bootstrap interval of alpha", kind="estimate", se="boot_se"),
-    Rule(_MEAS + "summary.csv", "alpha_mean_tokens", "stochastic", "alpha from the mean accepted length",
-         kind="estimate", se="alpha_mean_tokens_se"),
-    Rule(_MEAS + "summary.csv", "alpha_min_pq", "stochastic", "alpha as the mean of sum min(p, q)",
-         kind="estimate", se="alpha_min_pq_se"),
-    Rule(_MEAS + "summary.csv", "mean_tokens_per_iteration", "stochastic",
-         "a mean of about 150 draws: 20 % is several of its standard errors", kind="spread", rtol=0.2),
-    Rule(_MEAS + "summary.csv", "*se", "stochastic",
-         "a standard error from about 300 draws varies by ~4 % between samples: 25 % is six of those",
-         kind="spread", rtol=0.25),
+    Rule(
+        _MEAS + "summary.csv",
+        "boot_ci_*",
+        "stochastic",
+        "cluster-bootstrap interval of alpha",
+        kind="estimate",
+        se="boot_se",
+    ),
+    Rule(
+        _MEAS + "summary.csv",
+        "alpha_mean_tokens",
+        "stochastic",
+        "alpha from the mean accepted length",
+        kind="estimate",
+        se="alpha_mean_tokens_se",
+    ),
+    Rule(
+        _MEAS + "summary.csv",
+        "alpha_min_pq",
+        "stochastic",
+        "alpha as the mean of sum min(p, q)",
+        kind="estimate",
+        se="alpha_min_pq_se",
+    ),
+    Rule(
+        _MEAS + "summary.csv",
+        "mean_tokens_per_iteration",
+        "stochastic",
+        "a mean of about 150 draws: 20 % is several of its standard errors",
+        kind="spread",
+        rtol=0.2,
+    ),
+    Rule(
+        _MEAS + "summary.csv",
+        "*se",
+        "stochastic",
+        "a standard error from about 300 draws varies by ~4 % between samples: 25 % is six of those",
+        kind="spread",
+        rtol=0.25,
+    ),
     Rule(_MEAS + "summary.csv", "iterations", "stochastic", "iterations until the requests end", kind="count"),
     Rule(_MEAS + "summary.csv", "evaluated", "stochastic", "positions evaluated", kind="count"),
     Rule(_MEAS + "summary.csv", "accepted", "stochastic", "tokens accepted", kind="count"),
-    Rule(_MEAS + "summary.csv", "gof_chi2", "stochastic", "a test statistic: its value is a draw",
-         kind="probability"),
-    Rule(_MEAS + "summary.csv", "gof_p", "stochastic", "a p-value: uniform under the null, range only",
-         kind="probability"),
-    Rule(_MEAS + "acceptance_row.csv", "alpha", "stochastic", "alpha with its 95 % half-width",
-         kind="estimate", se="alpha_hw95/1.959964"),
-    Rule(_MEAS + "acceptance_row.csv", "alpha_hw95", "stochastic",
-         "a half-width from about 300 draws: 25 % is six of its sampling spreads", kind="spread", rtol=0.25),
+    Rule(_MEAS + "summary.csv", "gof_chi2", "stochastic", "a test statistic: its value is a draw", kind="probability"),
+    Rule(
+        _MEAS + "summary.csv",
+        "gof_p",
+        "stochastic",
+        "a p-value: uniform under the null, range only",
+        kind="probability",
+    ),
+    Rule(
+        _MEAS + "acceptance_row.csv",
+        "alpha",
+        "stochastic",
+        "alpha with its 95 % half-width",
+        kind="estimate",
+        se="alpha_hw95/1.959964",
+    ),
+    Rule(
+        _MEAS + "acceptance_row.csv",
+        "alpha_hw95",
+        "stochastic",
+        "a half-width from about 300 draws: 25 % is six of its sampling spreads",
+        kind="spread",
+        rtol=0.25,
+    ),
     Rule(_MEAS + "acceptance_row.csv", "*_ppl", "float32", "perplexity of a committed model, float32 forward passes"),
     Rule(_MEAS + "paper_pair_families.csv", "*", "computed", "averages of the paper's transcribed Tables 1-2"),
     # an ill-conditioned inverse: D' from N*(D') = printed N*
-    Rule("optimal_draft/implied_d_target.csv", "d_target_implied", "computed",
-         "D' solving N*(D') = the printed N*: N* moves by ~2e-4 per unit of ln D', so N*'s 1e-11 "
-         "becomes 5e-8 in D'; relative tolerance 1e-6", rtol=1e-6),
+    Rule(
+        "optimal_draft/implied_d_target.csv",
+        "d_target_implied",
+        "computed",
+        "D' solving N*(D') = the printed N*: N* moves by ~2e-4 per unit of ln D', so N*'s 1e-11 "
+        "becomes 5e-8 in D'; relative tolerance 1e-6",
+        rtol=1e-6,
+    ),
     # the laptop-scale family (issue 17): a five-parameter loss law on 15 runs is weakly identified
     # (its intervals span decades), so one-ulp changes of exp/log move the L-BFGS optimum by ~1e-6
     # relative and single bootstrap refits between local optima
-    Rule("laptop_scale/loss_law.csv", "ci_*", "stochastic",
-         "percentile endpoints of 100 bootstrap refits of a weakly identified loss law (intervals of A and B "
-         "span three decades or more): a refit that moves between local optima under one-ulp changes shifts "
-         "an endpoint by up to a third; within a factor of two", kind="spread", rtol=1.0),
-    Rule("laptop_scale/*", "*", "computed",
-         "downstream of the laptop-scale loss law, whose optimum moves by ~1e-6 relative under one-ulp "
-         "changes (weakly identified by 15 runs); relative tolerance 1e-4", rtol=1e-4),
+    Rule(
+        "laptop_scale/loss_law.csv",
+        "ci_*",
+        "stochastic",
+        "percentile endpoints of 100 bootstrap refits of a weakly identified loss law (intervals of A and B "
+        "span three decades or more): a refit that moves between local optima under one-ulp changes shifts "
+        "an endpoint by up to a third; within a factor of two",
+        kind="spread",
+        rtol=1.0,
+    ),
+    Rule(
+        "laptop_scale/*",
+        "*",
+        "computed",
+        "downstream of the laptop-scale loss law, whose optimum moves by ~1e-6 relative under one-ulp "
+        "changes (weakly identified by 15 runs); relative tolerance 1e-4",
+        rtol=1e-4,
+    ),
     # differences of ours and the paper's
     Rule("*", "*rel_dev*", "difference", _REL, scale=1.0),
     Rule("*", "rel_deviation", "difference", _REL, scale=1.0),
@@ -166,26 +230,55 @@ RULES: tuple[Rule, ...] = (
     Rule("*", "tpf_rel_dev", "difference", _REL, scale=1.0),
     Rule("acceptance/table3.csv", "difference", "difference", _DIFF, scale="paper"),
     Rule("acceptance/table4_vs_paper.csv", "difference", "difference", _DIFF, scale="paper"),
-    Rule("acceptance/table4_vs_paper.csv", "last_digits", "difference",
-         "ours minus the paper's value in units of its last digit: on the scale paper / unit", scale="paper/tolerance"),
+    Rule(
+        "acceptance/table4_vs_paper.csv",
+        "last_digits",
+        "difference",
+        "ours minus the paper's value in units of its last digit: on the scale paper / unit",
+        scale="paper/tolerance",
+    ),
     Rule("beyond/table4_check.csv", "deviation", "difference", _DIFF, scale="paper"),
     Rule("scaling/fit_metrics.csv", "difference", "difference", _DIFF, scale="paper"),
-    Rule("*", "deviation_in_moe", "difference",
-         "ours minus the paper's value in units of the paper's margin: on the scale paper / margin",
-         scale="paper_estimate/paper_moe"),
+    Rule(
+        "*",
+        "deviation_in_moe",
+        "difference",
+        "ours minus the paper's value in units of the paper's margin: on the scale paper / margin",
+        scale="paper_estimate/paper_moe",
+    ),
     Rule("latency/*", "distance_diff", "difference", _DIFF, scale="paper_distance"),
-    Rule("optimal_draft/gamma_check.csv", "abs_diff", "difference",
-         "closed form minus brute force: on the scale of gamma", scale="gamma_brute"),
+    Rule(
+        "optimal_draft/gamma_check.csv",
+        "abs_diff",
+        "difference",
+        "closed form minus brute force: on the scale of gamma",
+        scale="gamma_brute",
+    ),
     Rule("beyond/*", "error", "difference", "predicted minus observed alpha: on the scale of alpha", scale="alpha"),
-    Rule("beyond/law_ranking.csv", "diff*", "difference", "a difference of RMSEs: on the scale of the RMSE",
-         scale="rmse"),
-    Rule("scaling/data_effects.csv", "change_*", "difference",
-         "N*(high) / N*(low) - 1 along one axis: a relative change, on the scale 1", scale=1.0),
-    Rule("scaling/data_effects.csv", "elasticity_*", "difference",
-         "a log-log slope between the ends of one axis: on the scale 1", scale=1.0),
-    Rule("beyond/*", "elasticity_*", "difference",
-         "a central difference of ln N* (step 1e-3 in ln theta) turns N*'s 1e-11 into 5e-9: on the scale 10",
-         scale=10.0),
+    Rule(
+        "beyond/law_ranking.csv", "diff*", "difference", "a difference of RMSEs: on the scale of the RMSE", scale="rmse"
+    ),
+    Rule(
+        "scaling/data_effects.csv",
+        "change_*",
+        "difference",
+        "N*(high) / N*(low) - 1 along one axis: a relative change, on the scale 1",
+        scale=1.0,
+    ),
+    Rule(
+        "scaling/data_effects.csv",
+        "elasticity_*",
+        "difference",
+        "a log-log slope between the ends of one axis: on the scale 1",
+        scale=1.0,
+    ),
+    Rule(
+        "beyond/*",
+        "elasticity_*",
+        "difference",
+        "a central difference of ln N* (step 1e-3 in ln theta) turns N*'s 1e-11 into 5e-9: on the scale 10",
+        scale=10.0,
+    ),
 )
 
 #: Tables of raw draws (one row per iteration or request): compared as samples.
@@ -216,7 +309,9 @@ def rule_for(artifact: str, column: str, numeric: bool, integral: bool) -> Rule:
 
 def describe() -> str:
     """The policy in a few lines, for the check's report."""
-    return (f"exact: text, flags, integers; computed: rtol {COMPUTED_RTOL:g}; difference: rtol "
-            f"{COMPUTED_RTOL:g} on the scale of the quantity differenced; float32: rtol {FLOAT32_RTOL:g}; "
-            f"stochastic: within {STOCHASTIC_Z:g} joint standard errors (samples by their means); "
-            f"timing: presence only; deterministic figures: PNG RMS <= {FIGURE_RMS:g}")
+    return (
+        f"exact: text, flags, integers; computed: rtol {COMPUTED_RTOL:g}; difference: rtol "
+        f"{COMPUTED_RTOL:g} on the scale of the quantity differenced; float32: rtol {FLOAT32_RTOL:g}; "
+        f"stochastic: within {STOCHASTIC_Z:g} joint standard errors (samples by their means); "
+        f"timing: presence only; deterministic figures: PNG RMS <= {FIGURE_RMS:g}"
+    )

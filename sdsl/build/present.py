@@ -54,6 +54,7 @@ def present_cells(nb: dict[str, Any], root: Path | str = ROOT, extra: dict[str, 
     :data:`REMOVED_TAGS` get the tag ``remove-cell``; absolute paths in every cell's source and
     outputs are made relative (:func:`relative_paths`). The notebook's metadata (papermill's
     record of the run) is left as it is. Returns a new dict."""
+
     def fix(text: str) -> str:
         return relative_paths(text, root, extra)
 

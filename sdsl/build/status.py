@@ -10,16 +10,26 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from sdsl.build.runs import PATH_PARAMETERS as _PATH_PARAMETERS
 
-__all__ = ["STATUS_NAME", "CHECK_RECORD", "executed_info", "last_duration", "status_table", "commit_info",
-           "environment_lines", "check_lines", "write_status"]
+__all__ = [
+    "STATUS_NAME",
+    "CHECK_RECORD",
+    "executed_info",
+    "last_duration",
+    "status_table",
+    "commit_info",
+    "environment_lines",
+    "check_lines",
+    "write_status",
+]
 
 #: The status page written next to the executed notebooks.
 STATUS_NAME = "status.md"
@@ -63,12 +73,14 @@ def status_table(executed_dir: Path | str, chapters: Iterable[str]) -> pd.DataFr
             continue
         info = executed_info(path)
         params = info["parameters"]
-        rows.append({
-            "chapter": chapter,
-            "seconds": float(info["duration"]) if info["duration"] is not None else math.nan,
-            "finished": (info["end_time"] or "")[:19].replace("T", " "),
-            "parameters": ", ".join(f"{k}={v!r}" for k, v in sorted(params.items())) or "defaults",
-        })
+        rows.append(
+            {
+                "chapter": chapter,
+                "seconds": float(info["duration"]) if info["duration"] is not None else math.nan,
+                "finished": (info["end_time"] or "")[:19].replace("T", " "),
+                "parameters": ", ".join(f"{k}={v!r}" for k, v in sorted(params.items())) or "defaults",
+            }
+        )
     return pd.DataFrame(rows, columns=["chapter", "seconds", "finished", "parameters"])
 
 
@@ -81,10 +93,17 @@ def commit_info(root: Path | str | None = None) -> str:
 
     cwd = Path(root) if root is not None else ROOT
     try:
-        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=cwd, capture_output=True, text=True,
-                              timeout=20, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
-                               capture_output=True, text=True, timeout=20, check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=20, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "not a git checkout"
     return f"`{head}`" + (" plus uncommitted changes" if dirty else "")
@@ -97,17 +116,28 @@ def environment_lines(manifest: dict[str, Any] | None) -> list[str]:
     if not manifest:
         return ["No manifest of the artifacts tree was found: run `python -m sdsl.build.pipeline run`."]
     m = manifest.get("machine", {}) or {}
-    blas = "; ".join(f"{b.get('internal_api')} {b.get('version')}, kernel {b.get('architecture')}, "
-                     f"{b.get('num_threads')} threads" for b in m.get("blas") or []) or "none found"
+    blas = (
+        "; ".join(
+            f"{b.get('internal_api')} {b.get('version')}, kernel {b.get('architecture')}, "
+            f"{b.get('num_threads')} threads"
+            for b in m.get("blas") or []
+        )
+        or "none found"
+    )
     env = ", ".join(f"`{k}={v}`" for k, v in (m.get("environment") or {}).items()) or "none set"
-    lines = ["| | |", "|:--|:--|",
-             f"| CPU | {m.get('cpu', '?')}, {m.get('cores', '?')} cores, flags {', '.join(m.get('cpu_flags') or []) or 'none'} |",
-             f"| BLAS | {blas} |",
-             f"| numpy vector extensions | {', '.join(m.get('numpy_simd') or []) or 'none'} |",
-             f"| torch CPU capability | {m.get('torch_cpu_capability') or 'not recorded'} |",
-             f"| kernel environment | {env} |",
-             f"| platform | {m.get('platform', '?')} |", "",
-             "| package | version |", "|:--|:--|"]
+    lines = [
+        "| | |",
+        "|:--|:--|",
+        f"| CPU | {m.get('cpu', '?')}, {m.get('cores', '?')} cores, flags {', '.join(m.get('cpu_flags') or []) or 'none'} |",
+        f"| BLAS | {blas} |",
+        f"| numpy vector extensions | {', '.join(m.get('numpy_simd') or []) or 'none'} |",
+        f"| torch CPU capability | {m.get('torch_cpu_capability') or 'not recorded'} |",
+        f"| kernel environment | {env} |",
+        f"| platform | {m.get('platform', '?')} |",
+        "",
+        "| package | version |",
+        "|:--|:--|",
+    ]
     lines += [f"| {k} | {v} |" for k, v in sorted((manifest.get("packages") or {}).items())]
     return lines
 
@@ -127,20 +157,31 @@ def check_lines(record_path: Path | str) -> list[str]:
     if record_path.is_file():
         r = json.loads(record_path.read_text(encoding="utf-8"))
         verdict = "passed" if r.get("ok") else ("accepted as the new baseline" if r.get("accepted") else "failed")
-        lines.append(f"The last regeneration check (`python -m sdsl.build.check {' '.join(r.get('chapters') or [])}`"
-                     f"{', commit ' + _commit(r['commit']) if r.get('commit') else ''}) {verdict}"
-                     f"{': ' + r['summary'] if r.get('summary') else ''}.")
+        lines.append(
+            f"The last regeneration check (`python -m sdsl.build.check {' '.join(r.get('chapters') or [])}`"
+            f"{', commit ' + _commit(r['commit']) if r.get('commit') else ''}) {verdict}"
+            f"{': ' + r['summary'] if r.get('summary') else ''}."
+        )
     matrix = record_path.with_name("matrix.json")
     if matrix.is_file():
         combos = json.loads(matrix.read_text(encoding="utf-8"))
-        lines += ["", "The check under the CPU kernels of `python -m sdsl.build.matrix`:", "",
-                  "| kernel | status |", "|:--|:--|"]
+        lines += [
+            "",
+            "The check under the CPU kernels of `python -m sdsl.build.matrix`:",
+            "",
+            "| kernel | status |",
+            "|:--|:--|",
+        ]
         lines += [f"| {c.get('name', '?')} | {c.get('status', '?')} |" for c in combos]
     return lines or ["No regeneration check has been recorded on this machine (`python -m sdsl.build.check`)."]
 
 
-def write_status(executed_dir: Path | str, chapters: Iterable[str], artifacts: Path | str | None = None,
-                 check_record: Path | str | None = None) -> Path:
+def write_status(
+    executed_dir: Path | str,
+    chapters: Iterable[str],
+    artifacts: Path | str | None = None,
+    check_record: Path | str | None = None,
+) -> Path:
     """Write ``executed_dir/status.md``: a page of the book listing each notebook's execution time
     (papermill's ``duration``), when it finished and its parameters; the commit of the checkout; the
     package versions and the machine from the manifest of ``artifacts`` (default: the artifacts
@@ -172,12 +213,22 @@ def write_status(executed_dir: Path | str, chapters: Iterable[str], artifacts: P
     lines += ["", f"Total execution time of the last runs: {total:.1f} s.", ""]
     manifest_path = Path(artifacts if artifacts is not None else artifacts_root()) / MANIFEST_NAME
     manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else None
-    lines += ["## Source", "", f"Commit of the checkout that built this book: {commit_info()}.", "",
-              "## Environment and machine", "",
-              "From the manifest of the artifacts (`build/artifacts/manifest.json`), written by the last run.", "",
-              *environment_lines(manifest), "",
-              "## Regeneration check", "",
-              *check_lines(Path(check_record) if check_record is not None else BUILD.joinpath(*CHECK_RECORD)), ""]
+    lines += [
+        "## Source",
+        "",
+        f"Commit of the checkout that built this book: {commit_info()}.",
+        "",
+        "## Environment and machine",
+        "",
+        "From the manifest of the artifacts (`build/artifacts/manifest.json`), written by the last run.",
+        "",
+        *environment_lines(manifest),
+        "",
+        "## Regeneration check",
+        "",
+        *check_lines(Path(check_record) if check_record is not None else BUILD.joinpath(*CHECK_RECORD)),
+        "",
+    ]
     text = "\n".join(lines)
     path = executed_dir / STATUS_NAME
     if not path.is_file() or path.read_text(encoding="utf-8") != text:

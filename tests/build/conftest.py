@@ -55,7 +55,11 @@ def _run_check(repo: Path, *args: str) -> subprocess.CompletedProcess:
     env.pop("SDSL_ARTIFACTS", None)
     return subprocess.run(
         [sys.executable, "-m", "sdsl.build.check", "--jobs", "1", *args],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=900,
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
 
 

@@ -42,9 +42,16 @@ CHROMIUM = Path(os.environ.get("SDSL_CHROMIUM", "/usr/bin/chromium"))
 CHROMEDRIVER = Path(os.environ.get("SDSL_CHROMEDRIVER", "/usr/bin/chromedriver"))
 WIDTH = 1280
 FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    f"--window-size={WIDTH},1024", "--hide-scrollbars",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    f"--window-size={WIDTH},1024",
+    "--hide-scrollbars",
 )
 HTML = BOOK / "_build" / "html"
 SCREENSHOTS = BUILD / "screenshots"
@@ -145,9 +152,7 @@ def browser(tmp_path_factory):
 def _pages(html: Path) -> list[str]:
     """Every HTML page of the book (relative paths), without Sphinx's static folders."""
     return sorted(
-        p.relative_to(html).as_posix()
-        for p in html.rglob("*.html")
-        if not p.relative_to(html).parts[0].startswith("_")
+        p.relative_to(html).as_posix() for p in html.rglob("*.html") if not p.relative_to(html).parts[0].startswith("_")
     )
 
 
@@ -217,15 +222,14 @@ def test_navigation_reaches_every_chapter(book_html, server, browser):
         seen.add(page)
         _load(browser, urljoin(server, page))
         hrefs = browser.execute_script(
-            "return Array.from(document.querySelectorAll("
-            "'nav.bd-docs-nav a, .prev-next-area a')).map(a => a.href)"
+            "return Array.from(document.querySelectorAll('nav.bd-docs-nav a, .prev-next-area a')).map(a => a.href)"
         )
         links_found += len(hrefs)
         for href in hrefs:
             u = urlparse(href)
             if not href.startswith(server) or not u.path.endswith(".html"):
                 continue
-            rel = u.path[len(urlparse(server).path):]
+            rel = u.path[len(urlparse(server).path) :]
             if rel not in seen:
                 queue.append(rel)
     assert links_found, "no navigation links found (nav.bd-docs-nav, .prev-next-area): theme changed?"
@@ -270,7 +274,9 @@ def test_every_registry_item_is_on_its_page(book_html, server, browser):
         if not got["found"]:
             problems.append(f"{item.key} ({item.chapter}): {got['reason']}")
         elif got["kind"] != want:
-            problems.append(f"{item.key} ({item.chapter}): a {got['kind']} stands before its download links, not a {want}")
+            problems.append(
+                f"{item.key} ({item.chapter}): a {got['kind']} stands before its download links, not a {want}"
+            )
         elif want == "image" and not (got["width"] > 0 and got["height"] > 0):
             problems.append(f"{item.key} ({item.chapter}): its image has natural size {got['width']}x{got['height']}")
         elif want == "table" and got["rows"] < 2:
@@ -312,16 +318,20 @@ def test_no_page_shows_build_artifacts_paths_or_overflowing_tables(book_html, se
     for page in _content_pages(book_html):
         r = _page_report(browser, server, page)
         everything = r["all"]  # the whole article, hidden code and folded outputs included
-        for needle, what in (("<Figure size", "a figure's repr instead of the figure"),
-                             ("Traceback (most recent call last)", "a traceback")):
+        for needle, what in (
+            ("<Figure size", "a figure's repr instead of the figure"),
+            ("Traceback (most recent call last)", "a traceback"),
+        ):
             if needle in everything:
                 problems.append(f"{page}: {what} ({needle!r})")
         warning = re.search(r"\b[A-Z]\w*Warning\b: ", everything)
         if warning:
-            problems.append(f"{page}: a Python warning: {everything[warning.start():warning.start() + 80]!r}")
+            problems.append(f"{page}: a Python warning: {everything[warning.start() : warning.start() + 80]!r}")
         if r["stderr"]:
             problems.append(f"{page}: {r['stderr']} stderr or error output(s)")
-        for found in {m.group(0) for m in ABSOLUTE_PATH.finditer(everything)} | ({root} if root in everything else set()):
+        for found in {m.group(0) for m in ABSOLUTE_PATH.finditer(everything)} | (
+            {root} if root in everything else set()
+        ):
             problems.append(f"{page}: an absolute path ({found!r}...)")
         for t in r["wide"]:
             problems.append(f"{page}: a table wider than its column without a scroll box: {t}")
@@ -346,11 +356,14 @@ def test_full_page_screenshots(book_html, server, browser):
     written = []
     for page in _pages(book_html):
         _load(browser, urljoin(server, page))
-        height = int(browser.execute_script("return Math.max(document.documentElement.scrollHeight, "
-                                            "document.body.scrollHeight)"))
+        height = int(
+            browser.execute_script("return Math.max(document.documentElement.scrollHeight, document.body.scrollHeight)")
+        )
         # the whole page in one viewport (not a clip of a scrolled one: fixed sidebars stay in place)
-        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                                {"width": WIDTH, "height": height, "deviceScaleFactor": 1, "mobile": False})
+        browser.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": WIDTH, "height": height, "deviceScaleFactor": 1, "mobile": False},
+        )
         try:
             shot = browser.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": False})
         finally:

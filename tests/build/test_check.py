@@ -15,6 +15,7 @@ from sdsl.paths import NOTEBOOKS
 
 pytestmark = pytest.mark.slow
 
+
 @pytest.fixture
 def acceptance_copy(tmp_path, make_copy, run_check):
     if not (NOTEBOOKS / "acceptance.md").is_file():
@@ -31,12 +32,20 @@ def test_changed_data_fails_naming_tables_and_figures_then_restored_passes(accep
     repo = acceptance_copy
     csv = repo / "data" / "acceptance.csv"
     # OPT-13B with OPT-125M: alpha 0.5959 (Table 1) -> 0.6959
-    original = replace_once(csv, "OPT-13B,OPT-125M,OPT,1,29.79318619,15.58453751,0.5959,", "OPT-13B,OPT-125M,OPT,1,29.79318619,15.58453751,0.6959,")
+    original = replace_once(
+        csv,
+        "OPT-13B,OPT-125M,OPT,1,29.79318619,15.58453751,0.5959,",
+        "OPT-13B,OPT-125M,OPT,1,29.79318619,15.58453751,0.6959,",
+    )
     try:
         changed = run_check(repo)
     finally:
         csv.write_text(original)
-        replace_once(csv, "OPT-13B,OPT-125M,OPT,1,29.79318619,15.58453751,0.5959,", "OPT-13B,OPT-125M,OPT,1,29.79318619,15.58453751,0.5959,")
+        replace_once(
+            csv,
+            "OPT-13B,OPT-125M,OPT,1,29.79318619,15.58453751,0.5959,",
+            "OPT-13B,OPT-125M,OPT,1,29.79318619,15.58453751,0.5959,",
+        )
     report = changed.stdout + changed.stderr
     assert changed.returncode == 1, report
     # the Eq. 5 fit (Table 3), the per-target fits (Table 4) and both figures move

@@ -41,8 +41,11 @@ def test_every_lock_entry_is_pinned_and_environment_yml_agrees():
     )
     differing = {k: (lock[k], env[k]) for k in lock if lock[k] != env[k]}
     assert not differing, f"versions differ (lock, environment.yml): {differing} (run `make lock`)"
-    python = [d for d in yaml.safe_load((ROOT / "environment.yml").read_text())["dependencies"]
-              if isinstance(d, str) and d.startswith("python")]
+    python = [
+        d
+        for d in yaml.safe_load((ROOT / "environment.yml").read_text())["dependencies"]
+        if isinstance(d, str) and d.startswith("python")
+    ]
     assert python == ["python=3.11"]
 
 
@@ -61,8 +64,20 @@ def test_installed_versions_match_the_lock():
 
     lock = _lock_pins()
     wrong = {}
-    for name in ("numpy", "scipy", "pandas", "statsmodels", "matplotlib", "seaborn", "papermill",
-                 "jupytext", "jupyter-book", "myst-nb", "torch", "transformers"):
+    for name in (
+        "numpy",
+        "scipy",
+        "pandas",
+        "statsmodels",
+        "matplotlib",
+        "seaborn",
+        "papermill",
+        "jupytext",
+        "jupyter-book",
+        "myst-nb",
+        "torch",
+        "transformers",
+    ):
         try:
             got = version(name).split("+")[0]
         except PackageNotFoundError:

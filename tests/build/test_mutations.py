@@ -22,27 +22,64 @@ ROW = "OPT-13B,OPT-125M,OPT,1,29.79318619,15.58453751,{},0.0018"
 
 # (id, chapter, file, old, new, artifacts that must be reported changed)
 MUTATIONS = [
-    ("alpha+0.001", "acceptance", "data/acceptance.csv", ROW.format("0.5959"), ROW.format("0.5969"),
-     ["table acceptance/table3.csv", "table acceptance/table4.csv", "figure acceptance/figure1",
-      "figure acceptance/figure3"]),
+    (
+        "alpha+0.001",
+        "acceptance",
+        "data/acceptance.csv",
+        ROW.format("0.5959"),
+        ROW.format("0.5969"),
+        [
+            "table acceptance/table3.csv",
+            "table acceptance/table4.csv",
+            "figure acceptance/figure1",
+            "figure acceptance/figure3",
+        ],
+    ),
     # the data constant B of the loss law: a changed exponent moves N* so far that no D' in
     # [1e12, 1e13] reproduces the printed N* any more, and the notebook says so (exit 2)
-    ("loss-constant-B*1.001", "optimal_draft", "sdsl/model/laws.py", "B=2085.43,", "B=2087.51543,",
-     ["table optimal_draft/table5.csv", "figure optimal_draft/figure2"]),
-    ("eq5-B-last-digit", "optimal_draft", "sdsl/model/laws.py", "B=0.012971,", "B=0.012972,",
-     ["table optimal_draft/table5.csv", "table optimal_draft/variants.csv"]),
-    ("opt-colour", "optimal_draft", "sdsl/book/style.py", '"OPT": "#0072B2"', '"OPT": "#E69F00"',
-     ["figure optimal_draft/figure2"]),
-    ("axis-label", "latency", "sdsl/chapters/latency.py", 'ax.set_xlabel("$|N - N^*| / M$")',
-     'ax.set_xlabel("$|N - N^*|$ / M")', ["figure latency/figure4"]),
+    (
+        "loss-constant-B*1.001",
+        "optimal_draft",
+        "sdsl/model/laws.py",
+        "B=2085.43,",
+        "B=2087.51543,",
+        ["table optimal_draft/table5.csv", "figure optimal_draft/figure2"],
+    ),
+    (
+        "eq5-B-last-digit",
+        "optimal_draft",
+        "sdsl/model/laws.py",
+        "B=0.012971,",
+        "B=0.012972,",
+        ["table optimal_draft/table5.csv", "table optimal_draft/variants.csv"],
+    ),
+    (
+        "opt-colour",
+        "optimal_draft",
+        "sdsl/book/style.py",
+        '"OPT": "#0072B2"',
+        '"OPT": "#E69F00"',
+        ["figure optimal_draft/figure2"],
+    ),
+    (
+        "axis-label",
+        "latency",
+        "sdsl/chapters/latency.py",
+        'ax.set_xlabel("distance from the optimum, $|N - N^*| / M$")',
+        'ax.set_xlabel("distance from the optimum, $|N - N^*|$ / M")',
+        ["figure latency/figure4"],
+    ),
 ]
 
 
 @pytest.mark.parametrize("name, chapter, path, old, new, expected", MUTATIONS, ids=[m[0] for m in MUTATIONS])
-def test_mutation_is_detected(name, chapter, path, old, new, expected, tmp_path, make_copy, run_check,
-                              replace_once):
-    repo = make_copy(tmp_path / "repo", {c: None for c in ("acceptance", "optimal_draft", "latency")},
-                     f"runs:\n  {chapter}: {{}}\n", baseline=True)
+def test_mutation_is_detected(name, chapter, path, old, new, expected, tmp_path, make_copy, run_check, replace_once):
+    repo = make_copy(
+        tmp_path / "repo",
+        {c: None for c in ("acceptance", "optimal_draft", "latency")},
+        f"runs:\n  {chapter}: {{}}\n",
+        baseline=True,
+    )
     replace_once(repo / path, old, new)
     result = run_check(repo, chapter)
     report = result.stdout + result.stderr

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from sdsl.build import manifest, pipeline, runs
@@ -23,7 +22,9 @@ kernelspec:
 # Toy
 """
 
-TOY = HEADER + """
+TOY = (
+    HEADER
+    + """
 ```{code-cell} ipython3
 :tags: [parameters]
 artifacts_dir = None
@@ -40,6 +41,7 @@ if fail:
 save_table(pd.DataFrame({"value": [2 * value]}), "toy", "second", artifacts_dir)
 ```
 """
+)
 
 
 @pytest.fixture()
@@ -114,7 +116,9 @@ import sys  # noqa: E402
 import textwrap  # noqa: E402
 import time  # noqa: E402
 
-SLOW = HEADER + """
+SLOW = (
+    HEADER
+    + """
 ```{code-cell} ipython3
 :tags: [parameters]
 artifacts_dir = None
@@ -128,6 +132,7 @@ save_table(pd.DataFrame({"value": [1]}), "toy", "first", artifacts_dir)
 time.sleep(60)
 ```
 """
+)
 
 
 def test_manifest_pairs_artifacts_with_the_notebook_that_made_them(toy):
@@ -171,7 +176,7 @@ def test_sigterm_during_a_run_removes_its_staging_folder_and_keeps_the_old_artif
     script = textwrap.dedent(f"""
         from pathlib import Path
         from sdsl.build import pipeline, runs
-        nb = Path({str(toy / 'notebooks')!r})
+        nb = Path({str(toy / "notebooks")!r})
         pipeline.NOTEBOOKS = runs.NOTEBOOKS = nb
         pipeline.RUNS_FILE = runs.RUNS_FILE = nb / "runs.yml"
         pipeline.run(output_dir=Path({str(out)!r}), artifacts=Path({str(art)!r}), jobs=1, force=True)
@@ -189,8 +194,9 @@ def test_sigterm_during_a_run_removes_its_staging_folder_and_keeps_the_old_artif
 
 
 def test_stale_staging_folders_of_killed_runs_are_removed(tmp_path):
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                          text=True).stdout.strip()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    ).stdout.strip()
     stale = tmp_path / f".staging-toy-{dead}-abc123"
     (stale / "artifacts").mkdir(parents=True)
     live = tmp_path / f".staging-toy-{os.getpid()}-def456"
@@ -231,7 +237,7 @@ def test_sigterm_during_the_book_build_keeps_the_previous_book(toy_book):
     index = pipeline.build_book(book=toy_book)
     before = sorted(p.relative_to(index.parent) for p in index.parent.rglob("*"))
     (toy_book / "intro.md").write_text("# Toy\n\nA changed page.\n")
-    script = (f"from sdsl.build import pipeline; pipeline.build_book(book={str(toy_book)!r})")
+    script = f"from sdsl.build import pipeline; pipeline.build_book(book={str(toy_book)!r})"
     proc = subprocess.Popen([sys.executable, "-c", script])
     deadline = time.time() + 60
     build = toy_book / "_build"

@@ -120,3 +120,40 @@ def test_every_chapter_module_is_named_as_its_notebook():
     assert chapters <= notebooks, f"chapter modules without a notebook: {sorted(chapters - notebooks)}"
     for stem in notebooks:
         assert (NOTEBOOKS / f"{stem}.md").is_file()
+
+
+def test_the_linter_and_the_formatter_see_every_tracked_python_file():
+    # an exclude pattern such as "build" once matched sdsl/build/ and tests/build/ too, and the
+    # whole build subpackage escaped `ruff check` and `ruff format --check` unnoticed
+    import subprocess
+    import sys
+
+    tracked = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "*.py"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    if not tracked:
+        pytest.skip("not a git checkout: no list of tracked files to compare with")
+    shown = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--show-files", str(ROOT)], capture_output=True, text=True, cwd=ROOT
+    ).stdout.split()
+    seen = {str(Path(p).resolve().relative_to(ROOT)) for p in shown if p.endswith(".py")}
+    expected = {p for p in tracked if not p.startswith(("data/", "book/"))}
+    assert sorted(expected - seen) == []
+
+
+def test_pytest_collects_every_test_folder():
+    # pytest's default norecursedirs holds "build", which once skipped tests/build/ in every run
+    import fnmatch
+    import tomllib
+
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
+    patterns = cfg.get("norecursedirs")
+    assert patterns is not None, "norecursedirs must be set: pytest's default skips any folder named build"
+    folders = {p.parent for p in (ROOT / "tests").rglob("test_*.py")}
+    skipped = sorted(
+        str(f.relative_to(ROOT))
+        for f in folders
+        for part in f.relative_to(ROOT).parts
+        if any(fnmatch.fnmatch(part, pat) for pat in patterns)
+    )
+    assert skipped == []

@@ -19,9 +19,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
+from sdsl.book.outputs import save_figure, save_table  # noqa: E402
 from sdsl.build import manifest, policy, status  # noqa: E402
 from sdsl.build.compare import compare_samples, compare_tables, compare_trees  # noqa: E402
-from sdsl.book.outputs import save_figure, save_table  # noqa: E402
 
 
 def _figure(y: float = 1.0, marker_x: float = 0.5):
@@ -36,7 +36,13 @@ def _tree(root: Path, alpha: float = 0.5959, y: float = 1.0, data_y: float | Non
     table = pd.DataFrame({"target": ["OPT-13B", "OPT-30B"], "alpha": [alpha, 0.6779], "n": [4, 4]})
     save_table(table, "acc", "table3", root / "acc")
     fig = _figure(y)
-    save_figure(fig, "acc", "figure1", root / "acc", data=pd.DataFrame({"x": [0, 1, 2], "y": [0, y if data_y is None else data_y, 0.5]}))
+    save_figure(
+        fig,
+        "acc",
+        "figure1",
+        root / "acc",
+        data=pd.DataFrame({"x": [0, 1, 2], "y": [0, y if data_y is None else data_y, 0.5]}),
+    )
     plt.close(fig)
     return root
 
@@ -78,12 +84,15 @@ def test_integers_are_exact_and_text_is_exact(tmp_path):
     assert {(c["column"], c["rule"]) for c in cells} == {("n", "exact"), ("flag", "exact")}
 
 
-@pytest.mark.parametrize("cls, column, scale_col, old, just_in, just_out", [
-    # a difference column is compared on the scale of the quantity differenced (the paper's value)
-    ("difference", "difference", "paper", 2e-7, 2e-7 + 0.5e-8 * 1.5, 2e-7 + 2e-8 * 1.5),
-    # a relative deviation on the scale 1
-    ("difference", "rel_deviation", None, -8e-5, -8e-5 + 0.5e-8, -8e-5 + 2e-8),
-])
+@pytest.mark.parametrize(
+    "cls, column, scale_col, old, just_in, just_out",
+    [
+        # a difference column is compared on the scale of the quantity differenced (the paper's value)
+        ("difference", "difference", "paper", 2e-7, 2e-7 + 0.5e-8 * 1.5, 2e-7 + 2e-8 * 1.5),
+        # a relative deviation on the scale 1
+        ("difference", "rel_deviation", None, -8e-5, -8e-5 + 0.5e-8, -8e-5 + 2e-8),
+    ],
+)
 def test_difference_columns_use_the_scale_of_the_quantity(tmp_path, cls, column, scale_col, old, just_in, just_out):
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
     art = "acceptance/table4_vs_paper.csv"
@@ -163,7 +172,12 @@ def test_changed_figure_reports_rms_diff_image_and_data(tmp_path):
     assert "data acc/figure1.data.csv: 1 cell(s) differ" in text
     assert "column 'y': 1 -> 1.8" in text
     # nothing was written into the regenerated tree itself
-    assert sorted(p.name for p in (new / "acc").iterdir()) == ["figure1.data.csv", "figure1.png", "figure1.svg", "table3.csv"]
+    assert sorted(p.name for p in (new / "acc").iterdir()) == [
+        "figure1.data.csv",
+        "figure1.png",
+        "figure1.svg",
+        "table3.csv",
+    ]
 
 
 def test_figure_data_are_compared_by_the_policy(tmp_path):
@@ -179,8 +193,13 @@ def test_figure_data_are_compared_by_the_policy(tmp_path):
 def test_pixels_of_sampled_figures_are_not_compared(tmp_path):
     for root, y in ((tmp_path / "old", 1.0), (tmp_path / "new", 1.8)):
         fig = _figure(y)
-        save_figure(fig, "measure_acceptance", "fig_accepted", root / "measure_acceptance",
-                    data=pd.DataFrame({"accepted": [1, 2, 3, 2, 1, 2]}))
+        save_figure(
+            fig,
+            "measure_acceptance",
+            "fig_accepted",
+            root / "measure_acceptance",
+            data=pd.DataFrame({"accepted": [1, 2, 3, 2, 1, 2]}),
+        )
         plt.close(fig)
     report = compare_trees(tmp_path / "old", tmp_path / "new", diff_dir=tmp_path / "d")
     assert report.ok, report.text()
@@ -196,13 +215,18 @@ def test_missing_and_extra_files(tmp_path):
     save_table(pd.DataFrame({"a": [1]}), "other", "table10", new / "other")
     report = compare_trees(old, new, diff_dir=tmp_path / "diff")
     kinds = {(f.kind, f.path) for f in report.findings}
-    assert kinds == {("missing", "acc/table3.csv"), ("extra", "acc/table4.csv"),
-                     ("extra", "other/table9.csv"), ("extra", "other/table10.csv")}
+    assert kinds == {
+        ("missing", "acc/table3.csv"),
+        ("extra", "acc/table4.csv"),
+        ("extra", "other/table9.csv"),
+        ("extra", "other/table10.csv"),
+    }
     text = report.text()
     assert "MISSING  table acc/table3.csv" in text and "EXTRA    table acc/table4.csv" in text
     # restricted to one chapter, the other is not compared
     assert {f.path for f in compare_trees(old, new, diff_dir=tmp_path / "d", chapters=["other"]).findings} == {
-        "other/table9.csv", "other/table10.csv"
+        "other/table9.csv",
+        "other/table10.csv",
     }
 
 
@@ -220,11 +244,18 @@ def test_figure_without_data_is_noted(tmp_path):
 
 def _executed(path: Path, parameters: dict, duration: float) -> Path:
     nb = {
-        "cells": [], "nbformat": 4, "nbformat_minor": 5,
-        "metadata": {"papermill": {
-            "parameters": parameters, "duration": duration, "exception": None,
-            "start_time": "2026-01-01T10:00:00.000000", "end_time": "2026-01-01T10:00:12.500000",
-        }},
+        "cells": [],
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {
+            "papermill": {
+                "parameters": parameters,
+                "duration": duration,
+                "exception": None,
+                "start_time": "2026-01-01T10:00:00.000000",
+                "end_time": "2026-01-01T10:00:12.500000",
+            }
+        },
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(nb))
@@ -347,12 +378,15 @@ def test_figures_are_byte_stable_across_processes(tmp_path):
 
 def test_timing_columns_are_checked_for_presence_not_value(tmp_path):
     for root, t, k in ((tmp_path / "old", 0.011, 5), (tmp_path / "new", 0.017, 5)):
-        save_table(pd.DataFrame({"accepted": [k], "ttft_s": [t]}), "measure_acceptance", "summary",
-                   root / "measure_acceptance")
+        save_table(
+            pd.DataFrame({"accepted": [k], "ttft_s": [t]}), "measure_acceptance", "summary", root / "measure_acceptance"
+        )
     report = compare_trees(tmp_path / "old", tmp_path / "new", diff_dir=tmp_path / "d")
     assert report.ok, report.text()
     assert any("measure_acceptance/summary.csv [ttft_s]" in n for n in report.notes)
     # the other columns are still compared, and a timing column that disappears is reported
-    save_table(pd.DataFrame({"accepted": [600]}), "measure_acceptance", "summary", tmp_path / "new" / "measure_acceptance")
+    save_table(
+        pd.DataFrame({"accepted": [600]}), "measure_acceptance", "summary", tmp_path / "new" / "measure_acceptance"
+    )
     summary = compare_trees(tmp_path / "old", tmp_path / "new", diff_dir=tmp_path / "d").findings[0].detail
     assert "columns removed: ['ttft_s']" in summary and "'accepted': 5 -> 600" in summary
