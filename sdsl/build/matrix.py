@@ -17,6 +17,9 @@ Combinations (``python -m sdsl.build.matrix``):
   capability is part of the all-chapter runs above), and under each ``ATEN_CPU_CAPABILITY`` with
   two; the other chapters do not load torch, so ATen cannot change them.
 
+The one-thread runs of the torch chapters go two at a time (each is one single-threaded notebook
+process; CI has two cores), each with a diff folder of its own; every other combination runs alone.
+
 A kernel this CPU cannot execute (SkylakeX or avx512 without AVX-512, X86_V4 where numpy did not
 find it) is skipped with a message, never counted as passed. Exit status 1 when a combination
 fails, 0 otherwise; the table is also written to ``build/check/matrix.json``.
@@ -27,9 +30,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -138,7 +143,10 @@ def _run_one(combo: Combination, torch: list[str], baseline: Path | None) -> Non
     }
     for k, v in combo.env.items():
         env[k] = v if k != "PYTHONPATH" or not env.get("PYTHONPATH") else v + os.pathsep + env["PYTHONPATH"]
+    # a diff folder of its own: two combinations may run at once (_batches)
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", combo.name).strip("-")
     cmd = [sys.executable, "-m", "sdsl.build.check", *(combo.chapters or [])]
+    cmd += ["--diff-dir", str(BUILD / "check" / "matrix-diff" / slug)]
     if baseline is not None:
         cmd += ["--baseline", str(baseline)]
     for chapter in torch:
@@ -160,24 +168,49 @@ def run_matrix(only: list[str] | None = None, baseline: Path | None = None, dry_
     if only:
         combos = [c for c in combos if any(o in c.name for o in only)]
     flags = cpu_flags()
+    runnable = []
     for combo in combos:
         why = supported(combo, flags)
         if why is not None:
             combo.status, combo.detail = "skipped", why
             print(f"SKIP  {combo.name}: {why}", flush=True)
-            continue
-        if dry_run:
+        elif dry_run:
             combo.status = "would run"
-            continue
-        print(
-            f"RUN   {combo.name} ({'all chapters' if combo.chapters is None else ', '.join(combo.chapters)})",
-            flush=True,
-        )
-        _run_one(combo, torch, baseline)
-        print(f"{combo.status.upper():5} {combo.name} in {combo.seconds:.0f} s", flush=True)
-        if combo.detail and combo.status == "FAIL":
-            print(combo.detail, flush=True)
+        else:
+            runnable.append(combo)
+    for batch in _batches(runnable):
+        for combo in batch:
+            print(
+                f"RUN   {combo.name} ({'all chapters' if combo.chapters is None else ', '.join(combo.chapters)})",
+                flush=True,
+            )
+        with ThreadPoolExecutor(max_workers=len(batch)) as pool:
+            list(pool.map(lambda c: _run_one(c, torch, baseline), batch))
+        for combo in batch:
+            print(f"{combo.status.upper():5} {combo.name} in {combo.seconds:.0f} s", flush=True)
+            if combo.detail and combo.status == "FAIL":
+                print(combo.detail, flush=True)
     return combos
+
+
+def _batches(combos: list[Combination], width: int = 2) -> list[list[Combination]]:
+    """The combinations in the order given, consecutive one-thread runs of a few chapters two at a
+    time (each is one single-threaded notebook process; two fill the two cores of CI), every
+    other alone (an all-chapter run already executes two notebooks at once, a two-thread run
+    fills both cores)."""
+    out: list[list[Combination]] = []
+    for combo in combos:
+        pairable = combo.chapters is not None and combo.threads == 1
+        if (
+            pairable
+            and out
+            and len(out[-1]) < width
+            and all(c.chapters is not None and c.threads == 1 for c in out[-1])
+        ):
+            out[-1].append(combo)
+        else:
+            out.append([combo])
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
