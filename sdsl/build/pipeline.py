@@ -113,6 +113,25 @@ def _error_text(exc: Exception) -> str:
     return re.sub(r"\x1b\[[0-9;]*m", "", text)
 
 
+#: A kernel that dies before it answers has run no cell: started again up to this many times.
+KERNEL_START_ATTEMPTS = 3
+_KERNEL_START_FAILURE = "Kernel died before replying to kernel_info"
+
+
+def _execute_with_kernel_retries(execute, *args, **kwargs):
+    """``execute(*args, **kwargs)`` (papermill's), started again when the kernel died before it
+    answered: jupyter_client picks the kernel's TCP ports before the kernel binds them, so two
+    kernels started at once can collide ("Address already in use"). No cell has run then, so
+    nothing is repeated; any other failure is raised at once."""
+    for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
+        try:
+            return execute(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - only the kernel-start failure is retried
+            if _KERNEL_START_FAILURE not in str(exc) or attempt == KERNEL_START_ATTEMPTS:
+                raise
+            time.sleep(0.5 * attempt)
+
+
 def execute_notebook(
     chapter: str,
     parameters: dict[str, Any] | None = None,
@@ -162,7 +181,8 @@ def execute_notebook(
         # chapters that read other chapters' artifacts (the scorecard) find them here
         os.environ["SDSL_ARTIFACTS"] = str(final_root)
         try:
-            papermill.execute_notebook(
+            _execute_with_kernel_retries(
+                papermill.execute_notebook,
                 str(source),
                 str(staged_nb),
                 parameters=params,
