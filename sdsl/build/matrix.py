@@ -198,15 +198,13 @@ def _batches(combos: list[Combination], width: int = 2) -> list[list[Combination
     time (each is one single-threaded notebook process; two fill the two cores of CI), every
     other alone (an all-chapter run already executes two notebooks at once, a two-thread run
     fills both cores)."""
+
+    def pairable(c: Combination) -> bool:
+        return c.chapters is not None and c.threads == 1
+
     out: list[list[Combination]] = []
     for combo in combos:
-        pairable = combo.chapters is not None and combo.threads == 1
-        if (
-            pairable
-            and out
-            and len(out[-1]) < width
-            and all(c.chapters is not None and c.threads == 1 for c in out[-1])
-        ):
+        if pairable(combo) and out and len(out[-1]) < width and all(map(pairable, out[-1])):
             out[-1].append(combo)
         else:
             out.append([combo])

@@ -97,14 +97,14 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("threads", "workers"):
         if getattr(args, name) < 1:
             parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
-    if args.scale == "gpu" and args.device == "cpu" and not args.corpus_only:
+    scale = SCALES[args.scale]
+    if scale.needs_accelerator and args.device == "cpu" and not args.corpus_only:
         from sdsl.experiment.budget import budget_table, budget_totals
 
-        scale = SCALES["gpu"]
         flops = budget_totals(scale, budget_table(scale))["train_flops"]
         parser.error(
-            f"--scale gpu trains {flops:.2g} FLOPs, days on a CPU: give it --device cuda (or prepare its "
-            "corpus here with --corpus-only)"
+            f"--scale {scale.name} trains {flops:.2g} FLOPs, days on a CPU: give it --device cuda (or prepare "
+            "its corpus here with --corpus-only)"
         )
     if args.device != "cpu":
         try:
@@ -113,13 +113,12 @@ def main(argv: list[str] | None = None) -> int:
             torch.empty(1, device=args.device)
         except Exception as exc:  # noqa: BLE001 - any failure means the device is unusable
             parser.error(f"--device {args.device!r} is not usable here ({type(exc).__name__}: {exc})")
-    from sdsl.experiment.config import get_scale
     from sdsl.experiment.runner import run
 
     command = "python -m sdsl.experiment " + " ".join(sys.argv[1:] if argv is None else argv)
     try:
         folder = run(
-            get_scale(args.scale),
+            scale,
             args.out,
             resume=args.resume,
             device=args.device,

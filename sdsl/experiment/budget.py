@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from sdsl.experiment.config import Scale
-from sdsl.experiment.training import flops_per_token
+from sdsl.experiment.training import flops_per_token, train_steps
 
 __all__ = ["budget_table", "budget_totals", "train_tokens_of"]
 
@@ -52,7 +52,7 @@ def budget_table(scale: Scale, train_tokens: int | None = None) -> pd.DataFrame:
     rows = []
     for run in scale.runs():
         n = scale.params(run.shape)
-        tokens = int(np.ceil(run.tokens / per_step)) * per_step
+        tokens = train_steps(run.tokens, rec) * per_step
         rows.append(
             {
                 "run": run.run_id,

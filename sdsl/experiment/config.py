@@ -150,6 +150,7 @@ class Scale:
     seed: int = 20260317
     min_corpus_tokens: int = 0
     max_epochs: float | None = None  # refuse a corpus whose training split the largest budget repeats more often
+    needs_accelerator: bool = False  # the command line refuses to train it on the CPU
 
     def __post_init__(self) -> None:
         names = [s.name for s in self.shapes]
@@ -246,6 +247,7 @@ SCALES: dict[str, Scale] = {
         shapes=_GPU_SHAPES,
         common_tokens=20_000_000,
         max_epochs=4.0,
+        needs_accelerator=True,
         extra_budgets={
             "w128l2": (5_000_000, 10_000_000),
             "w256l4": (5_000_000, 10_000_000),

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sdsl.experiment.config import ModelShape, Recipe, RunSpec
+from sdsl.measure.sampling import model_device
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -110,6 +111,12 @@ def lr_at(step: int, steps: int, peak: float, recipe: Recipe) -> float:
     return lo + 0.5 * (peak - lo) * (1.0 + math.cos(math.pi * frac))
 
 
+def train_steps(tokens: int, recipe: Recipe) -> int:
+    """Optimiser steps of a run of ``tokens`` predicted tokens: ``ceil(tokens / (batch * seq_len))``,
+    at least 1 (the run sees ``steps * batch * seq_len`` tokens)."""
+    return max(1, math.ceil(int(tokens) / (recipe.batch_size * recipe.seq_len)))
+
+
 def windows(ids: np.ndarray, seq_len: int) -> np.ndarray:
     """Non-overlapping windows of ``seq_len + 1`` tokens (consecutive windows share one token) as
     an ``int64`` array ``(n_windows, seq_len + 1)``."""
@@ -126,7 +133,7 @@ def evaluate_loss(model, wins: torch.Tensor, batch: int = 32) -> tuple[float, np
     import torch
     import torch.nn.functional as F
 
-    dev = next(model.parameters()).device
+    dev = model_device(model)
     model.eval()
     per = []
     with torch.inference_mode():
@@ -184,14 +191,14 @@ def train_run(
     import torch
     import torch.nn.functional as F
 
-    dev = next(model.parameters()).device
+    dev = model_device(model)
     if recipe.precision == "bf16":
         autocast = partial(torch.autocast, device_type=dev.type, dtype=torch.bfloat16)
     else:
         autocast = contextlib.nullcontext
     wins = torch.from_numpy(windows(train_ids, recipe.seq_len))
     per_step = recipe.batch_size * recipe.seq_len
-    steps = max(1, math.ceil(run.tokens / per_step))
+    steps = train_steps(run.tokens, recipe)
     peak = recipe.peak_lr(run.shape.width)
     curve_val = val_windows[: recipe.curve_eval_windows] if curve_val_windows is None else curve_val_windows
     try:

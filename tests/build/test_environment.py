@@ -64,20 +64,9 @@ def test_installed_versions_match_the_lock():
 
     lock = _lock_pins()
     wrong = {}
-    for name in (
-        "numpy",
-        "scipy",
-        "pandas",
-        "statsmodels",
-        "matplotlib",
-        "seaborn",
-        "papermill",
-        "jupytext",
-        "jupyter-book",
-        "myst-nb",
-        "torch",
-        "transformers",
-    ):
+    from sdsl.build.manifest import PACKAGES
+
+    for name in PACKAGES:  # the distributions whose versions decide the numbers and the pictures
         try:
             got = version(name).split("+")[0]
         except PackageNotFoundError:
