@@ -51,7 +51,7 @@ def family():
 
 
 def _brute(target, m):
-    n = np.exp(np.linspace(np.log(1.5e4), np.log(m), 200001))
+    n = np.geomspace(1.5e4, m, 200001)  # ends at m exactly (exp(log(m)) may not, by an ulp)
     t = optimal_tokens_per_flop(SLOPE * np.log(n / N0[target]), n, m)
     return float(n[np.argmax(t)])
 

@@ -120,7 +120,8 @@ def test_expected_tokens_limits():
     for g in (0.0, 0.5, 3.0, 17.0, 1e6):
         assert expected_tokens(1.0, g) == g + 1.0
         assert expected_tokens(1 - 1e-12, g) == pytest.approx(g + 1.0, rel=1e-6)
-        assert expected_tokens(0.0, g) == 1.0
+        # exactly 1 in exact arithmetic; the expm1/log1p of the closed form may round by an ulp
+        assert expected_tokens(0.0, g) == pytest.approx(1.0, rel=4 * np.finfo(float).eps)
     for a in (0.0, 1e-300, 0.3, 0.999999, 1.0):
         assert expected_tokens(a, 0) == pytest.approx(1.0, rel=1e-15)
 
@@ -424,9 +425,13 @@ def test_throughput_curve_rejects_alpha_outside_unit_interval():
 
 
 def test_scalar_path_of_log_t_matches_the_array_path():
-    """The one-float path (math) runs the same starts and Newton steps as the array path (numpy):
-    equal to a few ulp (libm and numpy's vector expm1 may differ in the last bit), across the
-    three regimes (tiny eps near the branch point, the Lambert-W start, the asymptotic start)."""
+    """The one-float path (math) runs the same starts and Newton steps as the array path (numpy),
+    across the three regimes (tiny eps near the branch point, the Lambert-W start, the asymptotic
+    start). The two agree at the accuracy the root allows, not bit for bit: libm's expm1 and numpy's
+    vector expm1 (AVX-512 where the CPU has it) differ by a few ulp, and the root ``u`` of
+    ``expm1(u) - u = eps`` has relative condition ``eps / (u expm1(u)) <= 1/2``, so an error of a few
+    ulp in the residual moves ``u`` by at most as many ulp; 64 ulp leaves room for the final
+    Newton step's own rounding (1.4e-14 relative, far below any physical use of ``u``)."""
     from sdsl.model.throughput import _log_t
 
     eps = np.concatenate(
@@ -434,5 +439,5 @@ def test_scalar_path_of_log_t_matches_the_array_path():
     )
     vector = _log_t(eps)
     scalar = np.array([_log_t(np.asarray(e)) for e in eps])
-    np.testing.assert_allclose(scalar, vector, rtol=4 * np.finfo(float).eps, atol=0)
+    np.testing.assert_allclose(scalar, vector, rtol=64 * np.finfo(float).eps, atol=0)
     assert np.shape(_log_t(np.asarray(0.5))) == () and np.shape(_log_t(np.array([0.5]))) == (1,)
