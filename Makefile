@@ -47,13 +47,14 @@ browser-deps:
 		|| echo "could not install chromium: the browser test will be skipped"; \
 	else echo "chromium not installed and not root: the browser test will be skipped"; fi
 
+# The kernel matrix (make matrix, about 10 minutes: the check under every CPU kernel) is not part of
+# make test; .ci/run runs it after the README's test command.
 # pytest on 2 workers, each test file on one of them (--dist loadfile): a module's fixtures (the
 # smoke run of the experiment, the executed notebooks) are then made once, not once per worker.
 test: install browser-deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -n 2 --dist loadfile
-	$(BIN)/python -m sdsl.build.matrix
 	tools/wheel_check.sh $(PYTHON)
 
 lint: install
