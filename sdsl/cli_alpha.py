@@ -16,14 +16,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         nargs="+",
         metavar="FILE",
         help="a saved /metrics scrape (vLLM, llama.cpp, SGLang, TensorRT-LLM, or a pasted Prometheus "
-        "query table), a vLLM log, or vLLM per-request JSON; the format is detected",
+        "query table), a vLLM log, or vLLM per-request JSON; the format is detected; - reads standard input",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the text report")
     p.add_argument(
         "--delta",
         action="store_true",
         help="FILES are successive scrapes of one server, earliest first: report the traffic between "
-        "the first and the last (counter resets detected through _created)",
+        "the first and the last (a restart is told from files in the wrong order through _created)",
     )
     p.add_argument(
         "--format",
@@ -36,7 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--gamma",
         metavar="K",
         help="draft length k, for exports that do not carry it (TensorRT-LLM without max_draft_len; "
-        "SGLang with tree drafts: the number of steps)",
+        "SGLang with tree drafts: the number of steps); refused when it differs from the k an export carries",
     )
     p.add_argument("--level", metavar="L", default="0.95", help="confidence level of the intervals (default 0.95)")
     p.add_argument(

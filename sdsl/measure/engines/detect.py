@@ -5,18 +5,28 @@ Formats (:data:`FORMATS`): a Prometheus scrape of vLLM (``vllm:spec_decode_*``),
 a vLLM log with ``SpecDecoding metrics:`` (V1) or ``Speculative metrics:`` (V0) lines; vLLM's
 per-request JSON (``metrics.speculative_decoding``). :func:`detect_format` decides from the content,
 not the file name, and says why.
+
+A file name ``-`` is standard input (named ``<stdin>`` in messages). Files are UTF-8, or UTF-16 with
+its byte-order mark; a UTF-8 byte-order mark and CRLF line ends are read as the text without them;
+an empty file or a directory is refused saying so.
+``gamma`` is for exports that do not carry ``k``: against one that does, a different value is
+refused naming both (:func:`read_texts`).
 """
 
 from __future__ import annotations
 
+import codecs
 import os
+import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
-from sdsl.measure.engines.prometheus import looks_like_prometheus, parse_scrape
-from sdsl.measure.engines.types import EngineRead
+from sdsl._validate import shown
+from sdsl.measure.engines.prometheus import looks_like_prometheus, normalise_text, parse_scrape
+from sdsl.measure.engines.types import EngineRead, label_text
 
-__all__ = ["FORMATS", "detect_format", "read_text", "read_files"]
+__all__ = ["FORMATS", "STDIN", "detect_format", "read_text", "read_texts", "read_files"]
 
 #: Source formats, each with a one-line description.
 FORMATS = {
@@ -27,6 +37,10 @@ FORMATS = {
     "vllm-log": "vLLM log lines (SpecDecoding metrics: ... / Speculative metrics: ...)",
     "vllm-requests": "vLLM per-request JSON (metrics.speculative_decoding, --per-request-spec-decode-metrics)",
 }
+#: The name of standard input (the file ``-``) in messages and reports.
+STDIN = "<stdin>"
+#: Formats whose reader takes ``gamma`` (the export may not carry ``k``).
+_TAKES_GAMMA = ("sglang-prometheus", "trtllm-prometheus")
 _SCRAPE_PREFIXES = (
     ("vllm:spec_decode", "vllm-prometheus"),
     ("llamacpp:spec_decode", "llamacpp-prometheus"),
@@ -37,6 +51,7 @@ _SCRAPE_PREFIXES = (
 
 def detect_format(text: str, where: str = "file") -> tuple[str, str]:
     """``(format, reason)`` of ``text``; ``ValueError`` naming ``where`` if none fits."""
+    text = normalise_text(text)
     from sdsl.measure.engines.vllm_log import looks_like_vllm_log
     from sdsl.measure.engines.vllm_requests import looks_like_requests
 
@@ -65,14 +80,57 @@ def detect_format(text: str, where: str = "file") -> tuple[str, str]:
     raise ValueError(f"{where}: not a recognised source ({'; '.join(FORMATS.values())})")
 
 
+def _decode(data: bytes, where: str) -> str:
+    """The text of a file's bytes: UTF-8 (a byte-order mark read as none), or UTF-16 that starts with
+    its byte-order mark (what Windows PowerShell's ``>`` writes)."""
+    utf16 = data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+    try:
+        text = data.decode("utf-16" if utf16 else "utf-8")
+    except UnicodeDecodeError as exc:
+        what = "starts with a UTF-16 byte-order mark but is not UTF-16 text" if utf16 else "not a UTF-8 text file"
+        raise ValueError(f"{where}: {what} (byte {exc.start} is {data[exc.start]:#04x})") from None
+    text = normalise_text(text).replace("\r", "\n")  # universal newlines, as text mode reads a file
+    if not data:
+        raise ValueError(f"{where}: empty (0 bytes): nothing to read")
+    if not text.strip():
+        raise ValueError(f"{where}: empty (only whitespace): nothing to read")
+    return text
+
+
 def _read_path(path: str | os.PathLike) -> str:
+    """The text of a file, or of standard input for ``-``."""
+    if str(path) == "-":
+        if sys.stdin is None or sys.stdin.closed:
+            raise ValueError(f"- ({STDIN}): standard input is closed")
+        stream = getattr(sys.stdin, "buffer", None)  # bytes: the encoding is the file's, not the locale's
+        return _decode(stream.read() if stream is not None else sys.stdin.read().encode("utf-8"), STDIN)
     p = Path(path)
-    if not p.is_file():
+    if p.is_dir():
+        raise ValueError(f"{path}: a directory, not a file (give the files in it)")
+    if not p.exists():
         raise ValueError(f"{path}: no such file")
     try:
-        return p.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(f"{path}: not a UTF-8 text file") from None
+        data = p.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    return _decode(data, str(path))
+
+
+def _check_gamma(read: EngineRead, kind: str, gamma: int | None) -> EngineRead:
+    """Refuse ``gamma`` against a series whose export carries another ``k``; say so when it is not
+    used (the format's reader takes ``k`` from the export only)."""
+    if gamma is None or kind in _TAKES_GAMMA:
+        return read
+    for r in read.readings:
+        if r.gamma is not None and r.gamma != gamma:
+            raise ValueError(
+                f"{shown('gamma')} {gamma} conflicts with k = {r.gamma} that {read.path} carries for "
+                f"{label_text(r.labels)}: drop {shown('gamma')}, which is for exports that do not carry k"
+            )
+    if not read.readings or any(r.gamma is None for r in read.readings):
+        note = f"{shown('gamma')} {gamma} not used: the reader of a {FORMATS[kind]} takes k from the export only"
+        return replace(read, notes=read.notes + (note,))
+    return read
 
 
 def read_text(
@@ -95,6 +153,10 @@ def read_texts(
     """Read one source, or with ``delta`` successive scrapes of one server (earlier first)."""
     if fmt is not None and fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    for t, p in zip(texts, paths):
+        if not isinstance(t, str):
+            raise ValueError(f"{p}: expected text, got {type(t).__name__}")
+    texts = [normalise_text(t) for t in texts]
     found = [detect_format(t, p) if fmt is None else (fmt, "given") for t, p in zip(texts, paths)]
     kinds = {f for f, _ in found}
     if len(kinds) != 1:
@@ -107,6 +169,20 @@ def read_texts(
             f"--delta applies to /metrics scrapes; {paths[0]} is {FORMATS[kind]} (its counts are "
             "already per interval or per request)"
         )
+    return _check_gamma(_read_kind(kind, why, texts, paths, level, gamma, seed, delta), kind, gamma)
+
+
+def _read_kind(
+    kind: str,
+    why: str,
+    texts: Sequence[str],
+    paths: Sequence[str],
+    level: float,
+    gamma: int | None,
+    seed: int,
+    delta: bool,
+) -> EngineRead:
+    """The reader of ``kind`` on the texts."""
     if kind == "vllm-log":
         from sdsl.measure.engines.vllm_log import read_vllm_log
 
@@ -148,10 +224,11 @@ def read_files(
     Parameters
     ----------
     paths : the files: Prometheus scrapes (vLLM, llama.cpp, SGLang, TensorRT-LLM), vLLM log lines or
-        per-request JSON; the format is detected unless ``fmt`` names it.
+        per-request JSON; the format is detected unless ``fmt`` names it. ``-`` is standard input.
     fmt : force a format (one of the readers' names).
     level : confidence level of the intervals, in (0, 1).
-    gamma : the draft length ``k`` where the export does not carry it (TensorRT-LLM).
+    gamma : the draft length ``k`` where the export does not carry it (TensorRT-LLM; SGLang's tree
+        drafts: the number of steps); a different ``k`` carried by the export is refused.
     seed : seed of the per-request bootstrap.
     delta : the files are successive scrapes of one server: alpha over the traffic between them.
 
@@ -162,7 +239,9 @@ def read_files(
     """
     if not paths:
         raise ValueError("no file given")
-    names = [str(p) for p in paths]
+    names = [STDIN if str(p) == "-" else str(p) for p in paths]
+    if names.count(STDIN) > 1:
+        raise ValueError(f"- (standard input) given {names.count(STDIN)} times: it can be read once")
     texts = [_read_path(p) for p in paths]
     if delta:
         return [read_texts(texts, names, fmt=fmt, level=level, gamma=gamma, seed=seed, delta=True)]

@@ -7,11 +7,16 @@ metric names (``{"vllm:spec_decode_num_drafts_total", engine="0"} 5``) and conve
 to seconds. On top of it this module:
 
 * reports a malformed line by its line number (the library's error names no line);
+* refuses an exposition that ends inside a line: the format ends every line with a line feed (or
+  the whole exposition with OpenMetrics' ``# EOF``), so a last line without one is a cut file
+  whose last value may have lost digits;
+* reads a byte-order mark and CRLF line ends as the exposition without them;
 * accepts a Prometheus query-result table as pasted in issues and pull requests
   (``name{labels} | value`` rows, e.g. vLLM PR #24049), by rewriting each row as a sample, and the
   JSON of Prometheus' HTTP API (``/api/v1/query``, ``resultType`` ``vector``);
 * gives each series' ``_created`` timestamp (``prometheus_client`` exports one per counter
-  child), which detects a counter reset between two scrapes.
+  child), which tells a counter reset between two scrapes (``_created`` moved on) from scrapes given
+  in the wrong order (a counter decreased under the same ``_created``) (:func:`counter_change`).
 """
 
 from __future__ import annotations
@@ -22,9 +27,9 @@ from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from sdsl.measure.engines.types import Labels
+from sdsl.measure.engines.types import Labels, label_text
 
-__all__ = ["Sample", "Scrape", "parse_scrape", "looks_like_prometheus"]
+__all__ = ["Sample", "Scrape", "parse_scrape", "looks_like_prometheus", "normalise_text", "counter_change"]
 
 _TABLE_ROW = re.compile(r"^\s*(\S.*?\}|[A-Za-z_:][A-Za-z0-9_:]*)\s*\|\s*(\S+)\s*$")
 _SAMPLE_START = re.compile(
@@ -113,17 +118,55 @@ def looks_like_prometheus(text: str) -> bool:
     return False
 
 
+def normalise_text(text: str) -> str:
+    """``text`` without a leading byte-order mark and with CRLF line ends as LF (what a file saved
+    on Windows or by some editors holds)."""
+    return text.removeprefix("\ufeff").replace("\r\n", "\n")
+
+
+def _parses(text: str) -> bool:
+    try:
+        list(text_string_to_metric_families(text))
+    except Exception:  # noqa: BLE001 -- the library raises ValueError, TypeError, IndexError
+        return False
+    return True
+
+
 def _bad_line(text: str, where: str) -> str:
-    """The first line ``prometheus_client`` cannot parse on its own, as ``where line N: ...``."""
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        s = line.strip()
-        if not s or s.startswith("#"):
-            continue
-        try:
-            list(text_string_to_metric_families(s + "\n"))
-        except Exception:  # noqa: BLE001 -- the library raises ValueError, TypeError, IndexError
-            return f"{where} line {lineno}: not a Prometheus sample: {line.strip()[:120]!r}"
-    return f"{where}: not a Prometheus text exposition"
+    """The first line at which ``prometheus_client`` fails, as ``where line N: ...``.
+
+    The library reads line by line, so the shortest failing prefix of the lines ends at the bad
+    line (found by bisection); its error names no line."""
+    lines = text.split("\n")
+    if _parses("\n".join(lines) + "\n"):
+        return f"{where}: not a Prometheus text exposition"
+    good, bad = 0, len(lines)  # lines[:good] parse, lines[:bad] do not
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        if _parses("\n".join(lines[:mid]) + "\n"):
+            good = mid
+        else:
+            bad = mid
+    line = lines[bad - 1].strip()
+    if line.startswith("#"):
+        return f"{where} line {bad}: not a Prometheus '# TYPE name type' line: {line[:120]!r}"
+    return f"{where} line {bad}: not a Prometheus sample: {line[:120]!r}"
+
+
+def _check_complete(text: str, where: str) -> None:
+    """Refuse an exposition cut inside its last line: every line of the text format ends with a line
+    feed, and an OpenMetrics exposition ends with ``# EOF``."""
+    if not text or text.endswith("\n"):
+        return
+    lines = text.split("\n")
+    last = lines[-1].strip()
+    if not last or last == "# EOF":
+        return
+    lost = "" if last.startswith("#") else ", and its value may have lost digits"
+    raise ValueError(
+        f"{where} line {len(lines)}: the exposition ends inside this line (no final newline and no "
+        f"OpenMetrics '# EOF'): the file is truncated{lost}: {last[:120]!r}"
+    )
 
 
 def parse_scrape(text: str, where: str = "scrape") -> Scrape:
@@ -136,11 +179,12 @@ def parse_scrape(text: str, where: str = "scrape") -> Scrape:
 
     Returns
     -------
-    Scrape with every sample of every family; a malformed line raises ``ValueError`` naming
-    ``where`` and the line number.
+    Scrape with every sample of every family; a malformed line, or an exposition that ends inside
+    a line (truncated), raises ``ValueError`` naming ``where`` and the line number.
     """
     if not isinstance(text, str):
         raise ValueError(f"{where}: expected text, got {type(text).__name__}")
+    text = normalise_text(text)
     table = False
     body = text
     api = api_json_to_exposition(text) if text.lstrip().startswith("{") else None
@@ -154,6 +198,8 @@ def parse_scrape(text: str, where: str = "scrape") -> Scrape:
         rewritten = _table_to_exposition(text)
         if rewritten is not None:
             body, table = rewritten, True
+    if not table:
+        _check_complete(body, where)
     samples: list[Sample] = []
     types: dict[str, str] = {}
     try:
@@ -194,12 +240,69 @@ def counter_values(
     return {k: (v[0], v[1]) for k, v in out.items() if v[0] is not None}
 
 
+#: Two ``_created`` timestamps closer than this (seconds) are one start of the series.
+SAME_START_S = 1e-3
+
+
+def counter_change(
+    before_created: float | None,
+    after_created: float | None,
+    decreased: bool,
+    *,
+    names: tuple[str, str] = ("the earlier scrape", "the later scrape"),
+    series: str = "",
+) -> str | None:
+    """How a counter series changed between two scrapes given earliest first.
+
+    ``_created`` is when the series started counting: later in the second scrape, the server
+    restarted in between; earlier, or the same with a counter that decreased, the scrapes are in the
+    wrong order (a counter of one server run never decreases).
+
+    Returns
+    -------
+    None when the second scrape goes on from the first; the note of a counter reset (the counts
+    since the restart are the traffic) otherwise. Raises ``ValueError`` naming both files when
+    they are in the wrong order.
+    """
+    of = f" of {series}" if series else ""
+    if before_created is not None and after_created is not None:
+        if after_created > before_created + SAME_START_S:
+            return (
+                f"counter reset between the scrapes (_created moved from {before_created:.3f} to "
+                f"{after_created:.3f}): the server restarted; the counts since the restart are used and "
+                "the traffic between the earlier scrape and the restart is lost"
+            )
+        if after_created < before_created - SAME_START_S:
+            raise ValueError(
+                f"{names[0]} is later than {names[1]}: the _created timestamp{of} goes back from "
+                f"{before_created:.3f} to {after_created:.3f} (the first file is from a later server run): "
+                "swap them (give the scrapes earliest first)"
+            )
+        if decreased:
+            raise ValueError(
+                f"{names[0]} is later than {names[1]}: the counters{of} decrease under the same _created "
+                f"timestamp {before_created:.3f} (one server run, no restart in between): swap them (give the "
+                "scrapes earliest first)"
+            )
+        return None
+    if decreased:
+        return (
+            "counter reset between the scrapes (a counter decreased, and no _created timestamp tells a "
+            "restart from scrapes in the wrong order): read as a restart, the counts since it are used and "
+            "the traffic before it is lost; if the files are not earliest first, swap them"
+        )
+    return None
+
+
 def delta_values(
     before: dict[Labels, tuple[float, float | None]],
     after: dict[Labels, tuple[float, float | None]],
+    *,
+    names: tuple[str, str] = ("the earlier scrape", "the later scrape"),
 ) -> tuple[dict[Labels, float], list[str]]:
-    """``after - before`` per label set, a reset (``_created`` moved, or a decrease) keeping
-    ``after``'s value (counts since the restart), with a note per reset."""
+    """``after - before`` per label set, a reset (:func:`counter_change`: ``_created`` moved on,
+    or without ``_created`` a decrease) keeping ``after``'s value (counts since the restart), with
+    a note per reset; scrapes in the wrong order raise ``ValueError`` naming ``names``."""
     out, notes = {}, []
     for key, (v, created) in after.items():
         b = before.get(key)
@@ -207,11 +310,9 @@ def delta_values(
             out[key] = v
             continue
         bv, bc = b
-        if (created is not None and bc is not None and created > bc + 1e-3) or v < bv:
-            notes.append(
-                "counter reset between the scrapes (the server restarted): the counts since the restart "
-                "are used and the traffic before it is lost"
-            )
+        note = counter_change(bc, created, v < bv, names=names, series=label_text(key))
+        if note is not None:
+            notes.append(note)
             out[key] = v
         else:
             out[key] = v - bv

@@ -16,9 +16,9 @@ the mean acceptance length of the whole run is ``(generation tokens - requests) 
 delta-method interval of :func:`sdsl.measure.mean_tokens.alpha_from_mean_tokens`. It is slightly low when
 requests stop in the middle of a step (a stop string or ``max_tokens``).
 
-``k`` is ``--gamma`` if given, else ``accept_length / accept_rate - 1``, which is
-``speculative_num_draft_tokens - 1``: the draft length of a chain (``speculative_eagle_topk = 1``,
-``num_draft_tokens = num_steps + 1``). A tree draft also gives a whole ratio but more draft tokens
+``k`` is ``--gamma`` if given (the reading says when it overrides the gauges), else
+``accept_length / accept_rate - 1``, which is ``speculative_num_draft_tokens - 1``: the draft length
+of a chain (``speculative_eagle_topk = 1``, ``num_draft_tokens = num_steps + 1``). A tree draft also gives a whole ratio but more draft tokens
 than steps; the gauges cannot tell, so the reading says that ``k`` assumes a chain (give
 ``--gamma`` with the number of steps otherwise). A ratio that is not a whole number (gauges of
 different intervals) is refused.
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sdsl._validate import shown
 from sdsl.measure.engines import estimate as E
 from sdsl.measure.engines.prometheus import Scrape, counter_values, delta_values
 from sdsl.measure.engines.types import EngineRead, Labels, Skipped, label_text
@@ -60,6 +61,16 @@ def _k_from_gauges(length: float, rate: float, gamma: int | None, where: str) ->
     return int(round(ratio)) - 1
 
 
+def _gamma_note(gamma: int, from_gauges: int | None) -> str:
+    """What ``k`` the reading uses when ``gamma`` is given, and what the gauges said."""
+    if from_gauges is None or from_gauges == gamma:
+        return f"k = {gamma} from {shown('gamma')}"
+    return (
+        f"k = {gamma} from {shown('gamma')} overrides spec_accept_length / spec_accept_rate - 1 = {from_gauges} "
+        f"(right for a tree draft of {gamma} steps; for a chain draft the gauges give its length)"
+    )
+
+
 def read_sglang(
     scrapes: Sequence[Scrape],
     paths: Sequence[str],
@@ -84,7 +95,7 @@ def read_sglang(
         if delta:
             if len(scrapes) < 2:
                 raise ValueError("--delta needs at least two scrapes of one server (earlier first)")
-            vals, nts = delta_values(counter_values(scrapes[0], PREFIX + n), after)
+            vals, nts = delta_values(counter_values(scrapes[0], PREFIX + n), after, names=(paths[0], paths[-1]))
             notes += nts
         else:
             vals = {k: v for k, (v, _) in after.items()}
@@ -95,6 +106,7 @@ def read_sglang(
         counts[n] = by_model
     readings, skipped = [], []
     ks: dict[str, int] = {}
+    ks_gauges: dict[str, int] = {}  # what the gauges say when --gamma overrides them
     for labels, length in lengths.items():
         at = f"{where} ({label_text(labels)})"
         if length <= 0:
@@ -104,6 +116,11 @@ def read_sglang(
             ks.setdefault(_model(labels), _k_from_gauges(length, rates.get(labels, 0.0), gamma, at))
         except ValueError as exc:
             skipped.append(Skipped(labels, str(exc).split(": ", 1)[-1]))
+        if gamma is not None:
+            try:
+                ks_gauges.setdefault(_model(labels), _k_from_gauges(length, rates.get(labels, 0.0), None, at))
+            except ValueError:
+                pass
     for model_key, v in counts["spec_verify_calls"].items():
         model = dict(model_key).get("model_name", "")
         g, r = counts["generation_tokens"].get(model_key), counts["num_requests"].get(model_key)
@@ -111,7 +128,7 @@ def read_sglang(
             continue
         k = gamma if gamma is not None else ks.get(model)
         k_note = (
-            ()
+            (_gamma_note(gamma, ks_gauges.get(model)),)
             if gamma is not None
             else (
                 f"k = {k} from spec_accept_length / spec_accept_rate - 1 (speculative_num_draft_tokens - 1): assumes a "
@@ -172,7 +189,7 @@ def read_sglang(
                 notes=(
                     "an interval gauge: it describes the last decode log interval only, not the run",
                     *(
-                        ()
+                        (_gamma_note(gamma, ks_gauges.get(model)),)
                         if gamma is not None
                         else (
                             f"k = {ks[model]} from spec_accept_length / spec_accept_rate - 1: assumes a chain draft; for "

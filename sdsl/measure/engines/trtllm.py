@@ -13,8 +13,9 @@ by ``model_name`` and ``engine_type``:
   stats) and no per-position counts.
 
 With ``k`` the draft length (``--gamma``, or the ``max_draft_len`` label of
-``trtllm_speculative_config_info`` when exported) the steps are ``draft tokens / k``, the mean
-acceptance length ``1 + k x accepted / draft tokens``, inverted with its delta-method interval
+``trtllm_speculative_config_info`` when exported; a ``--gamma`` that differs from it is refused)
+the steps are ``draft tokens / k``, the mean acceptance length ``1 + k x accepted / draft tokens``,
+inverted with its delta-method interval
 (:func:`sdsl.measure.mean_tokens.alpha_from_mean_tokens`). Drafts shorter than ``k`` mean more steps than
 ``draft tokens / k``: the estimate is then too high, which the reading says when ``draft tokens``
 is not a multiple of ``k``. The gauge alone gives a point for one iteration only.
@@ -26,6 +27,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 
+from sdsl._validate import shown
 from sdsl.measure.engines import estimate as E
 from sdsl.measure.engines.prometheus import Scrape, counter_values, delta_values
 from sdsl.measure.engines.types import (
@@ -64,7 +66,13 @@ def read_trtllm(
     where = paths[-1] if not delta else f"{paths[0]} .. {paths[-1]}"
     if not last.has_prefix(f"{PREFIX}spec_decode"):
         raise ValueError(f"{where}: no trtllm_spec_decode_* metric (is speculative decoding on?)")
-    k = gamma if gamma is not None else _k_from_info(last)
+    k_info = _k_from_info(last)
+    if gamma is not None and k_info is not None and gamma != k_info:
+        raise ValueError(
+            f"{where}: {shown('gamma')} {gamma} conflicts with max_draft_len = {k_info} of "
+            f"{PREFIX}speculative_config_info: drop {shown('gamma')} (the export carries k) or correct it"
+        )
+    k = gamma if gamma is not None else k_info
     notes: list[str] = []
     series: dict[str, dict[Labels, float]] = {}
     for short, name in (("draft", "spec_decode_num_draft_tokens"), ("accepted", "spec_decode_num_accepted_tokens")):
@@ -72,7 +80,7 @@ def read_trtllm(
         if delta:
             if len(scrapes) < 2:
                 raise ValueError("--delta needs at least two scrapes of one server (earlier first)")
-            vals, nts = delta_values(counter_values(scrapes[0], PREFIX + name), after)
+            vals, nts = delta_values(counter_values(scrapes[0], PREFIX + name), after, names=(paths[0], paths[-1]))
             notes += nts
         else:
             vals = {key: v for key, (v, _) in after.items()}

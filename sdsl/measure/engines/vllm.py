@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from sdsl.measure.engines import estimate as E
-from sdsl.measure.engines.prometheus import Scrape, count
+from sdsl.measure.engines.prometheus import Scrape, count, counter_change
 from sdsl.measure.engines.types import (
     AlphaReading,
     EngineRead,
@@ -157,13 +157,20 @@ def _sub(a: float | None, b: float | None) -> float | None:
 
 
 def counters_delta(
-    before: Sequence[SpecCounters], after: Sequence[SpecCounters], where: str = "scrapes"
+    before: Sequence[SpecCounters],
+    after: Sequence[SpecCounters],
+    where: str = "scrapes",
+    *,
+    names: tuple[str, str] = ("the earlier scrape", "the later scrape"),
 ) -> list[SpecCounters]:
     """``after - before`` per series: the counts of the traffic between two scrapes.
 
-    A series new in ``after`` counts from zero. A reset (the series' ``_created`` timestamp moved,
-    or without ``_created`` a counter decreased) keeps ``after``'s counts, which start at the
-    restart, with a note; a series whose draft length changed without a reset raises.
+    A series new in ``after`` counts from zero. A reset (the series' ``_created`` timestamp moved
+    on, or without ``_created`` a counter decreased) keeps ``after``'s counts, which start at the
+    restart, with a note; scrapes in the wrong order (``_created`` went back, or a counter
+    decreased under the same ``_created``: :func:`~.prometheus.counter_change`) raise naming
+    ``names`` (the files of ``before`` and ``after``), and so does a series whose draft length
+    changed without a reset.
     """
     prev = {c.labels: c for c in before}
     out = []
@@ -172,20 +179,10 @@ def counters_delta(
         if b is None:
             out.append(replace(c, notes=c.notes + ("series absent from the earlier scrape: counted from 0",)))
             continue
-        moved = c.created is not None and b.created is not None and c.created > b.created + 1e-3
         dropped = any(x < y - 1e-9 for x, y in zip(c.values(), b.values()))
-        if moved or dropped:
-            why = f"_created moved from {b.created:.3f} to {c.created:.3f}" if moved else "a counter decreased"
-            out.append(
-                replace(
-                    c,
-                    notes=c.notes
-                    + (
-                        f"counter reset between the scrapes ({why}): the server restarted; the counts since the "
-                        "restart are used and the traffic between the earlier scrape and the restart is lost",
-                    ),
-                )
-            )
+        reset = counter_change(b.created, c.created, dropped, names=names, series=label_text(c.labels))
+        if reset is not None:
+            out.append(replace(c, notes=c.notes + (reset,)))
             continue
         if (
             b.accepted_per_pos is not None
@@ -374,9 +371,9 @@ def read_scrapes(
     if delta:
         if len(counters) < 2:
             raise ValueError("--delta needs at least two scrapes of one server (earlier first)")
-        total = counters_delta(counters[0], counters[1], where)
+        total = counters_delta(counters[0], counters[1], where, names=(paths[0], paths[1]))
         for i in range(2, len(counters)):
-            piece = counters_delta(counters[i - 1], counters[i], where)
+            piece = counters_delta(counters[i - 1], counters[i], where, names=(paths[i - 1], paths[i]))
             prev = {c.labels: c for c in total}
             merged = []
             for c in piece:

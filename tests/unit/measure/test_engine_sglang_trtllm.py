@@ -79,7 +79,7 @@ def test_trtllm_counters_with_the_draft_length_from_the_info_gauge():
 
 
 def test_trtllm_without_k_asks_for_it_and_fresh_server_is_idle():
-    text = "\n".join(ln for ln in (ENG / "trtllm.prom").read_text().splitlines() if "config_info" not in ln)
+    text = "".join(ln for ln in (ENG / "trtllm.prom").read_text().splitlines(keepends=True) if "config_info" not in ln)
     r = read_text(text, "t")
     assert not r.readings and "--gamma" in r.skipped[0].reason and "suggests about" in r.skipped[0].reason
     assert read_text(text, "t", gamma=3).readings[0].gamma == 3

@@ -106,7 +106,7 @@ def test_restart_is_detected_through_created():
 
 
 def test_restart_without_created_is_detected_by_a_decrease():
-    strip = lambda p: "\n".join(ln for ln in p.read_text().splitlines() if "_created" not in ln)  # noqa: E731
+    strip = lambda p: "".join(ln for ln in p.read_text().splitlines(keepends=True) if "_created" not in ln)  # noqa: E731
     before = spec_counters(parse_scrape(strip(ENG / "vllm_fresh_later.prom")))
     after = spec_counters(parse_scrape(strip(ENG / "vllm_restarted.prom")))
     (c,) = counters_delta(before, after)
@@ -166,8 +166,10 @@ def test_structural_errors_raise_one_line():
 
 
 def test_series_without_per_position_counters_inverts_the_mean_length():
-    text = "\n".join(
-        ln for ln in _scrape(drafts=1000, draft_tokens=3000, accepted=1500).splitlines() if "per_pos" not in ln
+    text = "".join(
+        ln
+        for ln in _scrape(drafts=1000, draft_tokens=3000, accepted=1500).splitlines(keepends=True)
+        if "per_pos" not in ln
     )
     (x,) = read_text(text, "s").readings
     assert x.chain_only and x.gamma == 3
