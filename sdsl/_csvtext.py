@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from sdsl._yaml import YamlError
+from sdsl._yaml import DuplicateKeyError, YamlError
 from sdsl._yaml import load as load_yaml
 
 __all__ = ["DataError", "CsvText", "read_csv_text", "check_sha256", "yml_beside"]
@@ -25,6 +25,14 @@ class DataError(ValueError):
 
 def one_line(message: object) -> str:
     return " ".join(str(message).split())
+
+
+def yaml_problem(path: Path, exc: YamlError) -> str:
+    """The one line for a ``.yml`` file that is not valid YAML: ``path, line L: key ... twice`` for a
+    repeated key, ``path: not valid YAML (PyYAML's message)`` otherwise."""
+    if isinstance(exc, DuplicateKeyError):
+        return f"{path}, {exc}"
+    return f"{path}: not valid YAML ({exc})"
 
 
 def yml_beside(csv_path: Path) -> Path | None:
@@ -49,6 +57,12 @@ class CsvText:
     header: list[str]
     rows: list[list[str]]
     lines: list[int]
+
+
+def _short(text: str, limit: int = 60) -> str:
+    """``repr(text)`` cut to ``limit`` characters."""
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
 
 
 def _field_at(line_prefix: str, header: list[str] | None) -> str:
@@ -87,8 +101,11 @@ def read_csv_text(path: str | Path, source: str | None = None) -> CsvText:
     control character; a quote that is never closed or text after a closing quote; an empty or
     repeated column name in the header (a trailing comma leaves an empty one); a record whose number
     of fields differs from the header's; a blank line between records; a header without any data
-    record. Accepted as harmless: a UTF-8 byte-order mark, CRLF line ends, blank lines at the end,
-    newlines inside quoted cells (lines are counted in the file, so later messages stay right)."""
+    record; fields separated by ``;``, a tab or ``|`` rather than commas (Excel's ``;`` is refused, not
+    guessed: its decimal commas would be misread); a comment line (one starting with ``#``: comments
+    are not allowed, notes belong in the ``.yml``). Accepted as harmless: a UTF-8 byte-order mark,
+    CRLF or CR-only line ends, blank lines at the end, newlines inside quoted cells (lines are counted
+    in the file, so later messages stay right)."""
     path = Path(path)
     src = str(path) if source is None else source
     try:
@@ -145,10 +162,28 @@ def read_csv_text(path: str | Path, source: str | None = None) -> CsvText:
                 raise DataError(f"{src}, line {start}: not a well-formed CSV record ({why})") from None
             end = reader.line_num
             records.append((start, rec))
+    physical = re.split(r"\r\n|\r|\n", text)  # the file's lines, as the csv reader counts them
+
+    def refuse_comment(line: int) -> None:
+        if physical[line - 1].lstrip().startswith("#"):
+            raise DataError(
+                f"{src}, line {line}: a comment line ({_short(physical[line - 1])}); a CSV here holds no "
+                f"comments: delete the line (notes belong in the .yml beside the file), or quote the cell if "
+                f"'#' starts a value"
+            )
+
     header_line, header_raw = records[0]
     if not any(c.strip() for c in header_raw):
         raise DataError(f"{src}, line {header_line}: the header line is blank")
+    refuse_comment(header_line)
     header = [c.strip() for c in header_raw]
+    sep = next((c for c in (";", "\t", "|") if c in header[0]), None) if len(header) == 1 else None
+    if sep is not None:
+        excel = " (as Excel writes a CSV where the decimal point is a comma)" if sep == ";" else ""
+        raise DataError(
+            f"{src}, line {header_line}: the file uses {sep!r} between fields{excel}; fields must be separated "
+            f"by commas, with '.' as the decimal point (the header reads as one column {_short(header[0])})"
+        )
     for j, name in enumerate(header):
         if not name:
             trailing = " (a trailing comma at the end of the header)" if j == len(header) - 1 else ""
@@ -167,6 +202,7 @@ def read_csv_text(path: str | Path, source: str | None = None) -> CsvText:
         raise DataError(f"{src}: no data, only the header (line {header_line}); the table needs at least one row")
     rows, lines = [], []
     for line, rec in body:
+        refuse_comment(line)
         if not any(c.strip() for c in rec):
             raise DataError(
                 f"{src}, line {line}: blank line inside the table (only blank lines at the end are allowed)"
@@ -193,7 +229,9 @@ def check_sha256(csv_path: Path, yml_path: Path | None = None) -> None:
         return
     try:
         meta = load_yaml(yml.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, YamlError) as exc:
+    except YamlError as exc:
+        raise DataError(yaml_problem(yml, exc)) from None
+    except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"{yml}: cannot read the provenance file ({one_line(exc)})") from None
     recorded = meta.get("sha256") if isinstance(meta, Mapping) else None
     try:
@@ -210,9 +248,13 @@ def check_sha256(csv_path: Path, yml_path: Path | None = None) -> None:
             f"{yml}: sha256 must be 64 hexadecimal digits (as a string: quoted if they are all digits), "
             f"got {str(recorded)[:70]!r}"
         )
-    if recorded.strip().lower() != digest:
+    recorded = recorded.strip().lower()
+    if recorded != digest:
+        # two digests a typo apart share most digits: say where they part, not only how they begin
+        i = next(k for k, (a, b) in enumerate(zip(digest, recorded)) if a != b)
         raise DataError(
-            f"{csv_path}: the file is not the one its provenance describes: sha256 {digest[:16]}... "
-            f"but {yml.name} records {recorded.strip()[:16]}...; restore the file, or record its new "
+            f"{csv_path}: the file is not the one its provenance describes: its sha256 is {digest} but "
+            f"{yml.name} records {recorded}; they differ from character {i + 1} on (the file's "
+            f"{digest[i : i + 8]!r}, recorded {recorded[i : i + 8]!r}); restore the file, or record its new "
             f"sha256 in {yml.name} if the change is intended"
         )

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from sdsl._csvtext import CsvText, DataError, check_sha256, read_csv_text, yml_beside
+from sdsl._csvtext import CsvText, DataError, check_sha256, read_csv_text, yaml_problem, yml_beside
 from sdsl._yaml import YamlError
 from sdsl._yaml import load as load_yaml
 from sdsl.paths import DATA
@@ -163,7 +163,7 @@ def _read_yaml(path: Path) -> Mapping[str, Any]:
     try:
         return load_yaml(text)
     except YamlError as exc:
-        raise DataError(f"{path}: not valid YAML ({exc})") from None
+        raise DataError(yaml_problem(path, exc)) from None
 
 
 def _is_pathlike(name_or_path: str | Path) -> bool:
@@ -172,13 +172,28 @@ def _is_pathlike(name_or_path: str | Path) -> bool:
 
 
 def data_path(name_or_path: str | Path) -> Path:
-    """The CSV path of a dataset name (``data/<name>.csv``) or of a given path."""
+    """The CSV path of a dataset name (``data/<name>.csv``) or of a given path (a ``.yml`` path gives
+    the CSV beside it), which must be an existing file: a missing one, a folder or a link to a folder
+    raises :class:`DataError` (a dataset's name written as a file name, ``"latency.csv"``, that is not a
+    file here is told to drop the extension)."""
     if _is_pathlike(name_or_path):
-        p = Path(name_or_path).expanduser().resolve()
-        return p.with_suffix(".csv") if p.suffix in (".yml", ".yaml") else p
-    p = DATA / f"{name_or_path}.csv"
-    if not p.exists():
-        raise DataError(f"unknown dataset {name_or_path!r}: no {p}; available: {', '.join(list_datasets())}")
+        given = Path(name_or_path).expanduser()
+        if given.suffix in (".yml", ".yaml"):
+            given = given.with_suffix(".csv")
+        p = given.resolve()
+    else:
+        given = p = DATA / f"{name_or_path}.csv"
+        if not p.exists() and not p.is_symlink():
+            raise DataError(f"unknown dataset {name_or_path!r}: no {p}; available: {', '.join(list_datasets())}")
+    if p.is_dir():
+        what = f"a link to the folder {p}" if given.is_symlink() else "a folder"
+        raise DataError(f"{given.absolute()}: is {what}, not a CSV file")
+    if not p.is_file():
+        hint = ""
+        bare = Path(name_or_path)
+        if len(bare.parts) == 1 and "\\" not in str(bare) and bare.stem in list_datasets():  # "latency.csv"
+            hint = f"; for the dataset, give its name without {bare.suffix}: {bare.stem!r}"
+        raise DataError(f"{given.absolute()}: no such file{hint}")
     return p
 
 

@@ -398,6 +398,171 @@ def _d_unexpected_column(d):
     return _load(rewrite(d, "acceptance", b"\n".join(lines))), ("acceptance.csv", "unexpected column", "'extra'")
 
 
+# a key given twice in a provenance file: refused naming the file, the line and the key, never
+# taken last-wins (a second max_exclusive would let alpha = 1.5 load; a second sha256 would
+# replace the first and let a changed table through)
+
+
+def _yml_insert_after(d: Path, name: str, anchor: str, extra: str, nth: int = 1) -> int:
+    """Insert the line ``extra`` after the ``nth`` line equal to ``anchor`` in ``d/<name>.yml``;
+    returns the inserted line's 1-based number."""
+    y = d / f"{name}.yml"
+    lines = y.read_text().split("\n")
+    at = [i for i, ln in enumerate(lines) if ln == anchor][nth - 1]
+    lines.insert(at + 1, extra)
+    y.write_text("\n".join(lines))
+    return at + 2
+
+
+def _d_yml_repeated_max_exclusive(d):
+    # alpha = 1.5 in the CSV (its sha256 recorded): last-wins (max_exclusive: 100) would load it
+    p = _edit_line(d, 7, b",0.", b",1.")
+    line = _yml_insert_after(d, "acceptance", "  max_exclusive: 1", "  max_exclusive: 100")
+    return _load(p), ("acceptance.yml", f"line {line}", "'max_exclusive'", "twice", f"first on line {line - 1}")
+
+
+def _d_yml_repeated_sha256_wrong_first(d):
+    p = d / "acceptance.csv"
+    p.write_bytes(p.read_bytes().replace(b"0.5959", b"0.9959", 1))  # the file changed since its provenance
+    y = d / "acceptance.yml"
+    import hashlib
+
+    good = hashlib.sha256(p.read_bytes()).hexdigest()
+    text = y.read_text()
+    y.write_text(text.replace("\nsha256: ", f"\nsha256: {good}\nsha256: ", 1))  # the changed file's first
+    line = text.count("\n", 0, text.index("\nsha256: ")) + 3
+    return _load(p), ("acceptance.yml", f"line {line}", "'sha256'", "twice")
+
+
+def _d_yml_repeated_sha256_records(d):
+    y = d / "presets.yml"
+    text = y.read_text()
+    sha = re.search(r"^sha256: .*$", text, re.M).group()
+    y.write_text(text.replace(sha, f"sha256: {'0' * 63}1\n{sha}"))
+    line = text.count("\n", 0, text.index(sha)) + 2
+    return _records(d / "presets.csv"), ("presets.yml", f"line {line}", "'sha256'", "twice")
+
+
+def _d_yml_repeated_column_type(d):
+    line = _yml_insert_after(d, "acceptance", "  type: str", "  type: float")  # the first column: target
+    return _load(d / "acceptance.csv"), ("acceptance.yml", f"line {line}", "'type'", "twice")
+
+
+def _d_yml_repeated_first_key_at_the_end(d):
+    y = d / "acceptance.yml"
+    text = y.read_text()
+    y.write_text(text + "title: another title\n")
+    line = text.count("\n") + 1
+    return _load(d / "acceptance.csv"), ("acceptance.yml", f"line {line}", "'title'", "first on line 3")
+
+
+def _d_measurements_yml_repeated_sha256(d):
+    import hashlib
+
+    p = d / "mine.csv"
+    p.write_text("draft_ppl,target_ppl,alpha\n20,10,0.6\n21,11,0.6\n22,12,0.7\n23,13,0.6\n")
+    digest = hashlib.sha256(p.read_bytes()).hexdigest()
+    (d / "mine.yml").write_text(f"sha256: {'f' * 64}\nsha256: {digest}\n")
+    return _measurements(p), ("mine.yml", "line 2", "'sha256'", "twice")
+
+
+# a one-character sha256 typo: the message says where the two digests part
+
+
+def _typo(digest: str, i: int) -> str:
+    return digest[:i] + ("0" if digest[i] != "0" else "1") + digest[i + 1 :]
+
+
+def _d_sha256_typo_inside(d):
+    import hashlib
+
+    digest = hashlib.sha256((d / "acceptance.csv").read_bytes()).hexdigest()
+    set_sha(d, "acceptance", _typo(digest, 40))
+    return _load(d / "acceptance.csv"), ("acceptance.csv", "differ from character 41", digest, repr(digest[40:48]))
+
+
+def _d_sha256_typo_last(d):
+    import hashlib
+
+    digest = hashlib.sha256((d / "presets.csv").read_bytes()).hexdigest()
+    set_sha(d, "presets", _typo(digest, 63))
+    return _records(d / "presets.csv"), ("presets.csv", "differ from character 64", repr(digest[63]))
+
+
+# fields separated by ';' (Excel in locales with a decimal comma): refused, naming the separator
+
+
+def _d_measurements_semicolon(d):
+    p = d / "mine.csv"
+    p.write_text("draft_ppl;target_ppl;alpha\n20;10;0.6\n21;11;0.6\n22;12;0.7\n23;13;0.6\n")
+    return _measurements(p), ("mine.csv", "line 1", "uses ';' between fields", "separated by commas")
+
+
+def _d_measurements_semicolon_decimal_comma(d):
+    p = d / "mine.csv"
+    p.write_text("draft_ppl;target_ppl;alpha\n20;10;0,6\n21;11;0,6\n22;12;0,7\n23;13;0,6\n")
+    return _measurements(p), ("mine.csv", "line 1", "uses ';' between fields", "'.' as the decimal point")
+
+
+def _d_measurements_tab_separated(d):
+    p = d / "mine.csv"
+    p.write_text("draft_ppl\ttarget_ppl\talpha\n20\t10\t0.6\n21\t11\t0.6\n22\t12\t0.7\n23\t13\t0.6\n")
+    return _measurements(p), ("mine.csv", "line 1", "uses '\\t' between fields", "separated by commas")
+
+
+# a comment line: not allowed, named with its line
+
+
+def _d_comment_line_inside(d):
+    lines = _lines(d)
+    lines.insert(3, b"# OPT-13B with its smaller drafts")
+    return _load(rewrite(d, "acceptance", b"\n".join(lines))), (
+        "acceptance.csv",
+        "line 4: a comment line",
+        "holds no comments",
+    )
+
+
+def _d_comment_line_first(d):
+    p = d / "mine.csv"
+    p.write_text("# my runs, 2026-03\ndraft_ppl,target_ppl,alpha\n20,10,0.6\n21,11,0.6\n22,12,0.7\n23,13,0.6\n")
+    return _measurements(p), ("mine.csv", "line 1: a comment line", "holds no comments")
+
+
+def _d_comment_line_last_records(d):
+    b = (d / "presets.csv").read_bytes().rstrip(b"\n")
+    line = b.count(b"\n") + 2
+    return _records(rewrite(d, "presets", b + b"\n  # end of table\n")), ("presets.csv", f"line {line}: a comment line")
+
+
+def _d_comment_line_crlf_chapter(d):
+    lines = _lines(d)
+    lines.insert(2, b"#")
+    p = d / "mine.csv"
+    p.write_bytes(b"\r\n".join(lines))
+    return _chapter(p), ("mine.csv", "line 3: a comment line")
+
+
+# a data file that is a link to a folder: one line
+
+
+def _d_csv_links_to_a_folder(d):
+    (d / "acceptance.csv").unlink()
+    (d / "acceptance.csv").symlink_to(d)
+    return _load(d / "acceptance.csv"), ("acceptance.csv", "link to the folder", "not a CSV file")
+
+
+def _d_csv_links_to_a_folder_records(d):
+    (d / "presets.csv").unlink()
+    (d / "presets.csv").symlink_to(d)
+    return _records(d / "presets.csv"), ("presets.csv", "link to the folder")
+
+
+def _d_measurements_link_to_a_folder(d):
+    (d / "mine.csv").symlink_to(d)
+    return _measurements(d / "mine.csv"), ("mine.csv", "is a folder")
+
+
 DATA_DAMAGE: list[tuple[str, Callable[[Path], tuple[Callable[[], Any], tuple[str, ...]]]]] = [
     (f.__name__[3:].replace("_", "-"), f)
     for f in (
@@ -457,8 +622,31 @@ DATA_DAMAGE: list[tuple[str, Callable[[Path], tuple[Callable[[], Any], tuple[str
         _d_negative_perplexity,
         _d_crlf_bad_value,
         _d_unexpected_column,
+        _d_yml_repeated_max_exclusive,
+        _d_yml_repeated_sha256_wrong_first,
+        _d_yml_repeated_sha256_records,
+        _d_yml_repeated_column_type,
+        _d_yml_repeated_first_key_at_the_end,
+        _d_measurements_yml_repeated_sha256,
+        _d_sha256_typo_inside,
+        _d_sha256_typo_last,
+        _d_measurements_semicolon,
+        _d_measurements_semicolon_decimal_comma,
+        _d_measurements_tab_separated,
+        _d_comment_line_inside,
+        _d_comment_line_first,
+        _d_comment_line_last_records,
+        _d_comment_line_crlf_chapter,
+        _d_csv_links_to_a_folder,
+        _d_csv_links_to_a_folder_records,
+        _d_measurements_link_to_a_folder,
     )
 ]
+
+
+def _reversed_columns(b: bytes) -> bytes:
+    return b"\n".join(b",".join(ln.split(b",")[::-1]) if ln else ln for ln in b.split(b"\n"))
+
 
 #: Damage that is harmless and must load: (id, change of the bytes of acceptance.csv).
 DATA_VALID: list[tuple[str, Callable[[bytes], bytes]]] = [
@@ -466,6 +654,9 @@ DATA_VALID: list[tuple[str, Callable[[bytes], bytes]]] = [
     ("several-trailing-blank-lines", lambda b: b + b"\n \n\n"),
     ("utf8-byte-order-mark", lambda b: b"\xef\xbb\xbf" + b),
     ("crlf-line-ends", lambda b: b.replace(b"\n", b"\r\n")),
+    ("cr-only-line-ends", lambda b: b.replace(b"\n", b"\r")),  # old Mac line ends
+    ("bom-crlf-and-a-trailing-blank-line", lambda b: b"\xef\xbb\xbf" + b.replace(b"\n", b"\r\n") + b"\r\n"),
+    ("reordered-columns", lambda b: _reversed_columns(b)),  # columns are found by name, not position
     ("quoted-number", lambda b: b.replace(b",29.79318619,", b',"29.79318619",', 1)),
     ("spaces-around-a-number", lambda b: b.replace(b",29.79318619,", b", 29.79318619 ,", 1)),
 ]

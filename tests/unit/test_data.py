@@ -468,3 +468,32 @@ def test_numeric_dtypes_are_plain_numpy():
     acc = data.load("acceptance")
     assert acc["source_table"].dtype == np.int64
     assert np.issubdtype(acc["alpha"].dtype, np.floating)
+
+
+@pytest.mark.parametrize("name", ["latency.csv", "latency.yml", Path("latency.csv")], ids=["csv", "yml", "path"])
+def test_a_dataset_name_with_its_extension_is_told_to_drop_it(name, tmp_path, monkeypatch):
+    """``load('latency.csv')`` is a path (a file of the working directory), not the dataset: where no such
+    file is there, the one line says so and names the dataset without the extension."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(data.DataError) as err:
+        data.load(name)
+    msg = str(err.value)
+    assert "no such file" in msg and "without ." in msg and "'latency'" in msg and "\n" not in msg
+    assert str(tmp_path) in msg  # the working directory's file was looked for, not data/'s
+
+
+def test_a_file_named_like_a_dataset_in_the_working_directory_is_read_as_that_file(tmp_path, monkeypatch):
+    """The user's own ``latency.csv`` (with its schema beside it) is what ``load('latency.csv')`` reads."""
+    _write(tmp_path, "latency.csv", _acc_text())
+    monkeypatch.chdir(tmp_path)
+    assert data.load("latency.csv")["target"].tolist() == ["T1", "T1", "T2"]
+
+
+def test_a_missing_path_is_no_such_file_not_a_missing_schema(tmp_path):
+    with pytest.raises(data.DataError, match=r"gone\.csv: no such file$"):
+        data.load(tmp_path / "gone.csv")
+
+
+def test_a_quoted_cell_starting_with_a_hash_is_a_value_not_a_comment(tmp_path):
+    p = _write(tmp_path, "hash.csv", _acc_text(['"#T1",D1,OPT,1,20.5,10.1,0.61,0.001', "T1,#D2,OPT,1,18.5,10.1,0.65,"]))
+    assert data.load(p)[["target", "draft"]].values.tolist() == [["#T1", "D1"], ["T1", "#D2"]]

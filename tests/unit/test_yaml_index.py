@@ -80,3 +80,46 @@ def test_sdsl_plan_does_not_import_yaml():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+REPEATED = [
+    ("a: 1\nb: 2\na: 3\n", "line 3: key 'a' is given twice in one mapping (first on line 1)"),
+    ("- name: x\n  type: float\n  type: int\n", "line 3: key 'type'"),
+    ("outer:\n  inner: {k: 1, k: 2}\n", "line 2: key 'k'"),
+    ("sha256: 'ab'\nsha256: 'cd'\n", "line 2: key 'sha256'"),
+]
+
+
+@pytest.mark.parametrize("text, message", REPEATED, ids=["top", "in-a-list", "flow", "sha256"])
+def test_a_repeated_key_is_refused_with_its_line(text, message):
+    """PyYAML alone takes a repeated key last-wins without a word; the loader refuses it."""
+    assert isinstance(yaml.safe_load(text), (dict, list))  # what plain PyYAML would have used
+    with pytest.raises(Y.DuplicateKeyError) as err:
+        Y.load(text)
+    assert str(err.value).startswith(message) and "\n" not in str(err.value)
+
+
+def test_merge_keys_may_be_overridden():
+    assert Y.load("base: &b {k: 1, j: 2}\nd:\n  <<: *b\n  k: 3\n")["d"] == {"k": 3, "j": 2}
+
+
+def test_the_index_refuses_a_file_with_a_repeated_key(tmp_path, capsys):
+    (tmp_path / "ok.yml").write_text("x: 1\n", encoding="utf-8")
+    (tmp_path / "twice.yml").write_text("x: 1\ny: 2\nx: 3\n", encoding="utf-8")
+    with pytest.raises(Y.DuplicateKeyError, match=r"twice\.yml, line 3: key 'x' is given twice"):
+        Y.build_index(tmp_path)
+    assert not (tmp_path / "index.json").exists()
+    with pytest.raises(Y.DuplicateKeyError):
+        Y.write_index(tmp_path / "index.json", tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ok.yml", "twice.yml"]  # nothing written
+
+
+def test_an_index_of_the_format_before_the_check_is_not_used(tmp_path, monkeypatch):
+    """An index written before repeated keys were refused may hold a file read last-wins: not used."""
+    text = "x: 1\nx: 2\n"
+    old = tmp_path / "old_index.json"
+    old.write_text(json.dumps({"format": 1, "entries": {Y._digest(text): {"file": "t.yml", "value": {"x": 2}}}}))
+    monkeypatch.setattr(Y, "INDEX", old)
+    monkeypatch.setattr(Y, "_index", None)
+    with pytest.raises(Y.DuplicateKeyError, match="line 2: key 'x'"):
+        Y.load(text)
