@@ -12,7 +12,9 @@ maps ``n_range`` to ``--n-range``): :func:`shown` gives that name.
 
 Numbers: ``bool`` is never a number; numeric strings (``"70.6e9"``) are accepted where
 ``strings=True`` (the command line), never by the notebooks' checks (papermill already converts
-``-p`` values). Integers are read exactly: ``"9007199254740993"`` stays that integer, and a float
+``-p`` values): there a string is refused naming its type (``got the string '200' (a str, not a
+number: give 200 without quotes)``), also where a check shared with the command line would read it
+(:func:`no_numeric_text`). Integers are read exactly: ``"9007199254740993"`` stays that integer, and a float
 is accepted as an integer only if it is integral and below 2**53 (where floats are exact).
 
 The checks live in five small modules, re-exported here (import them from ``sdsl._validate``):
@@ -25,7 +27,15 @@ lists, mappings, paths and the accepted ranges), :mod:`~sdsl._validate.laws` (th
 from sdsl._validate.arrays import as_float_array, as_in_range, as_open_unit, as_positive
 from sdsl._validate.laws import coefficients, loss_constants, optimum_inside, plane_inside
 from sdsl._validate.messages import argument_names, one_line, show, shown, suggestion
-from sdsl._validate.parameters import Rule, check_parameters, namespace_parameters, optional, rule, unknown_names
+from sdsl._validate.parameters import (
+    Rule,
+    check_parameters,
+    namespace_parameters,
+    no_numeric_text,
+    optional,
+    rule,
+    unknown_names,
+)
 from sdsl._validate.values import (
     MAX_DRAWS,
     MAX_SEED,
@@ -86,5 +96,6 @@ __all__ = [
     "optimum_inside",
     "plane_inside",
     "namespace_parameters",
+    "no_numeric_text",
     "Rule",
 ]

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["argument_names", "shown", "one_line", "show", "suggestion"]
+__all__ = ["argument_names", "shown", "one_line", "show", "suggestion", "numeric_text"]
 
 _NAMES: contextvars.ContextVar[Mapping[str, str]] = contextvars.ContextVar("sdsl_argument_names", default={})  # noqa: B039 (read, never mutated)
 
@@ -65,6 +65,30 @@ def suggestion(word: Any, options: Iterable[Any]) -> str:
 
 def _fail(name: str, allowed: str, value: Any) -> None:
     raise ValueError(f"{shown(name)} must be {allowed}, got {show(value)}")
+
+
+def numeric_text(value: str) -> list[str] | None:
+    """The numbers written in ``value`` (``"200"``, ``"1e8, 1e9"``: separated by commas or spaces), or
+    ``None`` when it is not only numbers."""
+    parts = value.replace(",", " ").split()
+    try:
+        [float(t) for t in parts]
+    except ValueError:
+        return None
+    return parts or None
+
+
+def _fail_text(name: str, allowed: str, value: str) -> None:
+    """A string where a number is wanted: name its type and, for numeric text, what to write instead."""
+    parts = numeric_text(value)
+    hint = (
+        ""
+        if parts is None
+        else f": give {parts[0]} without quotes"
+        if len(parts) == 1
+        else f": give [{', '.join(parts)}]"
+    )
+    raise ValueError(f"{shown(name)} must be {allowed}, got the string {show(value)} (a str, not a number{hint})")
 
 
 def _what(what: str) -> str:

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from sdsl._validate.messages import suggestion
+from sdsl._validate.messages import _fail_text, numeric_text, suggestion
 from sdsl._validate.values import draws, integer, interval, level, number, seed
 
-__all__ = ["Rule", "unknown_names", "rule", "optional", "namespace_parameters", "check_parameters"]
+__all__ = ["Rule", "unknown_names", "rule", "optional", "namespace_parameters", "check_parameters", "no_numeric_text"]
 
 
 def unknown_names(given: Iterable[str], allowed: Iterable[str], what: str = "parameter", where: str = "") -> None:
@@ -69,3 +69,26 @@ def check_parameters(chapter: str, given: Mapping[str, Any], rules: Mapping[str,
     in that order: an unknown name is refused (the closest suggested) before any value is looked at."""
     unknown_names(given, rules, "parameter", f"of notebook {chapter!r}")
     return {name: check(given[name], name) for name, check in rules.items() if name in given}
+
+
+def _no_numeric_text(value: Any, name: str) -> None:
+    if isinstance(value, str):
+        if numeric_text(value) is not None:
+            _fail_text(name, "a number", value)
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _no_numeric_text(v, f"{name}[{i}]")
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            _no_numeric_text(v, f"{name}[{k!r}]")
+
+
+def no_numeric_text(given: Mapping[str, Any], names: Iterable[str]) -> None:
+    """Refuse a number written as text (``n_boot="200"``, ``n_range="1e8,1e9"``) in the values of
+    ``names`` among ``given``, in a list, tuple or mapping too: a notebook's parameters are Python
+    values (papermill's ``-p`` converts numbers itself), so numeric text is a mistake there, even
+    where a check shared with the command line would read it. The message names the parameter, the
+    type and the value; other text (a preset's name) is left to the parameter's own check."""
+    for name in names:
+        if name in given:
+            _no_numeric_text(given[name], name)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from sdsl._validate.messages import _fail, _what, show, shown, suggestion
+from sdsl._validate.messages import _fail, _fail_text, _what, show, shown, suggestion
 
 __all__ = [
     "MIN_DRAWS",
@@ -103,11 +103,12 @@ def number(
     if isinstance(value, (bool, np.bool_)) or value is None:
         _fail(name, allowed, value)
     if isinstance(value, str):
-        if strings:
-            try:
-                x = float(value.strip())
-            except ValueError:
-                x = math.nan
+        if not strings:
+            _fail_text(name, allowed, value)
+        try:
+            x = float(value.strip())
+        except ValueError:
+            x = math.nan
     elif isinstance(value, numbers.Real):
         x = float(value)
     if not math.isfinite(x) or not _in_range(x, low, high, low_open, high_open):
@@ -137,7 +138,9 @@ def integer(
     elif isinstance(value, (float, np.floating)) and floats:
         f = float(value)
         x = int(f) if math.isfinite(f) and f.is_integer() and abs(f) <= _EXACT_FLOAT_INT else None
-    elif isinstance(value, str) and strings:
+    elif isinstance(value, str) and not strings:
+        _fail_text(name, allowed, value)
+    elif isinstance(value, str):
         t = value.strip()
         if re.fullmatch(r"[+-]?\d+", t):
             x = int(t)
@@ -218,6 +221,8 @@ def draws(
     """Bootstrap draws: 0 (none, if ``allow_zero``) or an integer in [MIN_DRAWS, MAX_DRAWS]."""
     zero = "0 (none) or " if allow_zero else ""
     allowed = f"{zero}an integer in [{MIN_DRAWS}, {MAX_DRAWS}] ({what})"
+    if isinstance(value, str) and not strings:
+        _fail_text(name, allowed, value)
     try:
         n = integer(value, name, strings=strings, floats=floats)
     except ValueError:

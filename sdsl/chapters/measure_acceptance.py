@@ -403,8 +403,27 @@ def check_parameters(**params: object) -> None:
 
     def model(value: object, name: str) -> str:
         v = V.text(value, name, "a model folder or a hub name")
-        if v.startswith(("/", ".", "~")) and not os.path.isdir(os.path.expanduser(v)):
+        folder = os.path.expanduser(v)
+        if v.startswith(("/", ".", "~")) and not os.path.isdir(folder):
             raise ValueError(f"{name} must be a model folder or a hub name: the folder {v!r} does not exist")
+        if os.path.isdir(folder):  # what from_pretrained reads first: fail here, not seconds into loading
+            from transformers.utils import (
+                CONFIG_NAME,
+                SAFE_WEIGHTS_INDEX_NAME,
+                SAFE_WEIGHTS_NAME,
+                WEIGHTS_INDEX_NAME,
+                WEIGHTS_NAME,
+            )
+
+            weights = (SAFE_WEIGHTS_NAME, SAFE_WEIGHTS_INDEX_NAME, WEIGHTS_NAME, WEIGHTS_INDEX_NAME)
+            missing = [CONFIG_NAME] if not os.path.isfile(os.path.join(folder, CONFIG_NAME)) else []
+            if not any(os.path.isfile(os.path.join(folder, w)) for w in weights):
+                missing.append(f"weights ({' or '.join(weights)})")
+            if missing:
+                raise ValueError(
+                    f"{name} must be a model folder (a saved Hugging Face model) or a hub name: the folder "
+                    f"{v!r} has no {' and no '.join(missing)}"
+                )
         return v
 
     p = V.check_parameters(

@@ -380,6 +380,11 @@ def check_parameters(**params: object) -> None:
         except ValueError as exc:
             raise ValueError(f"lookup_hardware: {V.one_line(exc)}") from None
     given = {k: v for k, v in params.items() if k in names}
+    # sdsl plan's checks read numeric text (the command line's); a notebook's numbers are Python values
+    V.no_numeric_text(
+        given,
+        ("target_params", "target_tokens", "draft_tokens", "constants", "n_range", "candidates", "n_boot", "seed"),
+    )
     if given.get("preset") == "":  # papermill's `-p preset ""`: no preset, the target by its size and tokens
         given["preset"] = None
     P.check_inputs(**given)

@@ -330,7 +330,7 @@ def check_parameters(**params: object) -> None:
     ``ValueError`` naming the parameter and what is allowed."""
     from sdsl import _validate as V
 
-    V.check_parameters(
+    p = V.check_parameters(
         "scorecard",
         params,
         {
@@ -340,3 +340,17 @@ def check_parameters(**params: object) -> None:
             ),
         },
     )
+    root = p.get("artifacts_root")
+    if root is not None:
+        missing = {
+            c: [f for f in files if not (Path(root) / c / f).is_file()] for c, files in REQUIRED_ARTIFACTS.items()
+        }
+        missing = {c: files for c, files in missing.items() if files}
+        if missing:
+            shown = "; ".join(f"{c} ({', '.join(files)})" for c, files in missing.items())
+            chapters = " ".join(repr(c) for c in missing)
+            raise ValueError(
+                f"artifacts_root {str(root)!r} lacks the artifacts of chapter(s) {shown}: make them with "
+                f"sdsl.build.pipeline.execute_notebook(chapter, artifacts={str(root)!r}) for each of {chapters} "
+                f"(or python -m sdsl.build.pipeline run, which writes the default artifacts tree)"
+            )

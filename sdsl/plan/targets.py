@@ -201,9 +201,13 @@ def resolve_draft_tokens(draft_tokens: Any, target: Target) -> tuple[float, ...]
         raise ValueError(
             f"{shown('draft_tokens')} (pre-training tokens D of the draft family) is empty: give at least one value"
         )
-    return tuple(
+    out = tuple(
         positive_number(v, "draft_tokens", "pre-training tokens D of the draft family", V.TOKENS) for v in values
     )
+    again = next((d for i, d in enumerate(out) if d in out[:i]), None)
+    if again is not None:  # the same plan twice, not two plans
+        raise ValueError(f"{shown('draft_tokens')} gives D = {again:g} twice: each value once")
+    return out
 
 
 def resolve_n_range(n_range: Any, m: float) -> tuple[float, float]:

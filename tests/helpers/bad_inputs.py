@@ -707,11 +707,48 @@ NOTEBOOK: list[tuple[str, str, dict[str, Any], tuple[str, ...]]] = [
     ("beyond-band-nan", "beyond", {"band": [150, float("nan")]}, ("band high", "> 1")),
     ("beyond-level-zero", "beyond", {"level": 0}, ("level", "(0, 1)")),
     ("scorecard-root-is-file", "scorecard", {"artifacts_root": "/etc/passwd"}, ("artifacts_root", "is a file")),
+    # numbers written as text: refused naming the parameter, the type and the value, also where the
+    # check is sdsl plan's (which reads the command line's text)
+    (
+        "plan-n-boot-numeric-string",
+        "plan_draft",
+        {"n_boot": "200"},
+        ("n_boot", "the string '200'", "a str", "200 without"),
+    ),
+    ("plan-seed-numeric-string", "plan_draft", {"seed": "3"}, ("seed", "the string '3'", "a str")),
+    ("plan-n-range-item-string", "plan_draft", {"n_range": ["1e8", 1e9]}, ("n_range[0]", "the string '1e8'")),
+    ("plan-n-range-one-string", "plan_draft", {"n_range": "1e8,1e9"}, ("n_range", "a str", "give [1e8, 1e9]")),
+    ("plan-candidates-numeric-string", "plan_draft", {"candidates": "1e9"}, ("candidates", "the string '1e9'")),
+    ("plan-candidates-value-string", "plan_draft", {"candidates": {"small": "1e9"}}, ("candidates['small']", "a str")),
+    ("plan-draft-tokens-numeric-string", "plan_draft", {"draft_tokens": "15e12"}, ("draft_tokens", "'15e12'", "a str")),
+    (
+        "plan-constants-numeric-string",
+        "plan_draft",
+        {"constants": "406.4,410.7,1.69,0.34,0.28"},
+        ("constants", "a str", "give [406.4, 410.7, 1.69, 0.34, 0.28]"),
+    ),
+    (
+        "plan-target-params-numeric-string",
+        "plan_draft",
+        {"preset": None, "target_params": "7e10", "target_tokens": 1e12, "draft_tokens": 1e12},
+        ("target_params", "the string '7e10'", "a str"),
+    ),
+    ("latency-n-boot-numeric-string", "latency", {"n_boot": "200"}, ("n_boot", DRAWS, "the string '200'", "a str")),
+    ("measure-n-prompts-numeric-string", "measure_acceptance", {"n_prompts": "4"}, ("n_prompts", "'4'", "a str")),
+    ("beyond-level-numeric-string", "beyond", {"level": "0.9"}, ("level", "(0, 1)", "give 0.9 without quotes")),
+    # a repeated value of draft_tokens: the same plan twice, not two plans
+    ("plan-draft-tokens-repeated", "plan_draft", {"draft_tokens": [1e12, 1e12]}, ("draft_tokens", "1e+12 twice")),
+    (
+        "plan-draft-tokens-repeated-apart",
+        "plan_draft",
+        {"draft_tokens": [2e12, 1e12, 2e12]},
+        ("draft_tokens", "2e+12 twice"),
+    ),
 ]
 
 #: Notebook parameters that look odd but are valid (the reason in the comment).
 NOTEBOOK_VALID: list[tuple[str, str, dict[str, Any]]] = [
-    ("plan-candidates-one-size", "plan_draft", {"candidates": "1e9"}),  # one candidate, as --draft-params 1e9
+    ("plan-candidates-one-size", "plan_draft", {"candidates": 1e9}),  # one candidate, as --draft-params 1e9
     ("plan-candidates-none", "plan_draft", {"candidates": []}),  # no candidate drafts to compare: the table is left out
     ("plan-no-bootstrap", "plan_draft", {"n_boot": 0}),  # 0 draws: no interval (the notebook says so); seed unused
     ("measure-draft-family-label", "measure_acceptance", {"draft_family": "my-family"}),  # a free label of the row
@@ -731,6 +768,7 @@ def _api() -> list[tuple[str, Callable[[], Any], tuple[str, ...]]]:
     from sdsl import data
     from sdsl import deployment as DP
     from sdsl import plan as P
+    from sdsl._schema import records
     from sdsl.build import pipeline
     from sdsl.model import deploy as D
     from sdsl.model import speedup as S
@@ -940,6 +978,14 @@ def _api() -> list[tuple[str, Callable[[], Any], tuple[str, ...]]]:
             lambda: DP.deployment_report(inp(), P.plan(inp()), DP.check_wall_clock(), draft_model=""),
             ("draft_model", "non-empty"),
         ),
+        (
+            "check-inputs-draft-tokens-repeated",
+            lambda: P.check_inputs("opt-13b", draft_tokens=[1e12, 3e11, 1e12]),
+            ("draft_tokens", "1e+12 twice"),
+        ),
+        # the working directory is an empty temporary folder: 'latency.csv' is no file there
+        ("data-load-name-with-csv", lambda: data.load("latency.csv"), ("latency.csv", "no such file", "'latency'")),
+        ("data-records-name-with-yml", lambda: records("models.yml"), ("models.csv", "no such file", "'models'")),
     ]
 
 

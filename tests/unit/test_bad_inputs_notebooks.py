@@ -131,3 +131,92 @@ def test_the_check_cell_runs_on_the_parameters_cell(chapter):
     with pytest.raises(ValueError) as err:
         exec(cells[1].source, ns)
     assert_one_line(str(err.value), (f"'{first}s'", "allowed:"))
+
+
+def _measure(**params):
+    from sdsl.chapters.measure_acceptance import check_parameters
+
+    check_parameters(**{**defaults("measure_acceptance"), **params})
+
+
+@pytest.mark.parametrize(
+    "draft_files, expected",
+    [
+        ((), ("draft", "no config.json and no weights", "model.safetensors")),
+        (("config.json",), ("draft", "no weights", "pytorch_model.bin")),
+        (("model.safetensors", "tokenizer.json"), ("draft", "no config.json")),
+    ],
+    ids=["empty", "config-only", "weights-only"],
+)
+def test_a_model_folder_without_config_or_weights_is_refused_before_loading(draft_files, expected, tmp_path):
+    """An empty model folder used to pass the check and fail seconds later inside transformers."""
+    from sdsl.paths import DATA
+
+    draft = tmp_path / "draft"
+    draft.mkdir()
+    for name in draft_files:
+        (draft / name).write_text("{}")
+    before = snapshot(tmp_path)
+    with pytest.raises(ValueError) as err:
+        _measure(draft=str(draft), target=str(DATA / "local_pair" / "target"))
+    assert_one_line(str(err.value), (*expected, str(draft)))
+    if "config.json" in draft_files:
+        assert "config.json" not in str(err.value)  # what is there is not named missing
+    assert_nothing_written(before, snapshot(tmp_path))
+
+
+def test_an_empty_target_folder_is_named_as_the_target(tmp_path):
+    from sdsl.paths import DATA
+
+    (tmp_path / "target").mkdir()
+    with pytest.raises(ValueError) as err:
+        _measure(draft=str(DATA / "local_pair" / "draft"), target=str(tmp_path / "target"))
+    assert_one_line(str(err.value), ("target must be a model folder", "no config.json"))
+
+
+def test_the_committed_pair_and_a_sharded_folder_pass_the_model_check(tmp_path):
+    from sdsl.paths import DATA
+
+    sharded = tmp_path / "sharded"
+    sharded.mkdir()
+    (sharded / "config.json").write_text("{}")
+    (sharded / "model.safetensors.index.json").write_text("{}")  # the weights in shards, listed by the index
+    _measure(draft=str(DATA / "local_pair" / "draft"), target=str(DATA / "local_pair" / "target"))
+    _measure(draft=str(sharded), target=str(DATA / "local_pair" / "target"))
+
+
+def _scorecard(root):
+    from sdsl.chapters.scorecard import check_parameters
+
+    check_parameters(**{**defaults("scorecard"), "artifacts_root": str(root)})
+
+
+def test_an_empty_artifacts_root_names_every_chapter_to_run(tmp_path):
+    """An empty artifacts_root used to pass the check and fail in the notebook with a traceback."""
+    before = snapshot(tmp_path)
+    with pytest.raises(ValueError) as err:
+        _scorecard(tmp_path)
+    msg = str(err.value)
+    assert_one_line(msg, ("artifacts_root", str(tmp_path), "acceptance (table3.csv", "latency (table6.csv)"))
+    assert_one_line(msg, ("optimal_draft", "scaling", "execute_notebook", "python -m sdsl.build.pipeline run"))
+    assert_nothing_written(before, snapshot(tmp_path))
+
+
+def test_an_artifacts_root_missing_one_chapter_names_that_chapter_only(tmp_path):
+    import shutil
+
+    from sdsl.audit.rows import REQUIRED_ARTIFACTS
+    from sdsl.paths import ROOT
+
+    for chapter, files in REQUIRED_ARTIFACTS.items():
+        if chapter != "latency":
+            (tmp_path / chapter).mkdir()
+            for f in files:
+                shutil.copy(ROOT / "baseline" / chapter / f, tmp_path / chapter / f)
+    with pytest.raises(ValueError) as err:
+        _scorecard(tmp_path)
+    assert_one_line(str(err.value), ("chapter(s) latency (table6.csv):", "'latency'"))
+    assert "acceptance" not in str(err.value) and "scaling" not in str(err.value)
+    (tmp_path / "latency").mkdir()
+    shutil.copy(ROOT / "baseline" / "latency" / "table6.csv", tmp_path / "latency")
+    _scorecard(tmp_path)  # every chapter's artifacts there: the check passes
