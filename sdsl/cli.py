@@ -109,7 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
             "iteration, continuous and the best integer, with the throughput rounding gives up), alpha (acceptance "
             "rate at N*), T(N*) (tokens per FLOP), the tokens per FLOP ratio T(N*) * 2M (dimensionless; not a "
             "wall-clock speedup), the wall-clock speedup of Theorem 3.8 (Leviathan et al. 2023) with its cost "
-            "coefficient, vLLM and SGLang settings, and which uncertainties the N* interval includes."
+            "coefficient, vLLM, SGLang, TensorRT-LLM and llama.cpp settings, and which uncertainties the N* interval "
+            "includes."
         ),
     )
     tgt = p.add_argument_group("target (a preset, or its size and tokens; explicit values override the preset)")

@@ -18,6 +18,7 @@ __all__ = [
     "add_presets_arguments",
     "wall_clock_inputs",
     "plan_rows",
+    "engine_rows",
     "interval_rows",
     "run_speedup",
     "run_presets_plan",
@@ -34,7 +35,7 @@ def add_plan_arguments(p: argparse.ArgumentParser) -> None:
     w.add_argument(
         "--cost-ratio",
         metavar="C",
-        help="cost coefficient c: seconds of a draft step over seconds of a target step (dimensionless, >= 0)",
+        help="cost coefficient c: seconds of a draft step over seconds of a target step (dimensionless, >= 0; from 1 on speculation never pays)",
     )
     w.add_argument("--draft-latency", metavar="S", help="measured seconds of one draft step (one token)")
     w.add_argument(
@@ -86,7 +87,10 @@ def add_plan_arguments(p: argparse.ArgumentParser) -> None:
         help="fixed seconds per forward pass (kernel launches, framework; default: the preset's, 0 for the GPUs)",
     )
     h.add_argument("--gamma-max", metavar="G", help="largest draft length searched, 1 to 1024 (default 32)")
-    e = p.add_argument_group("engine settings (vLLM --speculative-config, SGLang flags)")
+    e = p.add_argument_group(
+        "engine settings (vLLM, SGLang, TensorRT-LLM and llama.cpp; with --hardware they carry --gpus, --dtype "
+        "and the draft length of each --batch)"
+    )
     e.add_argument(
         "--draft-model",
         metavar="ID",
@@ -169,17 +173,30 @@ def plan_rows(rep: dict[str, Any]) -> list[tuple[str, str]]:
                 f"gamma {g}): {100 * s['share_of_optimum']:.1f} % of the optimum's tokens per FLOP",
             )
         )
-    e = rep["engines"]
-    if e.get("vllm"):
-        rows.append(("vLLM", e["vllm"]["command"]))
-        rows.append(("SGLang", e["sglang"]["command"]))
-        rows.append(("engine draft", e["draft"]))
-    else:
-        rows.append(("engines", e["note"]))
+    rows += engine_rows(rep["engines"])
     rows += interval_rows(rep["interval"])
     for wmsg in rep["warnings"]:
         rows.append(("warning", wmsg))
     return rows
+
+
+_ENGINE_NAMES = (("vllm", "vLLM"), ("sglang", "SGLang"), ("trtllm", "TensorRT-LLM"), ("llamacpp", "llama.cpp"))
+
+
+def engine_rows(e: dict[str, Any]) -> list[tuple[str, str]]:
+    """The text rows of the engine settings: one command per engine and planned batch size (one
+    TensorRT-LLM configuration with its per-batch schedule), the version each was checked against."""
+    if not e.get("vllm"):
+        return [("engines", e["note"])]
+    rows = []
+    for key, name in _ENGINE_NAMES:
+        s = e[key]
+        for r in s.get("by_batch") or [{"batch": None, "command": s["command"]}]:
+            rows.append((name if r["batch"] is None else f"{name}, batch {r['batch']}", r["command"]))
+        rows.append((f"  {name} version", f"checked against {s['version']}; needs {s['requires']}"))
+        if s.get("note"):
+            rows.append((f"  {name} note", s["note"]))
+    return rows + [("engine draft", e["draft"]), ("engine target", e["target"])]
 
 
 _SOURCE_NAMES = {"law": "acceptance law", "constants": "loss-law constants", "coefficients": "plane's coefficients"}
@@ -257,7 +274,7 @@ def add_speedup_parser(sub) -> None:
         "--c",
         dest="cost_ratio",
         metavar="C",
-        help="cost coefficient c (draft step over target step, >= 0)",
+        help="cost coefficient c (draft step over target step, >= 0; from 1 on speculation never pays)",
     )
     s.add_argument("--draft-latency", metavar="S", help="measured seconds of one draft step (instead of --cost-ratio)")
     s.add_argument("--target-latency", metavar="S", help="measured seconds of one target step")
@@ -309,7 +326,13 @@ def run_speedup(args: argparse.Namespace) -> int:
     rows += [
         ("best gamma (continuous)", gc),
         ("best gamma (integer)", f"{rep.gamma_integer}: speedup {rep.speedup_at_best:.4f}x"),
-        ("break-even alpha", f"{rep.break_even_alpha:.4f} (below it no draft length beats plain decoding)"),
+        (
+            "break-even alpha",
+            f"{rep.break_even_alpha:.4f} (below it no draft length beats plain decoding)"
+            if rep.c + rep.verify_slope < 1
+            else f"none: c + k = {rep.c + rep.verify_slope:.4g} >= 1, a draft step costs at least a target step, so "
+            f"no acceptance rate below 1 makes speculation pay; serve without a draft",
+        ),
     ]
     width = max(len(k) for k, _ in rows)
     for k, v in rows:

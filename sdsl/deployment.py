@@ -13,7 +13,8 @@
   hardware preset at given batch sizes and context lengths (:mod:`sdsl.model.hardware`, which then
   re-optimises ``N*`` and ``gamma*`` for wall-clock time, with drafting sequential or overlapped);
 * the published draft of the target's tokenizer group that comes closest to the optimum, and
-  ready-to-paste vLLM and SGLang settings;
+  ready-to-paste vLLM, SGLang, TensorRT-LLM and llama.cpp settings carrying the plan's devices,
+  precision and per-batch draft length (:mod:`sdsl.model.deploy`);
 * the interval of ``N*`` over acceptance laws, loss-law constants and the plane's coefficients, by
   source and combined, with the sources of the headline interval (:mod:`sdsl.plan.interval`), and
   warnings where the acceptance plane (or a law of the interval) is evaluated outside the data it
@@ -25,7 +26,7 @@ Only numpy is imported (no pandas, no scipy): ``sdsl plan`` must answer in 0.3 s
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -40,8 +41,17 @@ from sdsl.model.optimal_draft import DraftOptimum, optimal_draft_size
 from sdsl.model.throughput import optimal_gamma, optimal_tokens_per_flop
 from sdsl.plan.interval import n_star_intervals
 
-__all__ = ["DTYPES", "WallClockInputs", "check_wall_clock", "perplexity_warnings", "suggest_draft", "deployment_report"]
+__all__ = [
+    "DTYPES",
+    "WallClockInputs",
+    "check_wall_clock",
+    "perplexity_warnings",
+    "suggest_draft",
+    "deployment_report",
+]
 
+_GAMMA_MAX = "largest draft length searched"
+_LATENCIES = ("draft_latency", "target_latency", "verify_latency", "verify_tokens")
 #: Bytes per weight and KV-cache element of the number formats ``--dtype`` accepts.
 DTYPES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp32": 4.0}
 
@@ -110,28 +120,11 @@ def check_wall_clock(
     ``dtype``, batch sizes ``batch``, context lengths ``context``, ``overlap``, ``step_overhead`` in
     seconds and ``gamma_max``, the largest draft length searched, default 32). None of them: the FLOP
     model, ``c = N*/M``. An option the chosen source does not use is refused, not ignored."""
-    gm = (
-        32
-        if gamma_max is None
-        else V.integer(gamma_max, "gamma_max", low=1, high=1024, what="largest draft length searched")
-    )
+    gm = 32 if gamma_max is None else V.integer(gamma_max, "gamma_max", low=1, high=1024, what=_GAMMA_MAX)
     lat = [v is not None for v in (draft_latency, target_latency, verify_latency, verify_tokens)]
-    given = [
-        n
-        for n, on in (
-            (shown("cost_ratio"), cost_ratio is not None),
-            (
-                "/".join(
-                    shown(n)
-                    for n, on in zip(("draft_latency", "target_latency", "verify_latency", "verify_tokens"), lat)
-                    if on
-                ),
-                any(lat),
-            ),
-            (shown("hardware"), hardware is not None),
-        )
-        if on
-    ]
+    lat_names = "/".join(shown(n) for n, on in zip(_LATENCIES, lat) if on)
+    sources = ((shown("cost_ratio"), cost_ratio is not None), (lat_names, any(lat)), (shown("hardware"), hardware))
+    given = [n for n, on in sources if on is not None and on is not False]
     if len(given) > 1:
         raise ValueError(f"give one source of the cost of drafting, not {' and '.join(given)}")
     hw_only = [
@@ -189,8 +182,6 @@ def check_wall_clock(
         key = V.choice(str(dtype).strip().lower(), "dtype", list(DTYPES), "weights and KV cache")
         acc = acc.with_bytes_per_param(DTYPES[key], key)
     if step_overhead is not None:
-        from dataclasses import replace
-
         acc = replace(acc, step_overhead=_number(step_overhead, "step_overhead", 0, "seconds per forward pass"))
     return WallClockInputs(
         "hardware",
@@ -298,6 +289,11 @@ def deployment_report(
     for name, v in (("draft_model", draft_model), ("target_model", target_model)):
         if v is not None:  # an empty id is not a silent "use the default"
             V.text(v, name, "a repository id or path written into the engine settings")
+            if not v.isprintable():
+                raise ValueError(
+                    f"{shown(name)} {v!r} contains a control character (a newline, a tab): a repository id or "
+                    f"path written into the engine settings is one line of printable characters"
+                )
     m, d = inputs.target.params, inputs.draft_tokens[0]
     il = D.integer_draft_length(opt.alpha, opt.n_star, m)
     opt_int = (
@@ -404,8 +400,10 @@ def deployment_report(
             int(sugg.get("gamma_hardware", sugg["gamma_integer"])) if wc.source in ("flop", "hardware") else gamma
         )
     out["num_speculative_tokens"] = eng_gamma
+    deploy = _engine_deployment(inputs, wc, out, sugg if use_sugg else None, warnings)
+    target_id = target_model or inputs.target.hf_id
     out["engines"] = D.engine_settings(
-        eng_gamma, target_model or inputs.target.hf_id, draft_model or (sugg["hf_id"] if use_sugg else None)
+        eng_gamma, target_id, draft_model or (sugg["hf_id"] if use_sugg else None), **deploy
     )
     out["engines"]["draft"] = (
         "given (--draft-model)"
@@ -413,6 +411,11 @@ def deployment_report(
         else f"suggested: {sugg['model']}"
         if use_sugg
         else "placeholder: a draft of about N* parameters"
+    )
+    dropped = getattr(inputs.target, "dropped_hf_id", None)
+    why = f"the planned size is not that of the preset's model {dropped}" if dropped else "no preset model"
+    out["engines"]["target"] = (
+        "given (--target-model)" if target_model else f"preset: {target_id}" if target_id else f"placeholder: {why}"
     )
     out["interval"] = n_star_intervals(inputs, opt.n_star)
     for law, what in _law_extrapolation(out["interval"]):
@@ -422,6 +425,49 @@ def deployment_report(
         )
     out["warnings"] = warnings
     return _json_safe(out)
+
+
+def _engine_deployment(inputs, wc: WallClockInputs, out: dict[str, Any], sugg, warnings: list[str]) -> dict:
+    """What the engine settings carry from the roofline plan: the devices in tensor parallel (checked
+    against the target's heads, and the suggested draft's), the precision and the draft length of
+    each planned batch size (at the first context length)."""
+    if wc.source != "hardware":
+        return {}
+    from sdsl.plan import preset_records
+
+    hw, shape, draft_tp = wc.hardware, inputs.target.shape, None
+    tp = int(hw.count)
+    if shape:
+        heads, kv = int(shape["heads"]), int(shape["kv_heads"])
+        why = D.check_tensor_parallel(tp, heads, kv, inputs.target.name)
+        if why:
+            raise ValueError(
+                f"{shown('gpus')} {tp}: {why} (vLLM, SGLang and TensorRT-LLM shard the heads over the devices "
+                f"in tensor parallel); choose one of {', '.join(map(str, D.tensor_parallel_choices(heads, kv)))}"
+            )
+    elif tp > 1:
+        warnings.append(f"the target's heads are unknown: check that {tp} devices divide them before serving")
+    row = next((r for r in preset_records() if sugg is not None and r["model"] == sugg["model"]), None)
+    if tp > 1 and row is not None and row.get("heads") == row.get("heads") is not None:  # known, not NaN
+        why = D.check_tensor_parallel(tp, int(row["heads"]), int(row["kv_heads"]), sugg["model"])
+        if why:
+            draft_tp = 1
+            warnings.append(f"{why}: the draft runs on one device (draft_tensor_parallel_size 1), not {tp}")
+    ctx0, rows = wc.contexts[0], out["wall_clock"]["by_batch_and_context"]
+    full = H.target_shape(inputs.target.params, shape)[0]
+    pairs = [
+        (
+            int(b),
+            int(
+                H.speedup_at(sugg["params"], sugg["alpha"], full, hw, b, ctx0, wc.overlap, wc.gamma_max)[0]
+                if sugg is not None
+                else next(r["gamma_star"] for r in rows if r["batch"] == b and r["context"] == ctx0)
+            ),
+        )
+        for b in wc.batches
+    ]
+    dtype = hw.dtype if hw.dtype in D.ENGINE_DTYPES else None
+    return {"tp": tp, "dtype": dtype, "gamma_by_batch": pairs, "draft_tp": draft_tp}
 
 
 def _law_extrapolation(interval: dict[str, Any]) -> list[tuple[str, str]]:

@@ -54,6 +54,9 @@ class Target:
     ``head_dim``, ``vocab``, ``tied_embeddings`` (from the preset's configuration), or None."""
     tokenizer: str | None = None
     """Tokenizer group of the preset (drafts of the same group can be paired with it)."""
+    dropped_hf_id: str | None = None
+    """The preset's repository id, left out of the engine settings because a given size is not the
+    preset model's."""
 
 
 def presets() -> pd.DataFrame:
@@ -114,6 +117,14 @@ def get_preset(name: str) -> Target:
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"{shown('preset')} must be a preset name such as 'llama-3-70b', got {V.show(name)}")
     rows = preset_records()
+    seen: dict[str, str] = {}
+    for r in rows:  # names are matched without case: two that differ only in case would be one
+        other = seen.setdefault(r["preset"].lower(), r["preset"])
+        if other != r["preset"]:
+            raise ValueError(
+                f"data/presets.csv names presets {other!r} and {r['preset']!r}, which differ only in case: "
+                f"{shown('preset')} is matched without case, so give each preset a name of its own"
+            )
     key = name.strip().lower()
     hit = [r for r in rows if key in (r["preset"].lower(), r["model"].lower())]
     if not hit:
@@ -121,7 +132,19 @@ def get_preset(name: str) -> Target:
         close = difflib.get_close_matches(key, names, n=3, cutoff=0.5)
         hint = f"did you mean {', '.join(repr(c) for c in close)}? " if close else ""
         raise ValueError(f"unknown {shown('preset')} {name!r}; {hint}known presets: {', '.join(names)}")
-    return _target_of_row(hit[0])
+    if len({r["preset"] for r in hit}) > 1:
+        raise ValueError(
+            f"{shown('preset')} {name!r} matches presets {', '.join(repr(r['preset']) for r in hit)} (a preset "
+            f"name and a model name are matched without case): give the preset's own name"
+        )
+    row = hit[0]
+    if row.get("role") == "draft":
+        raise ValueError(
+            f"{shown('preset')} {row['preset']!r} ({row['model']}) is a draft-only preset (role 'draft' in "
+            f"data/presets.csv: a candidate draft, not a target to plan for); choose a target preset ('sdsl "
+            f"presets' marks the drafts), or give {shown('target_params')} and {shown('target_tokens')}"
+        )
+    return _target_of_row(row)
 
 
 def positive_number(value: Any, name: str, unit: str, bounds: tuple[float, float] | None = None) -> float:
@@ -172,14 +195,16 @@ def resolve_target(preset: str | None = None, target_params: Any = None, target_
     if base is None:
         return Target(name=f"M = {m:.4g}", params=m, tokens=d_t)
     same = target_params is None and target_tokens is None
+    resized = m != base.params  # another size is another model: the preset's is not what is planned
     return Target(
         name=base.name if same else f"{base.name} (modified)",
         params=m,
         tokens=d_t,
         draft_tokens=base.draft_tokens,
         draft_family=base.draft_family,
-        hf_id=base.hf_id,
-        shape=base.shape if target_params is None else None,
+        hf_id=None if resized else base.hf_id,
+        dropped_hf_id=base.hf_id if resized else None,
+        shape=None if resized else base.shape,
         tokenizer=base.tokenizer,
     )
 

@@ -6,6 +6,7 @@ import pytest
 
 from sdsl import deployment as DP
 from sdsl import plan as P
+from sdsl.model import deploy as D
 from sdsl.model import laws
 from sdsl.model import speedup as S
 from sdsl.model import throughput as theory
@@ -111,3 +112,26 @@ def test_hardware_report_by_batch_and_context():
 def test_bad_wall_clock_options(kw, msg):
     with pytest.raises(ValueError, match=msg):
         DP.check_wall_clock(**kw)
+
+
+def test_engine_settings_follow_the_plan_per_batch():
+    """Where the roofline gives different draft lengths per batch, each engine gets its own
+    (TensorRT-LLM's schedule: batch 1 at max_draft_len, as it requires)."""
+    _, _, rep = _report("llama-3.1-8b", hardware="h100-sxm", batch="1,256")
+    by = {r["batch"]: r["gamma"] for r in rep["engines"]["vllm"]["by_batch"]}
+    rows = {r["batch"]: r for r in rep["wall_clock"]["by_batch_and_context"]}
+    s = rep["suggested_draft"]
+    assert by[1] == s["gamma_hardware"] and set(by) == set(rows) == {1, 256}
+    sched = rep["engines"]["trtllm"]["speculative_config"].get("draft_len_schedule", {})
+    assert sched["1"] == max(by.values()) == rep["engines"]["trtllm"]["speculative_config"]["max_draft_len"]
+    assert sched["256"] == by[256]
+
+
+def test_tensor_parallel_must_share_the_heads():
+    assert D.check_tensor_parallel(4, 64, 8, "x") is None
+    assert "64 attention heads" in D.check_tensor_parallel(3, 64, 8, "x")
+    assert D.check_tensor_parallel(16, 64, 8, "x") is None  # 8 key-value heads replicated twice
+    assert "key-value heads" in D.check_tensor_parallel(16, 48, 12, "x")  # 16 neither divides 12 nor is divided
+    assert D.tensor_parallel_choices(64, 8) == [1, 2, 4, 8, 16, 32, 64]
+    with pytest.raises(ValueError, match="gpus 3: 3 devices cannot share the 64 attention heads"):
+        _report(hardware="h100-sxm", gpus="3")

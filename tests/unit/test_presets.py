@@ -116,3 +116,21 @@ def test_mixture_of_experts_is_refused_with_one_clear_line(name):
     with pytest.raises(ValueError, match="mixture-of-experts model .* dense targets") as err:
         P.get_preset(name)
     assert "\n" not in str(err.value)
+
+
+def test_draft_only_presets_are_refused_as_targets():
+    drafts = [r["preset"] for r in ROWS if r["role"] == "draft"]
+    assert "opt-125m" in drafts
+    for name in drafts:
+        with pytest.raises(ValueError, match=f"'{name}' .* is a draft-only preset"):
+            P.get_preset(name)
+
+
+def test_presets_differing_only_in_case_are_refused(monkeypatch):
+    from sdsl.plan import targets
+
+    rows = [dict(r) for r in ROWS]
+    twin = dict(next(r for r in rows if r["preset"] == "llama-3-70b"), preset="Llama-3-70B", model="Other")
+    monkeypatch.setattr(targets, "preset_records", lambda: (*rows, twin))
+    with pytest.raises(ValueError, match="'llama-3-70b' and 'Llama-3-70B', which differ only in case"):
+        P.get_preset("opt-13b")
