@@ -104,7 +104,7 @@ REASONS: tuple[Reason, ...] = (
         "Table 3",
         r".*",
         "acceptance",
-        "the paper fitted Eq. 5 on more targets than Tables 1 and 2 list, so a refit on the pairs we hold "
+        "the paper fitted Eq. 5 on more targets than Tables 1 and 2 list, so a refit on the pairs those tables print "
         "cannot give the paper's coefficients (later chapters use the paper's)",
     ),
     Reason("Table 4", r".*", "acceptance", "per-target fits on the pairs of Tables 1 and 2; see the chapter"),

@@ -51,6 +51,7 @@ __all__ = [
     "fit_power_loglog",
     "has_table",
     "acceptance_matrix",
+    "paper_sample",
     "TABLE4_QUANTITIES",
     "implied_residual_df",
     "table1",
@@ -274,6 +275,27 @@ def table4_agreement(cmp4: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def paper_sample(implied: pd.DataFrame | None = None, paper_pairs: pd.DataFrame | None = None) -> dict[str, object]:
+    """The observations behind the paper's Table 3, implied by the tightest row of ``implied``
+    (:func:`implied_residual_df`; default: of Table 3 as printed): ``dof`` with its MoE/SE
+    ``ratio``, ``n = dof + 3``, the ``drafts`` of ``paper_pairs`` (default ``data/acceptance.csv``,
+    Tables 1 and 2) and ``targets = n / drafts`` (13.0 for the paper's Table 3)."""
+    if implied is None:
+        paper3, tol = _data.load("paper_table3"), _data.printed_tolerance("paper_table3")
+        implied = implied_residual_df(paper3.assign(std_error_tol=tol["std_error"], moe_tol=tol["moe"]))
+    paper_pairs = _data.load("acceptance") if paper_pairs is None else paper_pairs
+    tight = implied.dropna(subset=["df_min"])
+    tight = tight.loc[(tight["df_max"] - tight["df_min"]).idxmin()]
+    n, drafts = int(tight["df_min"]) + 3, int(paper_pairs["draft"].nunique())
+    return {
+        "dof": int(tight["df_min"]),
+        "ratio": float(tight["ratio"]),
+        "n": n,
+        "drafts": drafts,
+        "targets": n / drafts,
+    }
+
+
 def summary(
     df: pd.DataFrame,
     plane: PlaneFit,
@@ -305,9 +327,8 @@ def summary(
     paper_pairs = _data.load("acceptance") if paper_pairs is None else paper_pairs
     est = paper3.set_index("parameter")["estimate"]
     pm = paper_metrics[paper_metrics["table"].astype(str) == "3"].set_index("metric")["value"]
-    tight = implied.dropna(subset=["df_min"])
-    tight = tight.loc[(tight["df_max"] - tight["df_min"]).idxmin()]
-    n_paper, drafts = int(tight["df_min"]) + 3, int(paper_pairs["draft"].nunique())
+    sample = paper_sample(implied, paper_pairs)
+    n_paper, drafts = sample["n"], sample["drafts"]
     se_ratio = plane.std_error / paper3.set_index("parameter")["std_error"]
     inside = [k for k in ("A", "B", "C") if plane.ci_lower[k] <= est[k] <= plane.ci_upper[k]]
     out: dict[str, object] = {
@@ -319,8 +340,8 @@ def summary(
         "refit_r2": plane.r2,
         "refit_mse": plane.mse,
         "refit_dof": plane.df_resid,
-        "paper_dof": int(tight["df_min"]),
-        "paper_ratio": float(tight["ratio"]),
+        "paper_dof": sample["dof"],
+        "paper_ratio": sample["ratio"],
         "paper_n": n_paper,
         "paper_drafts": drafts,
         "paper_tables_targets": paper_pairs["target"].nunique(),

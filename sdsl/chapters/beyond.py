@@ -357,6 +357,13 @@ def _elasticity_summary(elast: pd.DataFrame, paper3: pd.DataFrame) -> dict[str, 
         out[f"el_top{i + 1}_value"] = float(ref.loc[top[i], "elasticity_n_star"])
     for p in ("A", "B", "C"):
         out[f"el_n_{p}"] = float(ref.loc[p, "elasticity_n_star"])
+    # where the plane's slope A ranks among all the constants, and the ones before it
+    rank_a = list(top).index("A")
+    out["el_rank_A"], out["el_n_parameters"] = rank_a + 1, len(top)
+    before = [f"{p} ({ref.loc[p, 'elasticity_n_star']:.2f})" for p in top[:rank_a]]
+    out["el_before_A"] = (
+        ", ".join(before[:-1]) + (" and " if len(before) > 1 else "") + before[-1] if before else "none"
+    )
     # what Table 3's margin of error of A (of C) means for N*: its relative half-width times the elasticity
     for p in ("A", "C"):
         out[f"el_{p}_ci_effect"] = float(

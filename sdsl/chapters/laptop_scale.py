@@ -376,6 +376,28 @@ def summary_family(runs: pd.DataFrame, prov: dict) -> dict[str, object]:
     }
 
 
+def summary_alpha_dips(frame: pd.DataFrame, runs: pd.DataFrame) -> dict[str, object]:
+    """Where the measured alpha of the common budget falls as the draft grows: the smooth curve of
+    the empirical optimum (:func:`sdsl.experiment.predict.empirical_optimum`) interpolates these
+    points by PCHIP, which keeps such a dip (it preserves the points' shape, not a trend). The steps
+    between neighbouring drafts of one target, those that lower alpha, and the largest such dip in
+    words (``"none"`` without one)."""
+    from sdsl.experiment.analysis import common_budget
+
+    sub = frame[np.isclose(frame["d"], common_budget(runs))].sort_values(["target", "n"])
+    by = sub.groupby("target")
+    step, prev_draft, prev_alpha = by["alpha"].diff(), by["draft"].shift(), by["alpha"].shift()
+    out: dict[str, object] = {"alpha_steps": int(step.notna().sum()), "alpha_dips": int((step < 0).sum())}
+    k = step.idxmin() if out["alpha_dips"] else None
+    out["alpha_dip"] = (
+        "none"
+        if k is None
+        else f"for the {sub.loc[k, 'target']} target, {prev_draft[k]} has α = {prev_alpha[k]:.3f} and the "
+        f"larger {sub.loc[k, 'draft']} α = {sub.loc[k, 'alpha']:.3f}"
+    )
+    return out
+
+
 def summary_gpu_scale() -> dict[str, object]:
     """The GPU scale, defined but not run (:data:`sdsl.experiment.config.SCALES`, ``gpu``): its
     shapes, runs and pairs, the span of ``N`` (millions), the common token budget (millions), the
@@ -452,6 +474,7 @@ def summary(
         **summary_loss(runs, fit, loss_resamples),
         **summary_alpha(res, prov, alpha_table, alpha_resamples),
         **summary_laws(frame, plane, laws, temperature),
+        **summary_alpha_dips(frame, runs),
         **summary_prediction(runs, preds, alpha_pred, paper),
         **summary_wallclock(wall, runs, prov),
         **summary_gpu_scale(),

@@ -362,6 +362,12 @@ def summary(
         smallest_drafts=", ".join(f"{r.draft} ({r.n:.3g} parameters)" for r in smallest.itertuples()),
         nstar_over_smallest_min=ratio.min(),
         nstar_over_smallest_max=ratio.max(),
+        nstar_above_smallest=int((ratio > 1).sum()),
+        nstar_rows=len(ratio),
+        nstar_over_smallest_at=(
+            f"{t5.loc[ratio.idxmax(), 'target']} with {t5.loc[ratio.idxmax(), 'draft_family']} drafts, "
+            f"{ratio.max():.2f} times {smallest.loc[t5.loc[ratio.idxmax(), 'draft_family'], 'draft']}"
+        ),
     )
     bi, hc = (
         var[(var["constants"] == "besiroglu2024") & var["integer"]],

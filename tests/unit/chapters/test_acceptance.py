@@ -143,6 +143,16 @@ def test_paper_table3_implies_130_observations():
     assert (implied["df_min"] <= 127).all() and (implied["df_max"] >= 127).all()
 
 
+def test_paper_sample_counts_the_pairs_and_targets_behind_table3():
+    """n = nu + 3 from the tightest row, the drafts of Tables 1 and 2 (10), and n / drafts targets;
+    a table of the implied nu given by hand moves every count with it."""
+    s = fits.paper_sample()
+    assert (s["dof"], s["n"], s["drafts"], s["targets"]) == (127, 130, 10, 13.0)
+    hand = pd.DataFrame({"parameter": ["A", "C"], "df_min": [90, 117], "df_max": [400, 117], "ratio": [1.98, 1.9805]})
+    pairs = pd.DataFrame({"target": ["t"] * 4, "draft": ["d1", "d2", "d3", "d4"]})
+    assert fits.paper_sample(hand, pairs) == {"dof": 117, "ratio": 1.9805, "n": 120, "drafts": 4, "targets": 30.0}
+
+
 # --- recovery from seeded simulated data -----------------------------------------------------
 
 

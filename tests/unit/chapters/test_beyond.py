@@ -391,4 +391,25 @@ def test_elasticity_of_n_star_is_step_independent():
     assert set(coarse.index) == {"A", "B", "C", "E", "A_loss", "B_loss", "a", "b"}
 
 
+def test_elasticity_summary_ranks_the_plane_slope_among_all_constants():
+    """The rank of A by |elasticity of N*| and the constants before it, on a table made by hand
+    (the ranking the chapter's summary states in words)."""
+    values = {"a": -7.5, "E": 1.3, "A_loss": 1.2, "b": -1.1, "A": 0.7, "B_loss": 0.2, "C": -0.1, "B": 0.01}
+    elast = pd.DataFrame(
+        {
+            "target": "Qwen1.5-14B",
+            "draft_family": "OPT",
+            "parameter": list(values),
+            "elasticity_n_star": list(values.values()),
+            "elasticity_t": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 1.6, 0.0],
+        }
+    )
+    s = lc._elasticity_summary(elast, data.load("paper_table3"))
+    assert (s["el_rank_A"], s["el_n_parameters"]) == (5, 8)
+    assert s["el_before_A"] == "a (-7.50), E (1.30), A_loss (1.20) and b (-1.10)"
+    assert s["el_ttop"] == "C"
+    first = elast.assign(elasticity_n_star=np.where(elast["parameter"] == "A", -9.0, elast["elasticity_n_star"]))
+    assert lc._elasticity_summary(first, data.load("paper_table3"))["el_before_A"] == "none"
+
+
 # -------------------------------------------------------------------------------- the notebook

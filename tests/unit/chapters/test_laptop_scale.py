@@ -212,6 +212,34 @@ def test_the_law_numbers(glued):
     assert glued["loo_loglin_n_rmse"] == pytest.approx(0.10408, abs=1e-4)
 
 
+def test_the_smooth_curve_keeps_the_one_dip_of_the_measured_alpha(glued):
+    """At the common budget alpha falls once from a draft to the next larger one (the MLE does not
+    depend on the resamples): 6 + 7 steps over the two targets' drafts, one of them down."""
+    assert (glued["alpha_steps"], glued["alpha_dips"]) == (13, 1)
+    assert (
+        glued["alpha_dip"]
+        == "for the w128l3-d2000k target, w48l2-d2000k has α = 0.724 and the larger w64l2-d2000k α = 0.717"
+    )
+
+
+def test_alpha_dips_are_counted_per_target_at_the_common_budget_only():
+    runs = pd.DataFrame({"role": ["target", "draft"], "tokens": [100.0, 50.0]})
+    frame = pd.DataFrame(
+        {
+            "target": ["T"] * 4 + ["U"] * 3,
+            "draft": ["a", "b", "c", "b"] + ["a", "b", "c"],
+            "n": [1.0, 2.0, 3.0, 2.0, 1.0, 2.0, 3.0],
+            "d": [100.0, 100.0, 100.0, 50.0, 100.0, 100.0, 100.0],
+            "alpha": [0.5, 0.6, 0.7, 0.1, 0.5, 0.4, 0.45],
+        }
+    )
+    s = ch.summary_alpha_dips(frame, runs)
+    assert (s["alpha_steps"], s["alpha_dips"]) == (4, 1)  # the D = 50 row of T is not a step
+    assert s["alpha_dip"] == "for the U target, a has α = 0.500 and the larger b α = 0.400"
+    rising = frame.assign(alpha=[0.5, 0.6, 0.7, 0.1, 0.3, 0.4, 0.45])
+    assert ch.summary_alpha_dips(rising, runs) == {"alpha_steps": 4, "alpha_dips": 0, "alpha_dip": "none"}
+
+
 def test_the_prediction_numbers(glued, raw):
     runs = raw["runs"]
     assert glued["small_shapes"] == "w8l1, w16l1, w24l1, w32l1"
