@@ -29,15 +29,22 @@ Four estimators, each returning a frozen :class:`AlphaEstimate`:
 
 and :func:`constant_alpha_test`, a chi-square goodness-of-fit test of the constant-alpha model
 from the per-position conditional acceptance rates (real acceptance often falls with position).
+
+What ``sdsl alpha`` needs runs on numpy alone (the base install): the normal quantile comes from the
+standard library's :class:`statistics.NormalDist` and the profile-likelihood bounds from
+:func:`sdsl.model.solvers.find_root`; scipy (``sdsl[analysis]``) is imported where it is used, by
+the bootstrap and by the chi-square test's p-value.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from statistics import NormalDist
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import optimize, stats
+
+from sdsl.model.solvers import find_root
 
 __all__ = [
     "AlphaEstimate",
@@ -106,19 +113,24 @@ class ConstantAlphaTest:
 
     ``rates[i]`` is the conditional acceptance rate at draft position ``i + 1`` (accepted at that
     position / drafts that reached it), ``trials[i]`` its denominator; ``alpha`` the pooled MLE;
-    ``statistic``, ``dof``, ``p_value`` the Pearson chi-square test of equal rates across positions.
+    ``statistic``, ``dof``, ``p_value`` the Pearson chi-square test of equal rates across positions;
+    ``p_value`` is ``None`` where scipy, which computes it, is not installed (the base install of
+    ``sdsl``; ``pip install 'sdsl[analysis]'`` adds it).
     """
 
     alpha: float
     statistic: float
     dof: int
-    p_value: float
+    p_value: float | None
     rates: tuple[float, ...]
     trials: tuple[int, ...]
     accepted: tuple[int, ...]
 
     def rejects(self, level: float = 0.05) -> bool:
-        """Whether the constant-alpha model is rejected at significance ``level``."""
+        """Whether the constant-alpha model is rejected at significance ``level``; raises
+        ``RuntimeError`` when the p-value was not computed (scipy not installed)."""
+        if self.p_value is None:
+            raise RuntimeError("the constant-alpha test has no p-value: scipy is not installed")
         return bool(self.p_value < level)
 
 
@@ -178,7 +190,7 @@ def _binomial_interval(s: int, t: int, level: float, interval: str) -> tuple[flo
         raise ValueError("no evaluated draft positions (every iteration drafted 0 tokens)")
     a = s / t
     se = float(np.sqrt(a * (1.0 - a) / t))
-    z = float(stats.norm.ppf(0.5 + level / 2.0))
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
     if interval == "wald":
         lo, hi = a - z * se, a + z * se
     elif interval == "wilson":
@@ -193,16 +205,20 @@ def _binomial_interval(s: int, t: int, level: float, interval: str) -> tuple[flo
         se_eta = 1.0 / np.sqrt(t * a * (1 - a))
         lo, hi = (1.0 / (1.0 + np.exp(-(eta + sgn * z * se_eta))) for sgn in (-1.0, 1.0))
     else:  # profile likelihood: 2 (l(a_hat) - l(a)) = chi2_1(level)
-        crit = float(stats.chi2.ppf(level, 1)) / 2.0
+        crit = z * z / 2.0  # the chi-square(1) quantile at level is z**2
         f = t - s
 
-        def ll(x: float) -> float:
+        def ll(x):
             return (s * np.log(x) if s else 0.0) + (f * np.log1p(-x) if f else 0.0)
 
         lmax = ll(a) if 0.0 < a < 1.0 else 0.0
         tiny = 1e-15
-        lo = 0.0 if s == 0 else optimize.brentq(lambda x: lmax - ll(x) - crit, tiny, a)
-        hi = 1.0 if f == 0 else optimize.brentq(lambda x: lmax - ll(x) - crit, a, 1.0 - tiny)
+
+        def excess(x: np.ndarray, _rows: np.ndarray) -> np.ndarray:
+            return lmax - ll(x) - crit
+
+        lo = 0.0 if s == 0 else float(find_root(excess, np.array([tiny]), np.array([a]), np.zeros(1, int))[0])
+        hi = 1.0 if f == 0 else float(find_root(excess, np.array([a]), np.array([1.0 - tiny]), np.zeros(1, int))[0])
     return a, se, float(max(lo, 0.0)), float(min(hi, 1.0))
 
 
@@ -337,6 +353,8 @@ def alpha_bootstrap(
         lo = hi = a
         se = 0.0
     else:
+        from scipy import stats  # the bootstrap's intervals: the analysis extra
+
         res = stats.bootstrap(
             (s_j, r_j),
             statistic,
@@ -489,6 +507,13 @@ def constant_alpha_test(
     if dof == 0 or acc.sum() == 0 or rej.sum() == 0:
         stat, p = 0.0, 1.0
     else:
-        res = stats.chi2_contingency(np.vstack([acc, rej]), correction=False)
-        stat, p, dof = float(res.statistic), float(res.pvalue), int(res.dof)
+        try:
+            from scipy import stats
+        except ImportError:  # the base install: the statistic (Pearson's, as below), no p-value
+            table = np.vstack([acc, rej]).astype(float)
+            expected = table.sum(axis=1, keepdims=True) * table.sum(axis=0, keepdims=True) / table.sum()
+            stat, p = float(((table - expected) ** 2 / expected).sum()), None
+        else:
+            res = stats.chi2_contingency(np.vstack([acc, rej]), correction=False)
+            stat, p, dof = float(res.statistic), float(res.pvalue), int(res.dof)
     return ConstantAlphaTest(alpha, stat, dof, p, rates, tuple(int(x) for x in trials), tuple(int(x) for x in acc))

@@ -127,7 +127,12 @@ def report_text(rep: Report) -> str:
                 rates = " ".join(f"{v:.3f}" for v in x.position_rates)
                 out.append(f"    conditional rate at positions 1..{len(x.position_rates)}: {rates}")
             t = x.constant_alpha
-            if t is not None:
+            if t is not None and t.p_value is None:
+                out.append(
+                    f"    constant alpha across positions: chi-square {t.statistic:.3g} (dof {t.dof}); "
+                    "no p-value: scipy is not installed (pip install 'sdsl[analysis]')"
+                )
+            elif t is not None:
                 verdict = "rejected" if t.rejects() else "not rejected"
                 out.append(
                     f"    constant alpha across positions: chi-square {t.statistic:.3g} (dof {t.dof}), "
@@ -227,7 +232,12 @@ def report_dict(rep: Report) -> dict:
                     "position_rates": list(x.position_rates),
                     "constant_alpha": None
                     if t is None
-                    else {"chi2": t.statistic, "dof": t.dof, "p_value": t.p_value, "rejected_at_5pct": t.rejects()},
+                    else {
+                        "chi2": t.statistic,
+                        "dof": t.dof,
+                        "p_value": t.p_value,
+                        "rejected_at_5pct": None if t.p_value is None else t.rejects(),
+                    },
                     "short_drafts": None
                     if sd is None
                     else {
