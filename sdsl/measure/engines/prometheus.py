@@ -162,7 +162,7 @@ def _check_complete(text: str, where: str) -> None:
     last = lines[-1].strip()
     if not last or last == "# EOF":
         return
-    lost = "" if last.startswith("#") else ", and its value may have lost digits"
+    lost = ", and its value may have lost digits" if _SAMPLE_START.match(last) else ""
     raise ValueError(
         f"{where} line {len(lines)}: the exposition ends inside this line (no final newline and no "
         f"OpenMetrics '# EOF'): the file is truncated{lost}: {last[:120]!r}"
