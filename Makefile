@@ -19,7 +19,7 @@ help:
 	@echo "make matrix   the regeneration check under every CPU kernel this machine can run"
 	@echo "make bench    run the benchmark scripts"
 	@echo "make wheel-check  build the wheel, install it in a fresh venv outside the repository, run sdsl there"
-	@echo "make lock     re-pin requirements.lock and environment.yml from requirements.in"
+	@echo "make lock     re-pin requirements.lock (with hashes) from requirements.in; environment.yml installs from it"
 
 $(STAMP): requirements.lock pyproject.toml
 	rm -f $(VENV)/.installed-*
@@ -84,8 +84,13 @@ bench: install
 	$(BIN)/python benchmarks/bench_harness.py
 	$(BIN)/python benchmarks/bench_training.py
 
-lock:
-	$(PYTHON) tools/lock.py
+# uv keeps the versions already in requirements.lock (pass UV_LOCK_FLAGS=--upgrade to re-resolve);
+# torch's CPU build comes from PyTorch's CPU index (UV_LOCK_FLAGS replaces it, e.g. with
+# --find-links to a folder of wheels).
+UV_LOCK_FLAGS ?= --extra-index-url https://download.pytorch.org/whl/cpu --index-strategy unsafe-best-match
+lock: install
+	$(BIN)/uv pip compile requirements.in --python $(BIN)/python --generate-hashes --no-annotate \
+		--custom-compile-command "make lock" $(UV_LOCK_FLAGS) -o requirements.lock
 
 clean:
 	rm -rf book/_build book/executed build

@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # Build the wheel, install it into a fresh virtual environment in a temporary folder outside the
-# repository, and run the planning commands there (issue 15: the package must work once installed,
-# not only from a checkout). Called by `make test`.
+# repository, and run the planning commands and `sdsl alpha` there: the package must work once
+# installed, not only from a checkout, and its base install must stay light (at most 100 MB, no
+# scipy). Then the same on every other Python 3.12+ found on the PATH. Called by `make test`.
 #
 #   tools/wheel_check.sh [PYTHON]        # default python3.11
 #   KEEP=1 tools/wheel_check.sh          # keep the temporary folder and print its path
 #   EXTRAS=plot tools/wheel_check.sh     # also install an extra and report the size it adds
 #
-# Dependencies are pinned by requirements.lock (pip's --constraint), so the check installs the
-# versions CI tests with; pip needs the package index (or its cache) for numpy, scipy and pyyaml.
+# Dependencies are pinned by requirements.lock (its versions, without the hashes, as pip's
+# --constraint), so the check installs the versions CI tests with; pip needs the package index (or
+# its cache) for numpy, pyyaml and prometheus_client.
 set -euo pipefail
 PY=${1:-python3.11}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sdsl-wheel-check.XXXXXX")
 cleanup() { if [ -z "${KEEP:-}" ]; then rm -rf "$tmp"; else echo "kept $tmp"; fi; }
 trap cleanup EXIT
+# the lock's pins as constraints (a constraints file may not carry hashes)
+sed -n 's/^\([A-Za-z0-9._-]*==[^ ]*\).*/\1/p' "$repo/requirements.lock" | sed 's/+cpu$//' > "$tmp/constraints.txt"
 fail() { echo "wheel check FAILED: $*" >&2; exit 1; }
 pipq() { "$@" --quiet --disable-pip-version-check 2>&1 | grep -v "^WARNING: Location" || true; }
 
@@ -31,6 +35,7 @@ echo "built $(basename "$whl") ($(du -k "$whl" | cut -f1) kB)"
 # exit would fail the pipe under pipefail
 listing=$("$PY" -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' "$whl")
 for f in sdsl/_data/presets.csv sdsl/_data/accelerators.csv sdsl/_data/acceptance_laws.csv sdsl/_data/acceptance_laws.yml \
+         sdsl/_data/local_pair/draft/model.safetensors sdsl/_data/local_pair/target/config.json \
          sdsl/py.typed sdsl/model/hardware.py sdsl/plan/interval.py sdsl/plan/lookup.py; do
   grep -qF "$f" <<<"$listing" || fail "the wheel lacks $f"
 done
@@ -40,10 +45,13 @@ done
 V="$tmp/venv/bin"
 site=$("$V/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 before=$(du -sk "$site" | cut -f1)
-pipq "$V/python" -m pip install --constraint "$repo/requirements.lock" "$whl"
+pipq "$V/python" -m pip install --constraint "$tmp/constraints.txt" "$whl"
 after=$(du -sk "$site" | cut -f1)
 npkg=$("$V/python" -m pip list --format=freeze 2>/dev/null | grep -vc -E '^(pip|setuptools|wheel)==')
-echo "installed: $npkg packages, $(( (after - before) / 1024 )) MB (core dependencies: numpy, scipy, pyyaml)"
+mb=$(( (after - before) / 1024 ))
+echo "installed: $npkg packages, $mb MB (base dependencies: numpy, pyyaml, prometheus_client)"
+[ "$mb" -le 100 ] || fail "the base install takes $mb MB, more than 100 MB"
+"$V/python" -c "import scipy" 2>/dev/null && fail "the base install pulls in scipy"
 cd "$tmp"
 
 # 3. the commands a user runs, and their outputs
@@ -111,9 +119,31 @@ grep -q "2.9514x" <<<"$out" || fail "sdsl speedup: Theorem 3.8 at alpha 0.8, c 0
 [ "$(wc -l < "$tmp/err")" = 1 ] && grep -q "mixture-of-experts" "$tmp/err" || fail "the MoE refusal is not one line"
 "$V/sdsl" plan --preset llama-3-70b --hardware h100-sxm --gpus 2 --batch 1,64 --json >/dev/null || fail "sdsl plan --hardware"
 
-# 4. optional: what an extra adds
+# sdsl alpha on engine output, from the base install (no scipy: the p-value is said to need it)
+out=$("$V/sdsl" alpha "$repo/tests/fixtures/vllm_single.txt") || fail "sdsl alpha on a vLLM scrape exited $?"
+grep -q "alpha = 0.7505" <<<"$out" || fail "sdsl alpha on a vLLM scrape: expected alpha = 0.7505, got: $out"
+grep -q "no p-value: scipy is not installed" <<<"$out" || fail "sdsl alpha: the base install does not say the p-value needs scipy"
+echo "sdsl alpha (base install): $(grep -o 'alpha = [^(]*' <<<"$out" | head -n 1)"
+
+# 4. the other Pythons of this machine: install the wheel and run the planning commands
+for v in 3.12 3.13; do
+  other=python$v
+  # a pyenv shim exists for every installed version but runs only the selected ones: take the binary
+  "$other" -c '' 2>/dev/null || other=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/$v*/bin/python$v 2>/dev/null | head -n 1)
+  [ -n "$other" ] && "$other" -c '' 2>/dev/null || { echo "python$v: not on this machine, not checked"; continue; }
+  "$other" -m venv "$tmp/venv-$v"
+  W="$tmp/venv-$v/bin"
+  pipq "$W/python" -m pip install --constraint "$tmp/constraints.txt" "$whl"
+  "$W/sdsl" plan --preset llama-3-70b >/dev/null || fail "python$v: sdsl plan --preset llama-3-70b"
+  "$W/sdsl" presets >/dev/null || fail "python$v: sdsl presets"
+  out=$("$W/sdsl" speedup --alpha 0.8 --cost-ratio 0.05 --gamma 5) && grep -q "2.9514x" <<<"$out" || fail "python$v: sdsl speedup"
+  out=$("$W/sdsl" alpha "$repo/tests/fixtures/vllm_single.txt") && grep -q "alpha = 0.7505" <<<"$out" || fail "python$v: sdsl alpha"
+  echo "$("$W/python" --version): sdsl plan, presets, speedup and alpha run from the wheel"
+done
+
+# 5. optional: what an extra adds
 if [ -n "${EXTRAS:-}" ]; then
-  pipq "$V/python" -m pip install --constraint "$repo/requirements.lock" "${whl}[${EXTRAS}]"
+  pipq "$V/python" -m pip install --constraint "$tmp/constraints.txt" "${whl}[${EXTRAS}]"
   with=$(du -sk "$site" | cut -f1)
   echo "with [${EXTRAS}]: $(( (with - before) / 1024 )) MB"
 fi

@@ -5,11 +5,13 @@ only a mean acceptance length (SGLang, TensorRT-LLM) allow."""
 
 from __future__ import annotations
 
+from statistics import NormalDist
+
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import optimize, stats
 
 from sdsl.measure.estimators import AlphaEstimate, _as_counts, _check_level
+from sdsl.model.solvers import find_root
 from sdsl.model.throughput import expected_tokens
 
 __all__ = ["alpha_from_mean_tokens"]
@@ -107,7 +109,11 @@ def alpha_from_mean_tokens(
         elif target <= 1.0:
             a = 0.0
         else:
-            a = float(optimize.brentq(lambda x: float(e(x)[0]) - target, 0.0, 1.0, xtol=1e-14))
+            # E(alpha, gamma) rises strictly in alpha: one root in (0, 1); numpy only (the base install)
+            def excess(x: np.ndarray, _rows: np.ndarray) -> np.ndarray:
+                return np.array([e(v)[0] for v in x]) - target
+
+            a = float(find_root(excess, np.zeros(1), np.ones(1), np.zeros(1, int), xatol=1e-14)[0])
         method = "invert_mean_tokens"
     else:
 
@@ -116,6 +122,8 @@ def alpha_from_mean_tokens(
                 return se_given
             sd = np.array([np.sqrt(_k_moments(alpha, int(gj))[1]) for gj in g])
             return np.maximum(sd / np.sqrt(n), 1e-6)
+
+        from scipy import optimize  # several draft lengths: the analysis extra
 
         a = 0.5
         for _ in range(3):  # iteratively reweighted: model-based weights depend on alpha
@@ -135,7 +143,7 @@ def alpha_from_mean_tokens(
         w = 1.0 / np.maximum(se_m, 1e-300) ** 2
         info = float(np.sum(w * d * d))
         se = float(1.0 / np.sqrt(info)) if info > 0 else float("inf")
-    z = float(stats.norm.ppf(0.5 + level / 2.0))
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
     return AlphaEstimate(
         a,
         se,

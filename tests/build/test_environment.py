@@ -10,43 +10,48 @@ import yaml
 from sdsl.paths import ROOT
 
 
-def _lock_pins() -> dict[str, str]:
-    pins = {}
-    for line in (ROOT / "requirements.lock").read_text().splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
+def _lock_entries() -> dict[str, tuple[str, list[str]]]:
+    r"""``name -> (version, hashes)`` of requirements.lock (uv's format: ``name==version \`` then
+    ``--hash=sha256:...`` continuation lines)."""
+    text = (ROOT / "requirements.lock").read_text().replace("\\\n", " ")
+    entries = {}
+    for line in text.splitlines():
+        line = line.split("#")[0].strip()
+        if not line:
             continue
-        name, sep, version = line.partition("==")
-        assert sep, f"requirements.lock: {line!r} is not pinned with =="
-        pins[name.lower().replace("_", "-")] = version
-    return pins
+        spec, *options = line.split()
+        name, sep, version = spec.partition("==")
+        assert sep, f"requirements.lock: {spec!r} is not pinned with =="
+        hashes = [o.removeprefix("--hash=") for o in options if o.startswith("--hash=")]
+        entries[name.lower().replace("_", "-")] = (version, hashes)
+    return entries
 
 
-def _environment_pins() -> dict[str, str]:
+def _lock_pins() -> dict[str, str]:
+    return {name: version.split("+")[0] for name, (version, _) in _lock_entries().items()}
+
+
+def test_every_lock_entry_is_pinned_with_hashes():
+    """pip installs requirements.lock in hash-checking mode: every distribution's sha256 is fixed,
+    so an index serving another file under the same version (torch's CUDA build for the CPU one)
+    fails the install instead of changing the environment."""
+    entries = _lock_entries()
+    assert len(entries) > 100, f"requirements.lock holds {len(entries)} packages: was it truncated?"
+    unhashed = [n for n, (_, hashes) in entries.items() if not hashes]
+    assert not unhashed, f"requirements.lock: no --hash for {unhashed} (run `make lock`)"
+    bad = {n: h for n, (_, hashes) in entries.items() for h in hashes if not re.fullmatch(r"sha256:[0-9a-f]{64}", h)}
+    assert not bad, f"requirements.lock: malformed hashes {bad}"
+    assert entries["torch"][0].endswith("+cpu"), f"torch is pinned to {entries['torch'][0]}, not the CPU build"
+
+
+def test_environment_yml_installs_the_lock():
+    """The conda environment has no pins of its own: its pip section installs requirements.lock."""
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
-    pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
-    pins = {}
-    for line in pip_section:
-        name, sep, version = line.partition("==")
-        assert sep, f"environment.yml: {line!r} is not pinned with =="
-        pins[name.lower().replace("_", "-")] = version
-    return pins
-
-
-def test_every_lock_entry_is_pinned_and_environment_yml_agrees():
-    lock, env = _lock_pins(), _environment_pins()
-    assert set(lock) == set(env), (
-        f"only in requirements.lock: {sorted(set(lock) - set(env))}; "
-        f"only in environment.yml: {sorted(set(env) - set(lock))} (run `make lock`)"
-    )
-    differing = {k: (lock[k], env[k]) for k in lock if lock[k] != env[k]}
-    assert not differing, f"versions differ (lock, environment.yml): {differing} (run `make lock`)"
-    python = [
-        d
-        for d in yaml.safe_load((ROOT / "environment.yml").read_text())["dependencies"]
-        if isinstance(d, str) and d.startswith("python")
-    ]
-    assert python == ["python=3.11"]
+    deps = env["dependencies"]
+    assert [d for d in deps if isinstance(d, str) and d.startswith("python")] == ["python=3.11"]
+    pip_section = next(d["pip"] for d in deps if isinstance(d, dict) and "pip" in d)
+    assert "-r requirements.lock" in pip_section, pip_section
+    assert all(line.startswith("-") for line in pip_section), f"environment.yml pins packages itself: {pip_section}"
 
 
 def test_every_top_level_requirement_is_in_the_lock():
