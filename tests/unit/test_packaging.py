@@ -1,4 +1,4 @@
-"""pyproject.toml and the package layout: what an installed wheel needs (issue 15).
+"""pyproject.toml and the package layout: what an installed wheel needs.
 
 The end-to-end check (build the wheel, install it in a fresh venv outside the repository, run the
 commands) is tools/wheel_check.sh, which `make test` runs after pytest."""
@@ -33,8 +33,14 @@ def test_build_metadata():
     assert proj["requires-python"] == ">=3.11"  # no upper bound
     assert {"Repository", "Paper"} <= set(proj["urls"])
     core = {d.split(">")[0].split("=")[0].strip() for d in proj["dependencies"]}
-    assert core == {"numpy", "scipy", "pyyaml"}
-    assert {"analysis", "plot", "book", "measure", "test"} <= set(proj["optional-dependencies"])
+    assert core == {"numpy", "pyyaml", "prometheus_client"}  # planning and sdsl alpha; no scipy (143 MB)
+    extras = proj["optional-dependencies"]
+    assert {"analysis", "plot", "book", "measure", "test"} <= set(extras)
+    pinned = [d for ds in extras.values() for d in ds if "==" in d]
+    assert not pinned, f"extras take version ranges (exact pins are requirements.lock's): {pinned}"
+    assert any(d.startswith("threadpoolctl") for d in extras["measure"])  # sdsl.experiment.lossfit
+    assert any(d.startswith("threadpoolctl") for d in extras["book"])  # sdsl.build.manifest
+    assert "sdsl[plot,measure]" in extras["book"]  # two chapters run the local models
     assert (ROOT / "sdsl" / "py.typed").is_file()
 
 
@@ -43,6 +49,7 @@ def test_package_data_is_the_data_folder():
     globs = PYPROJECT["tool"]["setuptools"]["package-data"]["sdsl._data"]
     shipped = {p.name for g in globs for p in paths.DATA.glob(g)}
     assert {"presets.csv", "presets.yml", "accelerators.csv", "acceptance.csv", "paper_table3.csv"} <= shipped
+    assert {"model.safetensors", "config.json", "tokenizer.json"} <= shipped  # data/local_pair/*/
 
 
 def test_planning_path_imports_neither_pandas_nor_scipy():

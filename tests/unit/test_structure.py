@@ -14,7 +14,6 @@ from sdsl.paths import NOTEBOOKS, ROOT
 
 PACKAGE = ROOT / "sdsl"
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
-MAX_LINES = 500
 
 
 def _name(path: Path) -> str:
@@ -40,11 +39,6 @@ def _module_level_imports(path: Path) -> set[str]:
                 out.add(n.module)
                 out.update(f"{n.module}.{a.name}" for a in n.names if f"{n.module}.{a.name}" in known)
     return {m for m in out if m in known}
-
-
-def test_no_module_is_over_500_lines():
-    long = {p.relative_to(ROOT).as_posix(): n for p in MODULES if (n := len(p.read_text().splitlines())) > MAX_LINES}
-    assert not long, f"modules over {MAX_LINES} lines: {long}"
 
 
 def test_no_import_cycle():
