@@ -228,6 +228,8 @@ def break_even_alpha(
         v = as_in_range(verify_cost, "verify_cost (v(gamma) for gamma = 1, 2, ...)", 1.0, np.inf).ravel()
         if v.size < 1:
             raise ValueError("verify_cost must hold v(gamma) for gamma = 1, 2, ... (at least one value)")
+    if c >= 1.0:  # v >= 1, so g c + v >= g + 1 for every g: no draft length pays (and g c may overflow)
+        return 1.0
     g = np.arange(1, v.size + 1, dtype=float)
     need = g * c + v  # E must exceed this; E < g + 1 for alpha < 1
     ok = need < g + 1

@@ -223,7 +223,7 @@ def test_deployment_errors_one_line_exit_2(args, message):
 
 
 def test_a_cost_ratio_of_one_or_more_says_speculation_never_pays():
-    for c in ("2", "1e300"):
+    for c in ("1", "2", "1e300", "1e308"):  # 1e308: g c overflowed with a warning
         out = run("speedup", "--alpha", "0.8", "--cost-ratio", c)
         assert out.returncode == 0 and out.stderr == ""
         assert f"none: c + k = {float(c):.4g} >= 1" in out.stdout and "0: speedup 1.0000x" in out.stdout
