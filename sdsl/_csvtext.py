@@ -1,4 +1,4 @@
-"""Reading a CSV file as text, every problem with its file, line and column (issue 13), and the
+"""Reading a CSV file as text, every problem with its file, line and column, and the
 sha256 check of its provenance file: the one reader of :func:`sdsl.data.load`,
 :func:`sdsl._schema.records` and the user's measurement files (pandas-free)."""
 

@@ -393,7 +393,7 @@ def records(name_or_path: str | Path) -> tuple[dict[str, Any], ...]:
 
     Text cells are ``str`` (``None`` when empty), numbers ``float`` or ``int`` (``nan`` when empty).
     The planning path (``sdsl plan``, ``sdsl presets``) reads its tables this way: importing pandas
-    alone takes longer than the whole command may (issue 15). Checked and parsed files are cached by
+    alone takes longer than the whole command may. Checked and parsed files are cached by
     the path, modification time and size of the CSV and of its schema file.
     """
     path = data_path(name_or_path)

@@ -1,6 +1,6 @@
 """Reading YAML (the schemas and provenance of ``data/``), with a parsed index of the shipped files.
 
-PyYAML's import alone takes about 30 ms, a tenth of the 0.3 s that ``sdsl plan`` may take (issue 15),
+PyYAML's import alone takes about 30 ms, a tenth of the 0.3 s that ``sdsl plan`` may take,
 and ``sdsl plan`` reads five schema files. The YAML files of ``data/`` are therefore also stored
 parsed, in ``sdsl/_yaml_index.json``, keyed by the sha256 of each file's text: a text whose sha256
 is in the index is read from it, any other text (an edited file, a user's own schema) through

@@ -1,6 +1,6 @@
 """The options of ``sdsl alpha``, apart from :mod:`sdsl.measure.report` that runs it: building the
 command line's parser (every ``sdsl`` command builds all of it) then imports argparse only, and
-``sdsl plan`` does not pay for importing the readers (issue 15: ``sdsl plan`` in at most 0.3 s)."""
+``sdsl plan`` does not pay for importing the readers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The deployment half of the ``sdsl`` command line (issue 15): the wall-clock and engine options of
+"""The deployment half of the ``sdsl`` command line: the wall-clock and engine options of
 ``sdsl plan``, the ``sdsl speedup`` command and ``sdsl presets --plan``.
 
 :mod:`sdsl.cli` builds the parser and dispatches; this module adds its options and prints. Nothing

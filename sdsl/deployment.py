@@ -1,4 +1,4 @@
-"""What ``sdsl plan`` adds to the paper's optimum to make it deployable (issue 15).
+"""What ``sdsl plan`` adds to the paper's optimum to make it deployable.
 
 :func:`deployment_report` takes a validated plan (:class:`sdsl.plan.PlanInputs`) and its optimum
 (:class:`sdsl.model.throughput.DraftOptimum`) and returns, as one JSON-ready mapping:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU scale of the laptop-scale experiment (issue 17) in one device call.
+# The GPU scale of the laptop-scale experiment in one device call.
 #
 #   tools/gpu_scale.sh prepare     # here, on the CPU machine: corpus, tokenizer and wheels
 #   tools/gpu_scale.sh device      # there, on the GPU machine: train and measure, pack the results

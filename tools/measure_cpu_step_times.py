@@ -3,7 +3,7 @@
     .venv/bin/python tools/measure_cpu_step_times.py            # about 5 minutes on 2 shared cores
     .venv/bin/python tools/measure_cpu_step_times.py --quick    # a smoke run, written to build/
 
-What it measures (the validation of the roofline cost model, :mod:`sdsl.model.hardware`; issue 15):
+What it measures (the validation of the roofline cost model, :mod:`sdsl.model.hardware`):
 
 * ``cpu_step_times.csv``: the wall time of one forward pass of randomly initialised GPT-2 (tied
   embeddings, multi-head attention) and Llama (untied embeddings, grouped-query attention)

@@ -1,4 +1,4 @@
-"""Every argument check of the package, in one place (issue 13).
+"""Every argument check of the package, in one place.
 
 The command line (:mod:`sdsl.cli`), the public API (:mod:`sdsl.plan`, :mod:`sdsl.model`) and the
 notebooks (each chapter's ``check_parameters``, called in the cell after its parameters cell) check

@@ -1,4 +1,4 @@
-"""The parameters of a notebook, checked before it runs (issue 13): an unknown name fails listing
+"""The parameters of a notebook, checked before it runs: an unknown name fails listing
 the allowed names with the nearest suggested (``papermill.inspect_notebook`` gives a notebook's
 parameters), and every value is checked by its chapter's ``check_parameters`` (the function the
 cell after the notebook's parameters cell calls) in this process, so that nothing starts, and

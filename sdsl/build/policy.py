@@ -201,7 +201,7 @@ RULES: tuple[Rule, ...] = (
         "becomes 5e-8 in D'; relative tolerance 1e-6",
         rtol=1e-6,
     ),
-    # the laptop-scale family (issue 17): a five-parameter loss law on 15 runs is weakly identified
+    # the laptop-scale family: a five-parameter loss law on 15 runs is weakly identified
     # (its intervals span decades), so one-ulp changes of exp/log move the L-BFGS optimum by ~1e-6
     # relative and single bootstrap refits between local optima
     Rule(

@@ -385,8 +385,8 @@ def summary(
 
 
 def check_parameters(**params: object) -> None:
-    """Check the notebook's parameters before anything runs (the cell after its parameters cell;
-    issue 13): one ``ValueError`` naming the parameter and what is allowed. ``measurements`` is read
+    """Check the notebook's parameters before anything runs (the cell after its parameters
+    cell): one ``ValueError`` naming the parameter and what is allowed. ``measurements`` is read
     (``sdsl.data.load`` with the ``acceptance`` schema, its file, line and column named) and must
     hold what the fits need: 4 pairs with two distinct draft and target perplexities (Eq. 5), and
     per target 3 drafts of 2 distinct perplexities (Table 4)."""

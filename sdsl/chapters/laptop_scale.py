@@ -1,5 +1,5 @@
 """Tables and figures of the chapter ``notebooks/laptop_scale.md``: the paper's central claim
-tested on a family of small GPT-2 models trained on this machine (issue 17).
+tested on a family of small GPT-2 models trained on this machine.
 
 One function per table and per figure; every one reads the committed raw results
 (:func:`sdsl.experiment.results.load_results`) through the analysis of
@@ -59,7 +59,7 @@ _TARGET_COLORS = ("#0072B2", "#D55E00", "#009E73")
 
 
 def check_parameters(**params: object) -> None:
-    """The notebook's parameters checked before anything runs (issue 13; the cell after the parameters
+    """The notebook's parameters checked before anything runs (the cell after the parameters
     cell): one ``ValueError`` naming the parameter and what is allowed. ``results_dir`` must be an
     existing folder holding a ``runs.csv`` (the runner's results), ``temperature`` one of the
     temperatures the runner measured (:class:`sdsl.experiment.config.Measurement`)."""

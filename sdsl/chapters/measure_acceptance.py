@@ -391,7 +391,7 @@ def summary(
 
 
 def check_parameters(**params: object) -> None:
-    """The notebook's parameters checked before anything runs (issue 13; the cell after the parameters cell): one
+    """The notebook's parameters checked before anything runs (the cell after the parameters cell): one
     ``ValueError`` naming the parameter and what is allowed. ``draft`` and ``target`` go together (a path, which
     must be a folder, or a hub name); ``rebuild_pair`` applies to the committed pair only; ``n_prompts`` is at most
     the prompts the file holds."""

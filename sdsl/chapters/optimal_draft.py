@@ -395,7 +395,7 @@ def summary(
 
 
 def check_parameters(**params: object) -> None:
-    """The notebook's parameters checked before anything runs (issue 13; the cell after the parameters cell): one
+    """The notebook's parameters checked before anything runs (the cell after the parameters cell): one
     ``ValueError`` naming the parameter and what is allowed, the plane inside (0, 1) on ``[n_min, n_max]`` and an
     interior ``N*`` for every (target, family) included."""
     from sdsl import _validate as V

@@ -1,4 +1,4 @@
-"""The laptop-scale model-family experiment (issue 17): train a family of small GPT-2 models on
+"""The laptop-scale model-family experiment: train a family of small GPT-2 models on
 freely licensed English text with one shared BPE tokenizer, measure alpha for every (draft,
 target) pair by speculative sampling, fit the loss law and the acceptance laws, and test whether
 the throughput-optimal draft size ``N*`` is predicted before the drafts it predicts are trained.

@@ -25,7 +25,7 @@ __all__ = ["main"]
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m sdsl.experiment", description="The laptop-scale model-family experiment (issue 17)."
+        prog="python -m sdsl.experiment", description="The laptop-scale model-family experiment."
     )
     sub = p.add_subparsers(dest="command", required=True)
     scale_help = (

@@ -1,5 +1,5 @@
 """The prediction of the optimal draft size before the drafts it predicts are seen, and the
-empirical optimum it is judged against (issue 17, step 5).
+empirical optimum it is judged against.
 
 * :func:`law_frame`: the (target, draft) pairs of the family with the covariates of every
   acceptance law of :mod:`sdsl.model.alpha_laws` (``x`` draft perplexity, ``y`` target perplexity,

@@ -26,7 +26,7 @@ independent check of the estimate from accepted counts (:mod:`sdsl.measure.estim
 Exactness is guaranteed in float32. In bfloat16 (or float16) a token's logits can depend on how
 many tokens the forward pass holds (kernels and reduction orders chosen by the matrix shapes,
 typically on GPUs), so verifying ``gamma + 1`` tokens at once and decoding one token at a time can
-round differently: near-ties flip and greedy outputs diverge after the first flip (issue 16 reports
+round differently: near-ties flip and greedy outputs diverge after the first flip (one measurement on another machine:
 568 of 960 greedy tokens agreeing in bfloat16; on the CPU build of torch pinned here the local
 pairs agreed on all of them, ``benchmarks/bench_harness.py --dtype bfloat16`` counts it). Sampled
 outputs still follow the target up to that rounding; load the models in float32

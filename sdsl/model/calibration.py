@@ -1,4 +1,4 @@
-"""Calibrate the roofline on this machine's CPU and measure how wrong it is (issue 15, item 5).
+"""Calibrate the roofline on this machine's CPU and measure how wrong it is.
 
 ``data/cpu_microbench.csv`` holds two numbers measured without any model (the best float32
 matrix-multiplication rate and the read bandwidth of a 256 MiB array); ``data/cpu_step_times.csv``

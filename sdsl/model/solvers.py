@@ -1,8 +1,8 @@
 """Two solvers of the planning path in plain numpy, so that ``sdsl plan`` never imports scipy.
 
 Importing :mod:`scipy.optimize` or :mod:`scipy.special` costs 0.4 to 0.6 s on the project's
-machines, more than the whole time budget of ``sdsl plan`` (0.3 s, issue 15); the planning path
-needs only two things from them:
+machines, and scipy is not part of the base install (numpy, PyYAML and prometheus_client: what
+``sdsl plan`` and ``sdsl alpha`` need); the planning path needs only two things from scipy:
 
 * :func:`find_root` -- vectorised bracketed root finding (Chandrupatla's hybrid of inverse
   quadratic interpolation and bisection, as scipy's), the step of :func:`sdsl.model.optimum.solve`

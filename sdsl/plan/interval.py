@@ -1,5 +1,5 @@
 """An honest interval for ``N*``: the spread over acceptance laws, loss-law constants and the
-coefficients' uncertainty, each source on its own and combined (issue 15, item 4).
+coefficients' uncertainty, each source on its own and combined.
 
 Three sources move ``N*`` (method notes, section 6), and they are of two kinds:
 

@@ -1,4 +1,4 @@
-"""The lookup table of ``sdsl presets --plan`` and of the book's plan chapter (issue 15, item 6).
+"""The lookup table of ``sdsl presets --plan`` and of the book's plan chapter.
 
 For every target preset of ``data/presets.csv`` (dense models from about 1B to 405B parameters,
 each size and token count from its model card, named in the presets' provenance) one row:

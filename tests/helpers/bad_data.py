@@ -1,4 +1,4 @@
-"""The data-damage part of the bad-input corpus of issue 13 (``bad_inputs`` re-exports it): a
+"""The data-damage part of the bad-input corpus (``bad_inputs`` re-exports it): a
 copy of data/ in a temporary folder, damaged, then loaded through the public loaders with an
 explicit path. Each row is ``(id, damage)``; ``damage(folder)`` returns the loader call to run and
 the substrings its one-line message must hold (the file, the line, the column, what is wrong)."""

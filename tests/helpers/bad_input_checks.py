@@ -1,4 +1,4 @@
-"""What every bad input must meet (issue 13): one line, no traceback, naming the bad thing and
+"""What every bad input must meet: one line, no traceback, naming the bad thing and
 what is allowed; and nothing written (a snapshot of the folders a run could write to)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The bad-input corpus of issue 13, as tables: the command line, damaged copies of data/, the
+"""The bad-input corpus, as tables: the command line, damaged copies of data/, the
 notebooks' parameters and the public API. Every case must get exit status 2 (command line) or a
 ValueError (everything else) with one line that names the offending flag, parameter, file, line or
 column and what is allowed; nothing may be written.
@@ -327,13 +327,13 @@ CLI: list[tuple[str, list[str], tuple[str, ...]]] = [
         ("--draft-tokens", "--target-tokens"),
     ),
     ("alpha-no-file", ["alpha"], ("FILE", "required")),
-    # issue 15b: sdsl presets --plan takes no value and no planning flags of sdsl plan
+    # sdsl presets --plan takes no value and no planning flags of sdsl plan
     ("presets-plan-with-value", ["presets", "--plan=yes"], ("--plan", "'yes'")),
     ("presets-plan-hardware", ["presets", "--plan", "--hardware", "h200"], ("unrecognized arguments", "--hardware")),
     ("presets-plan-batch", ["presets", "--plan", "--batch", "2"], ("unrecognized arguments", "--batch 2")),
     ("presets-plan-unknown-flag", ["presets", "--json", "--plan", "--bogus"], ("unrecognized arguments", "--bogus")),
     ("presets-json-with-value", ["presets", "--json=1"], ("--json", "'1'")),
-    # issue 15b: sdsl speedup
+    # sdsl speedup
     (
         "speedup-gamma-above-limit",
         ["speedup", "--alpha", "0.8", "--c", "0.1", "--gamma", "2000"],
@@ -395,7 +395,7 @@ CLI: list[tuple[str, list[str], tuple[str, ...]]] = [
         ["speedup", "--alpha", "0.8", "--c", "0.1", "--bogus"],
         ("unrecognized arguments", "--bogus"),
     ),
-    # issue 15b: the hardware model and batch flags of sdsl plan
+    # the hardware model and batch flags of sdsl plan
     ("batch-negative", HW + ["--batch", "-1"], ("--batch", ">= 1", "'-1'")),
     ("batch-text", HW + ["--batch", "abc"], ("--batch", ">= 1", "'abc'")),
     ("batch-fraction", HW + ["--batch", "2.5"], ("--batch", "an integer", "'2.5'")),
@@ -898,7 +898,7 @@ def _api() -> list[tuple[str, Callable[[], Any], tuple[str, ...]]]:
             lambda: pipeline.run(["latency"], overrides={"latency": {"n_boot": 0}}),
             ("latency", "n_boot", DRAWS),
         ),
-        # issue 15b: the N* interval (sdsl.plan.interval.n_star_intervals)
+        # the N* interval (sdsl.plan.interval.n_star_intervals)
         ("intervals-level-two", lambda: I.n_star_intervals(inp(), level=2), ("level", "(0, 1)", "got 2")),
         ("intervals-level-text", lambda: I.n_star_intervals(inp(), level="x"), ("level", "(0, 1)", "'x'")),
         ("intervals-level-nan", lambda: I.n_star_intervals(inp(), level=float("nan")), ("level", "(0, 1)")),
@@ -935,7 +935,7 @@ def _api() -> list[tuple[str, Callable[[], Any], tuple[str, ...]]]:
         ("intervals-n-star-text", lambda: I.n_star_intervals(inp(), n_star="x"), ("n_star", "> 0", "'x'")),
         ("intervals-inputs-preset-name", lambda: I.n_star_intervals("opt-13b"), ("inputs", "check_inputs")),
         ("plan-interval-level-text", lambda: P.n_star_interval([1.0, 2.0, 3.0], level="x"), ("level", "(0, 1)")),
-        # issue 15b: the lookup table (sdsl.plan.lookup)
+        # the lookup table (sdsl.plan.lookup)
         ("lookup-hardware-unknown", lambda: L.lookup_rows(hardware="tpu"), ("hardware", "'tpu'", "h100-sxm")),
         ("lookup-hardware-none", lambda: L.lookup_rows(hardware=None), ("hardware", "non-empty", "None")),
         ("lookup-batch-zero", lambda: L.lookup_rows(batch=0), ("batch", ">= 1", "got 0")),
@@ -945,7 +945,7 @@ def _api() -> list[tuple[str, Callable[[], Any], tuple[str, ...]]]:
         ("lookup-batch-text", lambda: L.lookup_rows(batch="2"), ("batch", ">= 1", "'2'")),
         ("lookup-context-negative", lambda: L.lookup_rows(context=-1), ("context", ">= 0", "-1")),
         ("lookup-table-context-text", lambda: L.lookup_table(context="0"), ("context", ">= 0", "'0'")),
-        # issue 15b: the wall-clock options in Python
+        # the wall-clock options in Python
         (
             "wall-clock-batch-empty-item",
             lambda: DP.check_wall_clock(hardware="h200", batch="1,,2"),

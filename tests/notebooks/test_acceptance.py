@@ -114,7 +114,7 @@ def test_invalid_measurements_fail_with_a_clear_message(tmp_path):
     bad = tmp_path / "bad.csv"
     acc = data.load("acceptance").head(6)
     acc.assign(alpha=[0.5, 0.6, 1.2, 0.6, 0.6, 0.6]).to_csv(bad, index=False)
-    # refused by the parameter check (issue 13) before the notebook starts: file, line and column named
+    # refused by the parameter check before the notebook starts: file, line and column named
     with pytest.raises(ParameterError, match=r"bad\.csv, line 4, column 'alpha'"):
         execute_notebook(
             "acceptance", {"measurements": str(bad)}, output_dir=tmp_path / "ex", artifacts=tmp_path / "art"

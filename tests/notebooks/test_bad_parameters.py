@@ -1,4 +1,4 @@
-"""Issue 13 through a kernel: a notebook run by papermill itself (not by execute_notebook, which
+"""Bad parameters through a kernel: a notebook run by papermill itself (not by execute_notebook, which
 checks before it starts one) with a bad parameter stops in the cell right after the parameters cell,
 with a ValueError of one line naming the parameter, before any heavy cell runs and before anything
 is written. One chapter, once: the validators themselves are tested in tests/unit."""

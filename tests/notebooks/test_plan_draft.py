@@ -105,7 +105,7 @@ def test_notebook_second_parameter_set_matches_cli(tmp_path):
     ],
 )
 def test_notebook_bad_parameters_fail_before_any_figure(tmp_path, params, message):
-    """Refused by the chapter's check before a kernel starts (issue 13): one line, a ValueError."""
+    """Refused by the chapter's check before a kernel starts: one line, a ValueError."""
     from sdsl.build.pipeline import ParameterError, execute_notebook
 
     with pytest.raises(ParameterError) as err:

@@ -1,4 +1,4 @@
-"""Issue 13, the public API: every bad argument raises a ValueError with one line naming the
+"""The public API: every bad argument raises a ValueError with one line naming the
 argument and what is allowed (no numpy traceback, no RuntimeWarning, no array dump), and nothing is
 written."""
 

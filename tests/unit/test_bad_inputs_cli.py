@@ -1,4 +1,4 @@
-"""Issue 13, the command line: every bad input exits with status 2 and one line on stderr naming
+"""The command line: every bad input exits with status 2 and one line on stderr naming
 the flag as typed and what is allowed; nothing on stdout, nothing written (the corpus is
 tests/helpers/bad_inputs.py)."""
 

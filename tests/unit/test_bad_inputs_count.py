@@ -1,4 +1,4 @@
-"""Issue 13: the bad-input corpus holds at least 150 cases; this prints the count by area."""
+"""The bad-input corpus holds at least 150 cases; this prints the count by area."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def test_corpus_size_by_area(capsys):
     }
     with capsys.disabled():
         print(
-            "\nbad-input corpus (issue 13): "
+            "\nbad-input corpus: "
             + ", ".join(f"{k} {v}" for k, v in counts.items())
             + f"; {sum(counts.values())} in all (and {len(DATA_VALID)} harmless changes that must load)"
         )

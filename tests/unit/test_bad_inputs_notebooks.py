@@ -1,4 +1,4 @@
-"""Issue 13, the notebooks' parameters: each chapter's check_parameters (the cell right after the
+"""The notebooks' parameters: each chapter's check_parameters (the cell right after the
 parameters cell) refuses a bad value, merged over the notebook's defaults, with a ValueError of one
 line naming the parameter and what is allowed; unknown names fail before anything runs, listing the
 allowed names with the nearest suggested. execute_notebook runs the same checks in-process, before it

@@ -15,7 +15,7 @@ from sdsl import plan as P
 EXE = Path(sys.executable).parent / "sdsl"
 CMD = [str(EXE)] if EXE.exists() else [sys.executable, "-m", "sdsl.cli"]
 KEYS = {"n_star", "gamma_star", "alpha", "tokens_per_flop", "tokens_per_flop_ratio"}
-#: what issue 15 added: integer draft length, wall-clock speedup, engine settings, interval sources
+#: what the deployment options add: integer draft length, wall-clock speedup, engine settings, interval sources
 DEPLOY_KEYS = {
     "gamma_star_continuous",
     "gamma_star_integer",
@@ -52,7 +52,7 @@ def test_json_keys_and_values_match_the_library():
     assert out.stdout.count("\n") == 1  # one JSON object on one line
     res = json.loads(out.stdout)
     assert set(res) == KEYS | DEPLOY_KEYS
-    assert "speedup" not in res  # the FLOP ratio is no longer shown as a speedup (issue 15)
+    assert "speedup" not in res  # the FLOP ratio is no longer shown as a speedup
     core = sdsl.optimal_draft_size(70.6e9, 15e12, 15e12, n_bounds=(1e7, 70.6e9 / 2))
     for k in KEYS:
         assert res[k] == pytest.approx(getattr(core, k) if k != "tokens_per_flop_ratio" else core.speedup, rel=1e-12), k

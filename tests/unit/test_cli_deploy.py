@@ -1,4 +1,4 @@
-"""The deployment side of the `sdsl` command (issue 15), through its real entry point."""
+"""The deployment side of the `sdsl` command, through its real entry point."""
 
 from __future__ import annotations
 

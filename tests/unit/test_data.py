@@ -268,7 +268,7 @@ def _write(tmp_path: Path, name: str, text: str, schema_name: str = "acceptance"
     p = tmp_path / name
     p.write_text(text)
     meta = yaml.safe_load((DATA / f"{schema_name}.yml").read_text())
-    meta["sha256"] = data.sha256(p)  # a provenance file records the sha256 of its CSV (issue 13)
+    meta["sha256"] = data.sha256(p)  # a provenance file records the sha256 of its CSV
     p.with_suffix(".yml").write_text(yaml.safe_dump(meta, sort_keys=False))
     return p
 

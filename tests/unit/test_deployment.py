@@ -73,7 +73,7 @@ def test_warnings_and_interval_sources():
     assert "acceptance law" in iv["includes"][0] and "loss-law constants" in iv["includes"][1]
     assert any("standard errors" in x and "no bootstrap" in x for x in iv["excludes"])
     assert iv["headline"]["low"] < opt_n_star(rep) < iv["headline"]["high"]
-    inp = P.check_inputs("llama-3-70b", n_boot=100, seed=1)  # at least 100 draws (issue 13)
+    inp = P.check_inputs("llama-3-70b", n_boot=100, seed=1)  # at least 100 draws
     rep = DP.deployment_report(inp, P.plan(inp), DP.check_wall_clock())
     assert "standard errors" in rep["interval"]["includes"][2]
     assert rep["interval"]["headline"]["sources"] == ["law", "constants", "coefficients"]

@@ -45,7 +45,7 @@ def test_records_and_load_give_the_same_message(tmp_path, line, message):
     csv = tmp_path / "presets.csv"
     csv.write_text(header + "\n" + line + "\n")
     meta = (DATA / "presets.yml").read_text()
-    # the copy's provenance records the changed file's sha256 (issue 13: it is checked on load)
+    # the copy's provenance records the changed file's sha256 (it is checked on load)
     (tmp_path / "presets.yml").write_text(meta.replace(data.provenance("presets")["sha256"], data.sha256(csv)))
     with pytest.raises(data.DataError) as a:
         data.load(csv)

@@ -1,4 +1,4 @@
-"""The package's shape (issue 12): layers that import one way, small modules, one N* search, chapter
+"""The package's shape: layers that import one way, small modules, one N* search, chapter
 modules named as their notebooks."""
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def test_the_model_layer_imports_no_chapter_book_or_build_code():
 
 
 def test_the_experiment_sits_between_measure_and_the_chapters():
-    """``sdsl.experiment`` (issue 17) trains and measures with the model and measure layers; only the
+    """``sdsl.experiment`` trains and measures with the model and measure layers; only the
     chapters (and the book and build above them) may import it, never the layers below."""
     for p in (PACKAGE / "experiment").glob("*.py"):
         text = p.read_text(encoding="utf-8")

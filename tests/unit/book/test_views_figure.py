@@ -1,5 +1,5 @@
 """The figure display helper: a saved figure is shown from its files, as SVG and PNG, never as
-``<Figure size ...>`` text (issue 14, item 1)."""
+``<Figure size ...>`` text."""
 
 import matplotlib
 import pytest

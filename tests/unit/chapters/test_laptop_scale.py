@@ -1,5 +1,5 @@
-"""Chapter laptop_scale: its parameter check (issue 13) and the tables it builds from the committed
-raw results of the laptop-scale experiment (issue 17), and the summary its prose glues."""
+"""Chapter laptop_scale: its parameter check and the tables it builds from the committed
+raw results of the laptop-scale experiment, and the summary its prose glues."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """sdsl.plan.interval: the N* interval over acceptance laws, loss-law constants and the plane's
-coefficients (issue 15, item 4), against a fresh fit, brute force and hand-computed cases."""
+coefficients, against a fresh fit, brute force and hand-computed cases."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""sdsl.plan.lookup: the lookup table of `sdsl presets --plan` and the book (issue 15, item 6)."""
+"""sdsl.plan.lookup: the lookup table of `sdsl presets --plan` and the book."""
 
 from __future__ import annotations
 
