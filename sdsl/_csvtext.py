@@ -1,6 +1,7 @@
-"""Reading a CSV file as text, every problem with its file, line and column, and the
-sha256 check of its provenance file: the one reader of :func:`sdsl.data.load`,
-:func:`sdsl._schema.records` and the user's measurement files (pandas-free)."""
+"""Reading the text of a data file: a CSV, every problem with its file, line and column, its YAML
+provenance file (a key given twice refused, never taken last-wins) and the sha256 check between
+the two: the one reader of :func:`sdsl.data.load`, :func:`sdsl._schema.records` and the user's
+measurement files (pandas-free)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,75 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from sdsl._yaml import DuplicateKeyError, YamlError
-from sdsl._yaml import load as load_yaml
+import yaml
+
+
+class YamlError(ValueError):
+    """The text is not valid YAML; the message is PyYAML's, on one line."""
+
+
+class DuplicateKeyError(YamlError):
+    """A key appears twice in one mapping; the message starts with ``line L``, the key's line."""
+
+
+def _unique_key_loader() -> Any:
+    """PyYAML's safe loader (the C one where built) whose mappings refuse a repeated key: PyYAML
+    alone keeps the last value without a word, so that a second ``max_exclusive:`` or ``sha256:``
+    line would silently replace the first."""
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class UniqueKeyLoader(base):  # type: ignore[misc, valid-type]  # base is one of two loader classes
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                seen: dict[Any, int] = {}
+                for key_node, _ in node.value:
+                    if key_node.tag == "tag:yaml.org,2002:merge":  # <<: merged keys may be overridden
+                        continue
+                    key = self.construct_object(key_node, deep=True)
+                    line = key_node.start_mark.line + 1
+                    try:
+                        first = seen.get(key)
+                    except TypeError:  # an unhashable key: the base class names it
+                        break
+                    if first is not None:
+                        raise DuplicateKeyError(
+                            f"line {line}: key {key!r} is given twice in one mapping (first on line "
+                            f"{first}); give each key once"
+                        )
+                    seen[key] = line
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeyLoader
+
+
+_LOADER = _unique_key_loader()
+
+
+def load_yaml(text: str) -> Any:
+    """The value of the YAML document ``text``, as ``yaml.safe_load`` reads it, except that a key
+    given twice in one mapping raises :class:`DuplicateKeyError` (naming its line).
+
+    Parameters
+    ----------
+    text : the document.
+
+    Returns
+    -------
+    Any
+        The parsed value.
+
+    Raises
+    ------
+    YamlError
+        If ``text`` is not valid YAML, on one line.
+    """
+    try:
+        return yaml.load(text, Loader=_LOADER)
+    except yaml.YAMLError as exc:
+        raise YamlError(" ".join(str(exc).split())) from None
+
 
 __all__ = ["DataError", "CsvText", "read_csv_text", "check_sha256", "yml_beside"]
 

@@ -16,9 +16,16 @@ from typing import Any
 
 import numpy as np
 
-from sdsl._csvtext import CsvText, DataError, check_sha256, read_csv_text, yaml_problem, yml_beside
-from sdsl._yaml import YamlError
-from sdsl._yaml import load as load_yaml
+from sdsl._csvtext import (
+    CsvText,
+    DataError,
+    YamlError,
+    check_sha256,
+    load_yaml,
+    read_csv_text,
+    yaml_problem,
+    yml_beside,
+)
 from sdsl.paths import DATA
 
 __all__ = [
@@ -392,8 +399,8 @@ def records(name_or_path: str | Path) -> tuple[dict[str, Any], ...]:
     provenance file included), without pandas.
 
     Text cells are ``str`` (``None`` when empty), numbers ``float`` or ``int`` (``nan`` when empty).
-    The planning path (``sdsl plan``, ``sdsl presets``) reads its tables this way: importing pandas
-    alone takes longer than the whole command may. Checked and parsed files are cached by
+    The planning path (``sdsl plan``, ``sdsl presets``) reads its tables this way: pandas is not part
+    of the base install. Checked and parsed files are cached by
     the path, modification time and size of the CSV and of its schema file.
     """
     path = data_path(name_or_path)

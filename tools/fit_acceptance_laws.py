@@ -104,9 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if same else 1
     CSV.write_text(text, encoding="utf-8")
     YML.write_text(yml_text(data.sha256(CSV)), encoding="utf-8")
-    from sdsl._yaml import write_index  # the parsed copy of data/*.yml that sdsl plan reads
-
-    print(f"wrote {CSV}, {YML} and {write_index()}")
+    print(f"wrote {CSV} and {YML}")
     return 0
 
 

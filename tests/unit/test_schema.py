@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 
 import pytest
+import yaml
 
 from sdsl import _schema, data
+from sdsl._csvtext import DuplicateKeyError, load_yaml
 from sdsl.paths import DATA
 
 
@@ -52,3 +54,24 @@ def test_records_and_load_give_the_same_message(tmp_path, line, message):
     with pytest.raises(data.DataError) as b:
         _schema.records(csv)
     assert str(a.value) == str(b.value) and message in str(b.value) and "line 2" in str(b.value)
+
+
+REPEATED = [
+    ("a: 1\nb: 2\na: 3\n", "line 3: key 'a' is given twice in one mapping (first on line 1)"),
+    ("- name: x\n  type: float\n  type: int\n", "line 3: key 'type'"),
+    ("outer:\n  inner: {k: 1, k: 2}\n", "line 2: key 'k'"),
+    ("sha256: 'ab'\nsha256: 'cd'\n", "line 2: key 'sha256'"),
+]
+
+
+@pytest.mark.parametrize("text, message", REPEATED, ids=["top", "in-a-list", "flow", "sha256"])
+def test_a_repeated_key_is_refused_with_its_line(text, message):
+    """PyYAML alone takes a repeated key last-wins without a word; the loader refuses it."""
+    assert isinstance(yaml.safe_load(text), (dict, list))  # what plain PyYAML would have used
+    with pytest.raises(DuplicateKeyError) as err:
+        load_yaml(text)
+    assert str(err.value).startswith(message) and "\n" not in str(err.value)
+
+
+def test_merge_keys_may_be_overridden():
+    assert load_yaml("base: &b {k: 1, j: 2}\nd:\n  <<: *b\n  k: 3\n")["d"] == {"k": 3, "j": 2}
