@@ -7,7 +7,7 @@ empirical optimum it is judged against.
 * :func:`empirical_optimum`: among the trained drafts of the common budget, the one that maximises
   ``T(N, M, alpha_measured, gamma*)`` (Eq. 9 at the optimal continuous draft length,
   :func:`sdsl.model.throughput.optimal_tokens_per_flop`), and the maximum of a smooth curve through them:
-  alpha interpolated monotonically in ``ln N`` (PCHIP) through the measured points, ``T``
+  alpha interpolated in ``ln N`` by PCHIP through the measured points (shape-preserving, not monotone), ``T``
   maximised on a fine grid between the smallest and the largest draft.
 * :func:`predict_n_star`: fit the loss law (:mod:`sdsl.experiment.lossfit`) on the runs of the
   smaller drafts (optionally with the targets' own runs) and an acceptance law on the pairs of
