@@ -215,6 +215,8 @@ class Law:
 
     def _fit_one(self, g: pd.DataFrame):
         if self.kind == "ols":
+            if self.formula is None:
+                raise ValueError(f"law {self.name!r}: an ols law needs a formula 'alpha ~ terms'")
             exog = _design(self.formula, g)
             result = ols(g["alpha"].to_numpy(dtype=float), exog)
             return _LinearPiece(result, sorted(g["target"].astype(str).unique()))

@@ -29,7 +29,8 @@ def resolve_coefficients(values: Sequence[float] | None = None) -> AcceptanceCoe
     v = list(values)
     if len(v) != 3:
         raise ValueError(f"coefficients must be None or three numbers [A, B, C], got {v!r}")
-    return AcceptanceCoefficients(*(float(x) for x in v), source="parameter")
+    A, B, C = (float(x) for x in v)
+    return AcceptanceCoefficients(A, B, C, source="parameter")
 
 
 def family_tokens(family: str, models: pd.DataFrame | None = None) -> float:

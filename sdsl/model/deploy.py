@@ -31,6 +31,7 @@ import json
 import math
 import shlex
 from dataclasses import dataclass
+from typing import Any
 
 from sdsl._validate import as_open_unit, as_positive
 from sdsl.model.throughput import optimal_gamma, tokens_per_flop
@@ -161,16 +162,6 @@ def _divisors(n: int) -> list[int]:
 def tensor_parallel_choices(heads: int, kv_heads: int) -> list[int]:
     """Device counts that can shard ``heads`` query and ``kv_heads`` key-value heads."""
     return [t for t in _divisors(heads) if check_tensor_parallel(t, heads, kv_heads, "") is None]
-
-
-def _check_gamma(gamma: int) -> int:
-    g = float(gamma)
-    if not math.isfinite(g) or not g.is_integer() or g < 1:
-        raise ValueError(
-            f"num_speculative_tokens must be an integer >= 1 (speculation with 0 drafted tokens is plain "
-            f"decoding: leave speculative decoding off), got {gamma!r}"
-        )
-    return int(g)
 
 
 def vllm_speculative_config(
@@ -372,7 +363,7 @@ def engine_settings(
     dtype: str | None = None,
     gamma_by_batch: list[tuple[int, int]] | None = None,
     draft_tp: int | None = None,
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """vLLM, SGLang, TensorRT-LLM and llama.cpp settings, as printed by ``sdsl plan --json``.
 
     Parameters
@@ -399,7 +390,7 @@ def engine_settings(
         ``None`` for each and a ``note`` when every draft length is 0 (speculation does not pay:
         serve without it)."""
     planned = gamma_by_batch is not None
-    pairs = list(gamma_by_batch) if planned else [(1, int(gamma))]
+    pairs = list(gamma_by_batch) if gamma_by_batch is not None else [(1, int(gamma))]
     if all(g < 1 for _, g in pairs):
         return {
             "vllm": None,
@@ -424,7 +415,7 @@ def engine_settings(
         return llamacpp_command(g, target_model, draft_model, tp, dtype, b)
 
     b0 = next(b for b, g in pairs if g >= 1) if planned else None
-    out: dict[str, object] = {
+    out: dict[str, dict[str, Any]] = {
         "vllm": {
             "speculative_config": vllm_speculative_config(first, draft_model, dtp, dtype),
             "command": vl(first, b0),
@@ -435,8 +426,8 @@ def engine_settings(
         "llamacpp": {"command": lc(first, b0), "by_batch": by_batch(lc)},
     }
     for key, e in out.items():
-        e.update(version=ENGINES[key]["checked_against"], requires=ENGINES[key]["requires"])  # type: ignore[union-attr]
-    out["llamacpp"]["note"] = (  # type: ignore[index]
+        e.update(version=ENGINES[key]["checked_against"], requires=ENGINES[key]["requires"])
+    out["llamacpp"]["note"] = (
         "llama.cpp reads GGUF files: convert each model with convert_hf_to_gguf.py --outtype "
         f"{ENGINE_DTYPES[dtype or 'bf16']['gguf']}"
         + (" (llama.cpp has no fp8: q8_0 is its 8-bit format)" if dtype == "fp8" else "")
@@ -447,7 +438,7 @@ def engine_settings(
         )
     )
     if dtype == "fp8":
-        out["trtllm"]["note"] = (  # type: ignore[index]
+        out["trtllm"]["note"] = (
             "give an FP8-quantised checkpoint as model: the LLM API's quant_config belongs to the TensorRT "
             "backend, not to the PyTorch backend that DraftTargetDecodingConfig needs"
         )

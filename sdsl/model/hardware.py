@@ -354,11 +354,11 @@ def plan_on_hardware(
         t_iter = np.maximum(td * gam, tv) if overlap else td * gam + tv
         return expected_tokens(a, gam) * t_plain / t_iter
 
-    def alpha(n: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    def alpha_at(n: np.ndarray, rows: np.ndarray) -> np.ndarray:
         return np.asarray(alpha_of_n(np.ravel(n)), dtype=float).reshape(np.shape(n))
 
     o = solve(
-        alpha,
+        alpha_at,
         [m_shape.params],
         log_grid([lo], [hi], grid_points),
         objective=objective,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -179,9 +179,9 @@ def law_optimal_draft_sizes(
     else:
         lo_, hi_ = (np.broadcast_to(np.asarray(v, dtype=float), (k_cfg,)).copy() for v in n_bounds)
         if not np.all((0 < lo_) & (lo_ < hi_) & (hi_ <= m_)):
-            i = int(np.flatnonzero(~((0 < lo_) & (lo_ < hi_) & (hi_ <= m_)))[0])
+            bad = int(np.flatnonzero(~((0 < lo_) & (lo_ < hi_) & (hi_ <= m_)))[0])
             raise ValueError(
-                f"n_bounds must satisfy 0 < low < high <= m = {m_[i]:.6g}, got ({lo_[i]:.6g}, {hi_[i]:.6g})"
+                f"n_bounds must satisfy 0 < low < high <= m = {m_[bad]:.6g}, got ({lo_[bad]:.6g}, {hi_[bad]:.6g})"
             )
     sel = np.flatnonzero(ok)
     if sel.size:
@@ -195,7 +195,8 @@ def law_optimal_draft_sizes(
         )
         for i, r in zip(sel, res):
             out[i] = r
-    return out  # type: ignore[return-value]
+    # every configuration is filled: "not defined" above or solved here
+    return cast("list[LawOptimum]", out)
 
 
 def law_optimal_draft_size(

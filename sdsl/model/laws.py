@@ -122,7 +122,8 @@ def resolve_constants(constants: LossConstants | str | tuple | list) -> LossCons
         floats = [float(v) for v in values]
     except (TypeError, ValueError) as exc:
         raise ValueError(f"loss-law constants must be numbers (E, A, B, a, b), got {values!r}") from exc
-    return LossConstants(*floats)
+    E, A, B, a, b = floats
+    return LossConstants(E, A, B, a, b)
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,7 @@ def loss_law(
     broadcasts against the others (one set of constants per row, e.g. for perturbed or bootstrapped
     constants), without argument checks: the kernel behind :func:`loss` and
     :func:`sdsl.model.optimum.plane_alpha`."""
+    E, A, B = np.asarray(E), np.asarray(A), np.asarray(B)
     return E + A * np.power(n, np.negative(a)) + B * np.power(d, np.negative(b))
 
 

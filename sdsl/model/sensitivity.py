@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -44,9 +45,10 @@ def log_elasticity(f: Callable[[float], float], theta: float, h: float = 1e-3) -
 
 def _perturbed(coefficients: AcceptanceCoefficients, constants: LossConstants, name: str, value: float):
     if name in PLANE_PARAMETERS:
-        return replace(coefficients, **{name: value}), constants
-    field_ = {"A_loss": "A", "B_loss": "B"}.get(name, name)
-    return coefficients, replace(constants, **{field_: value})
+        plane_field: dict[str, Any] = {name: value}
+        return replace(coefficients, **plane_field), constants
+    loss_field: dict[str, Any] = {{"A_loss": "A", "B_loss": "B"}.get(name, name): value}
+    return coefficients, replace(constants, **loss_field)
 
 
 def _plane_optima(
