@@ -3,7 +3,8 @@
 Formats (:data:`FORMATS`): a Prometheus scrape of vLLM (``vllm:spec_decode_*``), llama.cpp
 (``llamacpp:spec_decode_*``), SGLang (``sglang:spec_*``) or TensorRT-LLM (``trtllm_spec_decode_*``);
 a vLLM log with ``SpecDecoding metrics:`` (V1) or ``Speculative metrics:`` (V0) lines; vLLM's
-per-request JSON (``metrics.speculative_decoding``). :func:`detect_format` decides from the content,
+per-request JSON (``metrics.speculative_decoding``); the JSON of ``vllm bench serve --save-result``
+(``spec_decode_*`` keys) and ``LLM.get_metrics()`` saved as a JSON list (:mod:`.vllm_json`). :func:`detect_format` decides from the content,
 not the file name, and says why.
 
 A file name ``-`` is standard input (named ``<stdin>`` in messages). Files are UTF-8, or UTF-16 with
@@ -36,6 +37,8 @@ FORMATS = {
     "trtllm-prometheus": "TensorRT-LLM /metrics scrape (trtllm_spec_decode_* counters and gauge)",
     "vllm-log": "vLLM log lines (SpecDecoding metrics: ... / Speculative metrics: ...)",
     "vllm-requests": "vLLM per-request JSON (metrics.speculative_decoding, --per-request-spec-decode-metrics)",
+    "vllm-bench": "vllm bench serve --save-result JSON (spec_decode_* keys)",
+    "vllm-get-metrics": "vLLM LLM.get_metrics() saved as a JSON list (vllm:spec_decode_* Counter and Vector)",
 }
 #: The name of standard input (the file ``-``) in messages and reports.
 STDIN = "<stdin>"
@@ -52,10 +55,15 @@ _SCRAPE_PREFIXES = (
 def detect_format(text: str, where: str = "file") -> tuple[str, str]:
     """``(format, reason)`` of ``text``; ``ValueError`` naming ``where`` if none fits."""
     text = normalise_text(text)
+    from sdsl.measure.engines.vllm_json import looks_like_vllm_bench, looks_like_vllm_metrics
     from sdsl.measure.engines.vllm_log import looks_like_vllm_log
     from sdsl.measure.engines.vllm_requests import looks_like_requests
 
     stripped = text.lstrip()
+    if looks_like_vllm_bench(text) and not looks_like_requests(text):
+        return "vllm-bench", "JSON object with vllm bench serve's keys (spec_decode_*, request_throughput)"
+    if looks_like_vllm_metrics(text) and not looks_like_requests(text):
+        return "vllm-get-metrics", "JSON list of named vllm:* metrics (LLM.get_metrics())"
     if looks_like_requests(text) and stripped[:1] in ("{", "[", "d"):
         return "vllm-requests", "JSON with metrics.speculative_decoding (acceptance_histogram, num_spec_steps)"
     if looks_like_vllm_log(text):
@@ -164,7 +172,7 @@ def read_texts(
             f"--delta needs scrapes of one engine, got {', '.join(f'{p}: {f}' for p, (f, _) in zip(paths, found))}"
         )
     kind, why = found[-1]
-    if delta and kind in ("vllm-log", "vllm-requests"):
+    if delta and kind in ("vllm-log", "vllm-requests", "vllm-bench", "vllm-get-metrics"):
         raise ValueError(
             f"--delta applies to /metrics scrapes; {paths[0]} is {FORMATS[kind]} (its counts are "
             "already per interval or per request)"
@@ -187,6 +195,14 @@ def _read_kind(
         from sdsl.measure.engines.vllm_log import read_vllm_log
 
         return read_vllm_log(texts[0], paths[0], level=level, detected_by=why)
+    if kind == "vllm-bench":
+        from sdsl.measure.engines.vllm_json import read_vllm_bench
+
+        return read_vllm_bench(texts[0], paths[0], level=level, gamma=gamma, detected_by=why)
+    if kind == "vllm-get-metrics":
+        from sdsl.measure.engines.vllm_json import read_vllm_metrics
+
+        return read_vllm_metrics(texts[0], paths[0], level=level, detected_by=why)
     if kind == "vllm-requests":
         from sdsl.measure.engines.vllm_requests import read_vllm_requests
 
@@ -223,12 +239,13 @@ def read_files(
 
     Parameters
     ----------
-    paths : the files: Prometheus scrapes (vLLM, llama.cpp, SGLang, TensorRT-LLM), vLLM log lines or
-        per-request JSON; the format is detected unless ``fmt`` names it. ``-`` is standard input.
+    paths : the files: Prometheus scrapes (vLLM, llama.cpp, SGLang, TensorRT-LLM), vLLM log lines,
+        per-request JSON, ``vllm bench serve`` results or saved ``LLM.get_metrics()``; the format is detected unless ``fmt`` names it. ``-`` is standard input.
     fmt : force a format (one of the readers' names).
     level : confidence level of the intervals, in (0, 1).
     gamma : the draft length ``k`` where the export does not carry it (TensorRT-LLM; SGLang's tree
-        drafts: the number of steps); a different ``k`` carried by the export is refused.
+        drafts: the number of steps; a ``vllm bench serve`` result without per-position rates); a
+        different ``k`` carried by the export is refused.
     seed : seed of the per-request bootstrap.
     delta : the files are successive scrapes of one server: alpha over the traffic between them.
 

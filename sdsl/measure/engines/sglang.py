@@ -16,7 +16,17 @@ the mean acceptance length of the whole run is ``(generation tokens - requests) 
 delta-method interval of :func:`sdsl.measure.mean_tokens.alpha_from_mean_tokens`. It is slightly low when
 requests stop in the middle of a step (a stop string or ``max_tokens``).
 
-``k`` is ``--gamma`` if given (the reading says when it overrides the gauges), else
+Newer SGLang (``python/sglang/srt/observability/metrics_collector.py``) also sets the gauges
+``sglang:spec_num_steps`` (the active ``speculative_num_steps``) and ``sglang:spec_num_draft_tokens``
+(the active ``speculative_num_draft_tokens``): then ``k`` is ``spec_num_steps``, read directly
+instead of inverting the two acceptance gauges, and the draft is known to be a chain when
+``spec_num_draft_tokens = spec_num_steps + 1`` (a tree, ``topk > 1``, otherwise: alpha is then the
+per-step rate of a chain of ``spec_num_steps`` tokens with the same mean acceptance length).
+``spec_num_steps = 0`` is a server without speculative decoding. A ``--gamma`` other than
+``spec_num_steps`` is refused naming both. Both gauges are the *current* tier: with adaptive
+speculative decoding earlier steps of the run may have used another ``k`` (the reading says so).
+
+Without them, ``k`` is ``--gamma`` if given (the reading says when it overrides the gauges), else
 ``accept_length / accept_rate - 1``, which is ``speculative_num_draft_tokens - 1``: the draft length
 of a chain (``speculative_eagle_topk = 1``, ``num_draft_tokens = num_steps + 1``). A tree draft also gives a whole ratio but more draft tokens
 than steps; the gauges cannot tell, so the reading says that ``k`` assumes a chain (give
@@ -71,6 +81,38 @@ def _gamma_note(gamma: int, from_gauges: int | None) -> str:
     )
 
 
+def _k_from_config(
+    steps: float, draft_tokens: float | None, gamma: int | None, where: str
+) -> tuple[int | None, tuple[str, ...]]:
+    """``k`` and its notes from the ``spec_num_steps`` / ``spec_num_draft_tokens`` gauges; ``None``
+    when ``spec_num_steps`` is 0 (speculative decoding off)."""
+    if steps < 0 or not float(steps).is_integer():
+        raise ValueError(f"{where}: sglang:spec_num_steps must be a whole number >= 0, got {steps!r}")
+    if steps == 0:
+        return None, ()
+    k = int(steps)
+    if gamma is not None and gamma != k:
+        raise ValueError(
+            f"{shown('gamma')} {gamma} conflicts with k = {k} that {where} carries in sglang:spec_num_steps: "
+            f"drop {shown('gamma')}, which is for exports that do not carry k"
+        )
+    notes = [f"k = {k} from sglang:spec_num_steps (the active speculative_num_steps)"]
+    if draft_tokens is None:
+        notes.append("no sglang:spec_num_draft_tokens gauge: a chain draft is assumed")
+    elif draft_tokens == k + 1:
+        notes.append(f"sglang:spec_num_draft_tokens = {k + 1} = k + 1: a chain draft")
+    else:
+        notes.append(
+            f"sglang:spec_num_draft_tokens = {draft_tokens:g}, not k + 1 = {k + 1}: a tree draft (topk > 1); alpha "
+            f"is the per-step rate of a chain of {k} tokens with the same mean acceptance length"
+        )
+    notes.append(
+        "spec_num_steps is the currently active tier: with adaptive speculative decoding, earlier steps may "
+        "have used another k"
+    )
+    return k, tuple(notes)
+
+
 def read_sglang(
     scrapes: Sequence[Scrape],
     paths: Sequence[str],
@@ -85,6 +127,8 @@ def read_sglang(
     where = paths[-1] if not delta else f"{paths[0]} .. {paths[-1]}"
     lengths = _gauges(last, f"{PREFIX}spec_accept_length")
     rates = _gauges(last, f"{PREFIX}spec_accept_rate")
+    steps_g = _gauges(last, f"{PREFIX}spec_num_steps")
+    draft_g = _gauges(last, f"{PREFIX}spec_num_draft_tokens")
     if not lengths and not last.has_prefix(f"{PREFIX}spec_verify_calls"):
         raise ValueError(f"{where}: no sglang:spec_accept_length gauge (is speculative decoding on?)")
     names = ("spec_verify_calls", "generation_tokens", "num_requests")
@@ -107,8 +151,27 @@ def read_sglang(
     readings, skipped = [], []
     ks: dict[str, int] = {}
     ks_gauges: dict[str, int] = {}  # what the gauges say when --gamma overrides them
+    k_notes: dict[str, tuple[str, ...]] = {}  # k read from spec_num_steps, per model
+    for labels, steps in steps_g.items():
+        at = f"{where} ({label_text(labels)})"
+        k_cfg, nts = _k_from_config(steps, draft_g.get(labels), gamma, at)
+        model = _model(labels)
+        if k_cfg is None:
+            skipped.append(Skipped(labels, "speculative decoding off: sglang:spec_num_steps is 0"))
+            continue
+        if ks.setdefault(model, k_cfg) != k_cfg:
+            raise ValueError(
+                f"{at}: sglang:spec_num_steps {k_cfg} differs from {ks[model]} of another rank of model {model!r}"
+            )
+        k_notes[model] = nts
     for labels, length in lengths.items():
         at = f"{where} ({label_text(labels)})"
+        if _model(labels) in k_notes or labels in steps_g:  # k from spec_num_steps (or speculative decoding off)
+            if _model(labels) in k_notes and length <= 0:
+                skipped.append(
+                    Skipped(labels, "idle: spec_accept_length is 0 (no speculative step in the last interval)")
+                )
+            continue
         if length <= 0:
             skipped.append(Skipped(labels, "idle: spec_accept_length is 0 (no speculative step in the last interval)"))
             continue
@@ -126,9 +189,11 @@ def read_sglang(
         g, r = counts["generation_tokens"].get(model_key), counts["num_requests"].get(model_key)
         if not v or g is None or r is None:
             continue
-        k = gamma if gamma is not None else ks.get(model)
+        k = ks.get(model) if model in k_notes else gamma if gamma is not None else ks.get(model)
         k_note = (
-            (_gamma_note(gamma, ks_gauges.get(model)),)
+            k_notes[model]
+            if model in k_notes
+            else (_gamma_note(gamma, ks_gauges.get(model)),)
             if gamma is not None
             else (
                 f"k = {k} from spec_accept_length / spec_accept_rate - 1 (speculative_num_draft_tokens - 1): assumes a "
@@ -189,7 +254,9 @@ def read_sglang(
                 notes=(
                     "an interval gauge: it describes the last decode log interval only, not the run",
                     *(
-                        (_gamma_note(gamma, ks_gauges.get(model)),)
+                        k_notes[model]
+                        if model in k_notes
+                        else (_gamma_note(gamma, ks_gauges.get(model)),)
                         if gamma is not None
                         else (
                             f"k = {ks[model]} from spec_accept_length / spec_accept_rate - 1: assumes a chain draft; for "
