@@ -16,7 +16,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         nargs="+",
         metavar="FILE",
         help="a saved /metrics scrape (vLLM, llama.cpp, SGLang, TensorRT-LLM, or a pasted Prometheus "
-        "query table), a vLLM log, or vLLM per-request JSON; the format is detected; - reads standard input",
+        "query table), a vLLM log, vLLM per-request JSON, a 'vllm bench serve --save-result' JSON, or vLLM's "
+        "LLM.get_metrics() saved as json.dump([dataclasses.asdict(m) for m in llm.get_metrics()], f); the "
+        "format is detected; - reads standard input",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the text report")
     p.add_argument(
@@ -30,13 +32,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         dest="fmt",
         metavar="FMT",
         help="skip detection: vllm-prometheus, llamacpp-prometheus, sglang-prometheus, trtllm-prometheus, "
-        "vllm-log or vllm-requests",
+        "vllm-log, vllm-requests, vllm-bench or vllm-get-metrics",
     )
     p.add_argument(
         "--gamma",
         metavar="K",
         help="draft length k, for exports that do not carry it (TensorRT-LLM without max_draft_len; "
-        "SGLang with tree drafts: the number of steps); refused when it differs from the k an export carries",
+        "SGLang without spec_num_steps, with tree drafts: the number of steps; a vllm bench serve result "
+        "without per-position rates); refused when it differs from the k an export carries",
     )
     p.add_argument("--level", metavar="L", default="0.95", help="confidence level of the intervals (default 0.95)")
     p.add_argument(

@@ -92,7 +92,8 @@ def looks_like_vllm_metrics(text: str) -> bool:
 
 
 def _truncated(where: str, exc: json.JSONDecodeError) -> ValueError:
-    end = " (the file ends there: cut short?)" if exc.pos >= len(exc.doc.rstrip()) else ""
+    cut = exc.pos >= len(exc.doc.rstrip()) or exc.msg.startswith("Unterminated string")
+    end = " (the file ends inside it: cut short?)" if cut else ""
     return ValueError(f"{where} line {exc.lineno} column {exc.colno}: not valid JSON ({exc.msg}){end}")
 
 
