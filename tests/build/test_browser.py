@@ -16,6 +16,9 @@ book source), serves it over HTTP on localhost and opens every page as a reader 
 - a full-page screenshot of every page is written under ``build/screenshots/`` for a person to look
   at.
 
+Every page is loaded once, in one browser session (the ``visits`` fixture), and each test reads
+what that visit collected.
+
 Needs Debian's ``chromium`` and ``chromium-driver`` (``make browser-deps`` installs them as root);
 skipped, saying why, when they are not installed.
 """
@@ -178,65 +181,6 @@ return Array.from(document.querySelectorAll('.math'))
 """
 
 
-def test_every_page_loads_without_console_errors_images_and_math(book_html, server, browser):
-    from selenium.common.exceptions import TimeoutException
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    pages = _pages(book_html)
-    assert len(pages) >= len(_toc_files()), f"only {pages} built"
-    problems: list[str] = []
-    math_pages = 0
-    browser.get_log("browser")  # drop anything logged before the first page
-    for page in pages:
-        _load(browser, urljoin(server, page))
-        n_math = browser.execute_script("return document.querySelectorAll('.math').length")
-        if n_math:
-            math_pages += 1
-            try:
-                WebDriverWait(browser, 30).until(lambda d: not d.execute_script(_UNTYPESET))
-            except TimeoutException:
-                left = browser.execute_script(_UNTYPESET)
-                problems.append(f"{page}: {len(left)} of {n_math} equation(s) not typeset by MathJax, e.g. {left[:3]}")
-        broken = browser.execute_script(
-            "return Array.from(document.images).filter(i => !(i.naturalWidth > 0)).map(i => i.src)"
-        )
-        if broken:
-            problems.append(f"{page}: image(s) that did not load: {broken}")
-        severe = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
-        for e in severe:
-            problems.append(f"{page}: console {e['level']}: {e['message']}")
-    assert not problems, "\n".join(problems)
-    assert math_pages > 0, "no page has an equation: the MathJax check checked nothing"
-
-
-def test_navigation_reaches_every_chapter(book_html, server, browser):
-    """Follow the sidebar and the previous/next links from the home page, as a reader would."""
-    expected = {f"{f}.html" for f in _toc_files()}
-    seen: set[str] = set()
-    queue = ["index.html"]
-    links_found = 0
-    while queue:
-        page = queue.pop(0)
-        if page in seen:
-            continue
-        seen.add(page)
-        _load(browser, urljoin(server, page))
-        hrefs = browser.execute_script(
-            "return Array.from(document.querySelectorAll('nav.bd-docs-nav a, .prev-next-area a')).map(a => a.href)"
-        )
-        links_found += len(hrefs)
-        for href in hrefs:
-            u = urlparse(href)
-            if not href.startswith(server) or not u.path.endswith(".html"):
-                continue
-            rel = u.path[len(urlparse(server).path) :]
-            if rel not in seen:
-                queue.append(rel)
-    assert links_found, "no navigation links found (nav.bd-docs-nav, .prev-next-area): theme changed?"
-    missing = sorted(expected - seen)
-    assert not missing, f"the navigation does not reach: {missing} (reached {sorted(seen)})"
-
-
 # In document order: the images, tables and artifact links of the article; for the item's first
 # artifact link, the nearest image or table before its line of links (no other item's links between).
 _ITEM = r"""
@@ -259,29 +203,6 @@ for (let j = i - 1; j >= 0; j--) {
 }
 return {found: false, reason: 'nothing before its download line'};
 """
-
-
-def test_every_registry_item_is_on_its_page(book_html, server, browser):
-    """The paper's tables and figures, and the companion's that a chapter shows, each stand on their
-    chapter's page as an image with a non-zero natural size or an HTML table."""
-    problems = []
-    items = [i for i in REGISTRY if i.shown]
-    assert sum(i.paper for i in items) == 14, "the registry must list Tables 1-9 and Figures 1-5"
-    for item in items:
-        _load(browser, urljoin(server, f"executed/{item.chapter}.html"))
-        got = browser.execute_script(_ITEM, item.chapter, item.artifacts[0])
-        want = "image" if item.figure else "table"
-        if not got["found"]:
-            problems.append(f"{item.key} ({item.chapter}): {got['reason']}")
-        elif got["kind"] != want:
-            problems.append(
-                f"{item.key} ({item.chapter}): a {got['kind']} stands before its download links, not a {want}"
-            )
-        elif want == "image" and not (got["width"] > 0 and got["height"] > 0):
-            problems.append(f"{item.key} ({item.chapter}): its image has natural size {got['width']}x{got['height']}")
-        elif want == "table" and got["rows"] < 2:
-            problems.append(f"{item.key} ({item.chapter}): its table has {got['rows']} row(s)")
-    assert not problems, "\n".join(problems)
 
 
 _PAGE = r"""
@@ -307,16 +228,138 @@ return {
 """
 
 
-def _page_report(browser, server: str, page: str) -> dict:
+_NAV = """
+return Array.from(document.querySelectorAll('nav.bd-docs-nav a, .prev-next-area a')).map(a => a.href);
+"""
+
+
+def _visit(browser, server: str, page: str, items: list[str]) -> dict:
+    """Everything the tests read of one page, from one load of it: the console, the equations
+    (waiting for MathJax), the images, the article's text and tables, the navigation links, the
+    registry items of its chapter, and a full-page screenshot."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+
     _load(browser, urljoin(server, page))
-    return browser.execute_script(_PAGE)
+    out: dict = {"math": browser.execute_script("return document.querySelectorAll('.math').length"), "untypeset": []}
+    if out["math"]:
+        try:
+            WebDriverWait(browser, 30).until(lambda d: not d.execute_script(_UNTYPESET))
+        except TimeoutException:
+            out["untypeset"] = browser.execute_script(_UNTYPESET)
+    out["broken"] = browser.execute_script(
+        "return Array.from(document.images).filter(i => !(i.naturalWidth > 0)).map(i => i.src)"
+    )
+    out["severe"] = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
+    out["report"] = browser.execute_script(_PAGE)
+    out["nav"] = browser.execute_script(_NAV)
+    out["items"] = {
+        name: browser.execute_script(_ITEM, page.removeprefix("executed/").removesuffix(".html"), name)
+        for name in items
+    }
+    height = int(
+        browser.execute_script("return Math.max(document.documentElement.scrollHeight, document.body.scrollHeight)")
+    )
+    # the whole page in one viewport (not a clip of a scrolled one: fixed sidebars stay in place)
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": WIDTH, "height": height, "deviceScaleFactor": 1, "mobile": False},
+    )
+    try:
+        shot = browser.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": False})
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    out["screenshot"] = SCREENSHOTS / (page.replace("/", "__").removesuffix(".html") + ".png")
+    out["screenshot"].write_bytes(base64.b64decode(shot["data"]))
+    return out
 
 
-def test_no_page_shows_build_artifacts_paths_or_overflowing_tables(book_html, server, browser):
+@pytest.fixture(scope="module")
+def visits(book_html, server, browser) -> dict[str, dict]:
+    """Every page of the book visited once, in one browser session (page -> :func:`_visit`)."""
+    if SCREENSHOTS.exists():  # build/screenshots/ is this test's own folder
+        shutil.rmtree(SCREENSHOTS)
+    SCREENSHOTS.mkdir(parents=True)
+    by_page: dict[str, list[str]] = {}
+    for item in REGISTRY:
+        if item.shown:
+            by_page.setdefault(f"executed/{item.chapter}.html", []).append(item.artifacts[0])
+    browser.get_log("browser")  # drop anything logged before the first page
+    return {page: _visit(browser, server, page, by_page.get(page, [])) for page in _pages(book_html)}
+
+
+def test_every_page_loads_without_console_errors_images_and_math(book_html, visits):
+    pages = _pages(book_html)
+    assert len(pages) >= len(_toc_files()), f"only {pages} built"
+    problems: list[str] = []
+    for page, v in visits.items():
+        if v["untypeset"]:
+            left = v["untypeset"]
+            problems.append(f"{page}: {len(left)} of {v['math']} equation(s) not typeset by MathJax, e.g. {left[:3]}")
+        if v["broken"]:
+            problems.append(f"{page}: image(s) that did not load: {v['broken']}")
+        for e in v["severe"]:
+            problems.append(f"{page}: console {e['level']}: {e['message']}")
+    assert not problems, "\n".join(problems)
+    assert any(v["math"] for v in visits.values()), "no page has an equation: the MathJax check checked nothing"
+
+
+def test_navigation_reaches_every_chapter(server, visits):
+    """Follow the sidebar and the previous/next links from the home page, as a reader would."""
+    expected = {f"{f}.html" for f in _toc_files()}
+    seen: set[str] = set()
+    queue = ["index.html"]
+    links_found = 0
+    while queue:
+        page = queue.pop(0)
+        if page in seen or page not in visits:
+            continue
+        seen.add(page)
+        hrefs = visits[page]["nav"]
+        links_found += len(hrefs)
+        for href in hrefs:
+            u = urlparse(href)
+            if not href.startswith(server) or not u.path.endswith(".html"):
+                continue
+            rel = u.path[len(urlparse(server).path) :]
+            if rel not in seen:
+                queue.append(rel)
+    assert links_found, "no navigation links found (nav.bd-docs-nav, .prev-next-area): theme changed?"
+    missing = sorted(expected - seen)
+    assert not missing, f"the navigation does not reach: {missing} (reached {sorted(seen)})"
+
+
+def test_every_registry_item_is_on_its_page(visits):
+    """The paper's tables and figures, and the companion's that a chapter shows, each stand on their
+    chapter's page as an image with a non-zero natural size or an HTML table."""
+    problems = []
+    items = [i for i in REGISTRY if i.shown]
+    assert sum(i.paper for i in items) == 14, "the registry must list Tables 1-9 and Figures 1-5"
+    for item in items:
+        page = visits.get(f"executed/{item.chapter}.html")
+        if page is None:
+            problems.append(f"{item.key} ({item.chapter}): the chapter's page was not built")
+            continue
+        got = page["items"][item.artifacts[0]]
+        want = "image" if item.figure else "table"
+        if not got["found"]:
+            problems.append(f"{item.key} ({item.chapter}): {got['reason']}")
+        elif got["kind"] != want:
+            problems.append(
+                f"{item.key} ({item.chapter}): a {got['kind']} stands before its download links, not a {want}"
+            )
+        elif want == "image" and not (got["width"] > 0 and got["height"] > 0):
+            problems.append(f"{item.key} ({item.chapter}): its image has natural size {got['width']}x{got['height']}")
+        elif want == "table" and got["rows"] < 2:
+            problems.append(f"{item.key} ({item.chapter}): its table has {got['rows']} row(s)")
+    assert not problems, "\n".join(problems)
+
+
+def test_no_page_shows_build_artifacts_paths_or_overflowing_tables(book_html, visits):
     problems = []
     root = str(ROOT)
     for page in _content_pages(book_html):
-        r = _page_report(browser, server, page)
+        r = visits[page]["report"]
         everything = r["all"]  # the whole article, hidden code and folded outputs included
         for needle, what in (
             ("<Figure size", "a figure's repr instead of the figure"),
@@ -338,37 +381,17 @@ def test_no_page_shows_build_artifacts_paths_or_overflowing_tables(book_html, se
     assert not problems, "\n".join(problems)
 
 
-def test_visible_code_stays_a_small_share_of_each_page(book_html, server, browser):
+def test_visible_code_stays_a_small_share_of_each_page(book_html, visits):
     shares = {}
     for page in _content_pages(book_html):
-        r = _page_report(browser, server, page)
+        r = visits[page]["report"]
         shares[page] = r["code"] / max(len(r["text"]), 1)
     over = {p: f"{s:.1%}" for p, s in shares.items() if s > MAX_CODE_SHARE}
     print("visible code share per page:", {p: f"{s:.1%}" for p, s in shares.items()})
     assert not over, f"pages whose visible code is over {MAX_CODE_SHARE:.0%} of their text: {over}"
 
 
-def test_full_page_screenshots(book_html, server, browser):
+def test_full_page_screenshots(book_html, visits):
     """A full-page PNG of every page under build/screenshots/ (for a person to look at)."""
-    if SCREENSHOTS.exists():
-        shutil.rmtree(SCREENSHOTS)
-    SCREENSHOTS.mkdir(parents=True)
-    written = []
-    for page in _pages(book_html):
-        _load(browser, urljoin(server, page))
-        height = int(
-            browser.execute_script("return Math.max(document.documentElement.scrollHeight, document.body.scrollHeight)")
-        )
-        # the whole page in one viewport (not a clip of a scrolled one: fixed sidebars stay in place)
-        browser.execute_cdp_cmd(
-            "Emulation.setDeviceMetricsOverride",
-            {"width": WIDTH, "height": height, "deviceScaleFactor": 1, "mobile": False},
-        )
-        try:
-            shot = browser.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": False})
-        finally:
-            browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
-        out = SCREENSHOTS / (page.replace("/", "__").removesuffix(".html") + ".png")
-        out.write_bytes(base64.b64decode(shot["data"]))
-        written.append(out)
-    assert written and all(p.stat().st_size > 1000 for p in written)
+    written = [v["screenshot"] for v in visits.values()]
+    assert len(written) == len(_pages(book_html)) and all(p.stat().st_size > 1000 for p in written)
