@@ -7,6 +7,7 @@ uncertainty (method notes, section 9).
 * :mod:`.llamacpp` -- llama.cpp (vLLM's schema, ``llamacpp:`` prefix, 6 significant digits);
 * :mod:`.vllm_log` -- vLLM's ``SpecDecoding metrics:`` (V1) and ``Speculative metrics:`` (V0) lines;
 * :mod:`.vllm_requests` -- vLLM's per-request acceptance histograms and per-step arrays;
+* :mod:`.vllm_json` -- ``vllm bench serve --save-result`` results and saved ``LLM.get_metrics()``;
 * :mod:`.sglang`, :mod:`.trtllm` -- mean acceptance length inverted (chain drafts only);
 * :mod:`.detect` -- which of these a file is, and :func:`read_files`.
 
