@@ -94,7 +94,8 @@ def looks_like_vllm_metrics(text: str) -> bool:
 def _truncated(where: str, exc: json.JSONDecodeError) -> ValueError:
     cut = exc.pos >= len(exc.doc.rstrip()) or exc.msg.startswith("Unterminated string")
     end = " (the file ends inside it: cut short?)" if cut else ""
-    return ValueError(f"{where} line {exc.lineno} column {exc.colno}: not valid JSON ({exc.msg}){end}")
+    msg = exc.msg.replace("Unterminated string starting at", "a string not closed")
+    return ValueError(f"{where} line {exc.lineno} column {exc.colno}: not valid JSON ({msg}){end}")
 
 
 def _records(text: str, where: str) -> list[tuple[int, Any]]:
