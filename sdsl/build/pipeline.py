@@ -5,10 +5,13 @@
 the parameters of its entry into ``book/executed/<chapter>.ipynb``, and Jupyter Book assembles the
 executed notebooks without executing them again (``execute_notebooks: off``).
 
-A chapter's artifacts are written into a staging folder and moved into the artifacts tree, with
-their provenance, only when its notebook ran through: a failed or interrupted notebook leaves the
-previous artifacts whole and no staging folder behind (stale ones of killed runs are removed on
-the next run). The book is built beside the published one and swapped in on success.
+A chapter's artifacts are written into a staging folder and published with their provenance and
+the executed notebook, all or none (:mod:`sdsl.build.publish`), only when its notebook ran
+through: a failed or interrupted notebook leaves the previous artifacts whole and no staging
+folder behind (a killed run's are undone and removed on the next run); SIGTERM kills the running
+kernel, so a run stops at once with one line. The book is built beside the published one and
+swapped in on success. Every folder written to is claimed first (:func:`sdsl.build.staging.claim`):
+one that holds anything the tools did not make is refused, before anything runs.
 A notebook whose inputs (its source, its parameters, the ``sdsl`` package, ``data/`` and the lock
 file) have not changed since its last successful run is not executed again.
 
@@ -44,14 +47,17 @@ from typing import Any
 from sdsl.build.manifest import machine_info, tree_digest, write_manifest, write_provenance
 from sdsl.build.parameters import ParameterError, check_notebook_parameters, notebook_parameters
 from sdsl.build.present import present_notebook
+from sdsl.build.publish import publish, staging_name
 from sdsl.build.runs import load_last, load_runs
 from sdsl.build.staging import (
     STAGING_PREFIX,
+    Interrupted,
     OutputError,
+    claim,
     clean_stale,
     digest_files,
+    killable_kernel_manager,
     terminate_as_exit,
-    writable,
 )
 from sdsl.build.status import last_duration, write_status
 from sdsl.paths import BOOK, DATA, EXECUTED, NOTEBOOKS, ROOT, RUNS_FILE, artifacts_root
@@ -155,13 +161,16 @@ def execute_notebook(
     parameters = {} if parameters is None else parameters
     check_notebook_parameters(chapter, parameters, notebooks=NOTEBOOKS)
     parameters = dict(parameters)
-    output_dir = writable(Path(output_dir).resolve(), "output folder")
-    final_root = writable(Path(artifacts).resolve() if artifacts is not None else artifacts_root(), "artifacts folder")
+    final_root = claim(Path(artifacts).resolve() if artifacts is not None else artifacts_root(), "artifacts folder")
+    output_dir = claim(Path(output_dir).resolve(), "output folder")
     final = final_root / chapter
     if final.exists() and not os.access(final, os.W_OK):
         raise OutputError(f"artifacts folder {final} is not writable: nothing was run or published")
+    clean_stale(final_root)  # the artifacts root first: a killed publication's journal lies there
+    clean_stale(output_dir)
     source_md = NOTEBOOKS / f"{chapter}.md"
     out_path = output_dir / f"{chapter}.ipynb"
+    staged_out = output_dir / f"{staging_name(chapter)}.ipynb"  # beside its destination: one filesystem
     with (
         terminate_as_exit(),
         tempfile.TemporaryDirectory(prefix=f"{STAGING_PREFIX}{chapter}-{os.getpid()}-", dir=final_root) as tmp,
@@ -190,6 +199,8 @@ def execute_notebook(
                 progress_bar=False,
                 cwd=str(NOTEBOOKS),
                 language="python",
+                kernel_manager_class=killable_kernel_manager(),
+                shutdown_kernel="immediate",
             )
         except Exception as exc:  # papermill's PapermillExecutionError and kernel failures
             if getattr(exc, "ename", None) == "ValueError" and "check_parameters" in _error_text(exc):
@@ -205,11 +216,11 @@ def execute_notebook(
         _strip_staging_paths(staged_nb, staging, final_root / chapter)
         present_notebook(staged_nb, final_root)  # parameter cells off the page, no absolute paths
         write_provenance(staging, source_md, parameters, digest)
-        replaced = tmp / "replaced"
-        if final.exists():
-            os.replace(final, replaced)
-        os.replace(staging, final)
-        os.replace(staged_nb, out_path)
+        try:
+            shutil.copyfile(staged_nb, staged_out)
+            publish([(staging, final), (staged_out, out_path)], tmp)
+        finally:
+            staged_out.unlink(missing_ok=True)
     return out_path
 
 
@@ -257,13 +268,18 @@ def _run_one(
 
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
-    """Terminate the pool's workers (each removes its staging folder on SIGTERM) and wait for them."""
+    """Terminate the pool's workers (each kills its kernel and removes its staging folder on
+    SIGTERM), wait a little for them, then kill those still there (the next run undoes what they
+    left)."""
     procs = list(getattr(pool, "_processes", {}).values())
     for proc in procs:
         if proc.is_alive():
             proc.terminate()
     for proc in procs:
-        proc.join(timeout=30)
+        proc.join(timeout=10)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(timeout=10)
     pool.shutdown(wait=False, cancel_futures=True)
 
 
@@ -303,12 +319,13 @@ def run(
         runs[chapter] = {**runs[chapter], **params}
     for chapter, params in runs.items():  # every name and value, before anything runs
         check_notebook_parameters(chapter, params, notebooks=NOTEBOOKS)
-    output_dir = writable(Path(output_dir).resolve(), "output folder")
-    artifacts = writable(Path(artifacts).resolve() if artifacts is not None else artifacts_root(), "artifacts folder")
+    artifacts = claim(Path(artifacts).resolve() if artifacts is not None else artifacts_root(), "artifacts folder")
+    output_dir = claim(Path(output_dir).resolve(), "output folder")
     for chapter in runs:
         if (artifacts / chapter).exists() and not os.access(artifacts / chapter, os.W_OK):
             raise OutputError(f"artifacts folder {artifacts / chapter} is not writable: nothing was run or published")
     clean_stale(artifacts)
+    clean_stale(output_dir)
     results: list[RunResult] = []
     errors: list[str] = []
     first = {c: p for c, p in runs.items() if c not in last}
@@ -395,7 +412,7 @@ def build_book(builder_args: list[str] | None = None, force: bool = False, book:
     interrupted build (SIGINT, SIGTERM) leaves the previous book whole and no staging folder.
     """
     book = Path(book)
-    build = writable(book / "_build", "book build folder")
+    build = claim(book / "_build", "book build folder")
     html = build / "html"
     index = html / "index.html"
     stamp = build / ".inputs"
@@ -434,10 +451,7 @@ def build_book(builder_args: list[str] | None = None, force: bool = False, book:
         new = Path(tmp) / "_build" / "html"
         if code != 0 or not (new / "index.html").is_file():
             raise RuntimeError(f"jupyter-book build failed (exit {code}): {' '.join(cmd)}; the previous book is kept")
-        old = Path(tmp) / "replaced"
-        if html.exists():
-            os.replace(html, old)
-        os.replace(new, html)
+        publish([(new, html)], Path(tmp))
         stamp.write_text(digest)
     return index
 
@@ -463,6 +477,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "book":
             index = build_book(force=args.force)
             print(f"book: {index} ({time.perf_counter() - t0:.1f} s in all)")
+    except Interrupted as exc:
+        print(exc.line(parser.prog), file=sys.stderr)
+        return int(exc.code)
     except NotebookError as exc:
         print(exc, file=sys.stderr)
         return 1

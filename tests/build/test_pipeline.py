@@ -116,6 +116,8 @@ import sys  # noqa: E402
 import textwrap  # noqa: E402
 import time  # noqa: E402
 
+import psutil  # noqa: E402
+
 SLOW = (
     HEADER
     + """
@@ -129,7 +131,7 @@ import time
 import pandas as pd
 from sdsl.book.outputs import save_table
 save_table(pd.DataFrame({"value": [1]}), "toy", "first", artifacts_dir)
-time.sleep(60)
+time.sleep(600)
 ```
 """
 )
@@ -168,29 +170,48 @@ def test_read_only_artifacts_folder_is_one_line_and_publishes_nothing(toy):
     assert not (toy / "executed" / "toy.ipynb").exists()
 
 
-def test_sigterm_during_a_run_removes_its_staging_folder_and_keeps_the_old_artifacts(toy):
+def _staged(art):
+    """The slow notebook's first table, written into its staging folder (the kernel is in the slow cell)."""
+    return [p for p in art.glob(".staging-toy-*/artifacts/toy/first.csv")]
+
+
+def test_sigterm_during_a_run_kills_the_kernel_says_one_line_and_keeps_the_old_artifacts(toy):
     out, art = toy / "executed", toy / "artifacts"
     pipeline.run(output_dir=out, artifacts=art, jobs=1)
     before = sorted(p.name for p in (art / "toy").iterdir())
+    notebook_before = (out / "toy.ipynb").read_bytes()
     (toy / "notebooks" / "toy.md").write_text(SLOW)
+    (toy / "notebooks" / "runs.yml").write_text("runs:\n  toy: {}\n")
     script = textwrap.dedent(f"""
+        import functools, sys
         from pathlib import Path
         from sdsl.build import pipeline, runs
         nb = Path({str(toy / "notebooks")!r})
         pipeline.NOTEBOOKS = runs.NOTEBOOKS = nb
         pipeline.RUNS_FILE = runs.RUNS_FILE = nb / "runs.yml"
-        pipeline.run(output_dir=Path({str(out)!r}), artifacts=Path({str(art)!r}), jobs=1, force=True)
+        pipeline.run = functools.partial(pipeline.run, output_dir=Path({str(out)!r}), artifacts=Path({str(art)!r}))
+        sys.exit(pipeline.main(["run", "--force", "--jobs", "1"]))
     """)
-    proc = subprocess.Popen([sys.executable, "-c", script])
+    proc = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
-    while time.time() < deadline and not any(p.name.startswith(".staging-") for p in art.iterdir()):
+    while time.time() < deadline and not _staged(art) and proc.poll() is None:
         time.sleep(0.2)
-    time.sleep(8)  # the kernel is running the slow cell
+    assert _staged(art), "the slow notebook never reached its slow cell"
+    kernels = [p for p in psutil.Process(proc.pid).children(recursive=True) if "ipykernel" in " ".join(p.cmdline())]
+    assert kernels, "no kernel process found under the run"
     proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=60)
-    assert proc.returncode != 0
-    assert not [p.name for p in art.iterdir() if p.name.startswith(".")]  # no staging folder left
+    # the cell sleeps 600 s: a run that waited for it would still be running at this timeout
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    ours = [line for line in err.strip().splitlines() if not line.startswith("[IPKernelApp]")]  # the kernel's start
+    assert ours == [
+        "python -m sdsl.build.pipeline: interrupted by SIGTERM: nothing of the unfinished notebooks was "
+        "published; every chapter keeps its previous artifacts"
+    ], err
+    assert not [k for k in kernels if k.is_running() and k.status() != psutil.STATUS_ZOMBIE]  # the kernel is gone
+    assert not [p.name for p in art.iterdir() if p.name.startswith(".staging-")]  # no staging folder left
     assert sorted(p.name for p in (art / "toy").iterdir()) == before
+    assert (out / "toy.ipynb").read_bytes() == notebook_before
 
 
 def test_stale_staging_folders_of_killed_runs_are_removed(tmp_path):
