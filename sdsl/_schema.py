@@ -390,7 +390,7 @@ def check_header(cols: list[str], s: Schema, source: str) -> None:
         raise DataError(f"{source}: column(s) {dup_cols} appear more than once in the header")
 
 
-_RECORDS: dict[tuple[str, int, int, str], tuple[dict[str, Any], ...]] = {}
+_RECORDS: dict[tuple[str, int, int, int, int], tuple[dict[str, Any], ...]] = {}
 
 
 def records(name_or_path: str | Path) -> tuple[dict[str, Any], ...]:

@@ -202,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _one_line(msg: str) -> str:
+def _one_line(msg: object) -> str:
     return " ".join(str(msg).split())
 
 
@@ -240,7 +240,7 @@ def _plan(args: argparse.Namespace) -> int:
 
     wall = cli_deploy.wall_clock_inputs(args)
     opt = P.plan(inputs)
-    result = {
+    result: dict[str, Any] = {
         "n_star": opt.n_star,
         "gamma_star": opt.gamma_star,
         "alpha": opt.alpha,
@@ -250,8 +250,8 @@ def _plan(args: argparse.Namespace) -> int:
     if inputs.n_boot > 0:
         ci = P.n_star_interval(P.bootstrap_n_star(inputs))
         result["n_star_ci95"] = [ci["low"], ci["high"]]
-    cands = P.candidate_shares(inputs, inputs.draft_tokens[0], opt) if inputs.candidates else ()
-    if len(cands):
+    cands = P.candidate_shares(inputs, inputs.draft_tokens[0], opt) if inputs.candidates else None
+    if cands is not None and len(cands):
         result["candidates"] = [
             {
                 "params": float(r.params),
@@ -285,7 +285,7 @@ def _plan(args: argparse.Namespace) -> int:
         ("T(N*)", f"{opt.tokens_per_flop:.4g} tokens per FLOP"),
     ]
     rows += cli_deploy.plan_rows(report)
-    for r in cands.itertuples() if len(cands) else ():
+    for r in cands.itertuples() if cands is not None and len(cands) else ():
         rows.append(
             (
                 f"candidate N = {r.params:.3g}",

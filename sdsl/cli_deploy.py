@@ -310,6 +310,7 @@ def run_speedup(args: argparse.Namespace) -> int:
         if args.gamma is None
         else V.integer(args.gamma, "gamma", low=0, high=1024, what="tokens drafted per iteration")
     )
+    assert wc.c is not None  # a cost ratio or the latencies were given: both set c
     rep = speedup_report(alpha, wc.c, gamma, wc.verify_slope)
     d = rep.as_dict()
     if args.json:

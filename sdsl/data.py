@@ -207,9 +207,10 @@ def _half_unit(text: str) -> float:
         d = Decimal(text.strip())
     except InvalidOperation:
         return math.nan
-    if not d.is_finite():
+    exponent = d.as_tuple().exponent
+    if not isinstance(exponent, int):  # 'n', 'N' or 'F': not finite
         return math.nan
-    return float(Decimal(5).scaleb(d.as_tuple().exponent - 1))
+    return float(Decimal(5).scaleb(exponent - 1))
 
 
 def printed_tolerance(

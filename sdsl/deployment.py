@@ -165,7 +165,7 @@ def check_wall_clock(
         kt = (
             None
             if verify_tokens is None
-            else _number(verify_tokens, "verify_tokens", 2, "gamma + 1 tokens", integer=True)
+            else int(_number(verify_tokens, "verify_tokens", 2, "gamma + 1 tokens", integer=True))
         )
         if tv is not None and tv < tt:
             raise ValueError(
@@ -322,6 +322,8 @@ def deployment_report(
     sugg = suggest_draft(inputs, opt)
     warnings = perplexity_warnings(inputs, opt)
     if wc.source == "hardware":
+        acc = wc.hardware
+        assert acc is not None  # a "hardware" source always carries its accelerator
         shape, known = H.target_shape(m, inputs.target.shape)
         if not known:
             warnings.append("the target's architecture is unknown: the hardware model scales Llama-3-8B's shape")
@@ -329,27 +331,23 @@ def deployment_report(
         def alpha_of_n(n):
             return _alpha(n, d, y, inputs)
 
-        rows = []
+        rows: list[dict[str, Any]] = []
         for b in wc.batches:
             for ctx in wc.contexts:
-                hp = H.plan_on_hardware(
-                    shape, alpha_of_n, wc.hardware, inputs.n_range, b, ctx, wc.overlap, wc.gamma_max
-                )
-                g_flop, s_flop = H.speedup_at(
-                    opt.n_star, opt.alpha, shape, wc.hardware, b, ctx, wc.overlap, wc.gamma_max
-                )
+                hp = H.plan_on_hardware(shape, alpha_of_n, acc, inputs.n_range, b, ctx, wc.overlap, wc.gamma_max)
+                g_flop, s_flop = H.speedup_at(opt.n_star, opt.alpha, shape, acc, b, ctx, wc.overlap, wc.gamma_max)
                 row = hp.as_dict()
                 row.update(flop_n_star_gamma=g_flop, flop_n_star_speedup=s_flop)
                 rows.append(row)
                 if not hp.fits_in_memory:
                     warnings.append(
                         f"batch {b:g}, context {ctx:g}: weights and KV caches need "
-                        f"{hp.memory_needed / 1e9:.4g} GB, more than the {wc.hardware.memory / 1e9:.4g} GB of "
-                        f"{wc.hardware.name} (try --gpus{'' if wc.hardware.bytes_per_param <= 1 else ' or --dtype fp8'})"
+                        f"{hp.memory_needed / 1e9:.4g} GB, more than the {acc.memory / 1e9:.4g} GB of "
+                        f"{acc.name} (try --gpus{'' if acc.bytes_per_param <= 1 else ' or --dtype fp8'})"
                     )
         head = rows[0]
         wall = {
-            "source": f"roofline of {wc.hardware.name} ({wc.hardware.dtype}), drafting "
+            "source": f"roofline of {acc.name} ({acc.dtype}), drafting "
             f"{'overlapped with' if wc.overlap else 'before'} verification",
             "speedup": head["speedup"],
             "gamma_integer": head["gamma_star"],
@@ -367,7 +365,7 @@ def deployment_report(
                 sugg["params"],
                 sugg["alpha"],
                 shape,
-                wc.hardware,
+                acc,
                 head["batch"],
                 head["context"],
                 wc.overlap,
@@ -393,23 +391,24 @@ def deployment_report(
             sugg["gamma_wall_clock"] = sugg["gamma_integer"]
     out["wall_clock"] = wall
     out["suggested_draft"] = sugg
-    use_sugg = draft_model is None and sugg is not None and sugg.get("hf_id")
+    # the suggested draft, when its checkpoint goes into the engine settings
+    used = sugg if draft_model is None and sugg is not None and sugg.get("hf_id") else None
     eng_gamma = gamma
-    if use_sugg:
+    if used is not None:
         eng_gamma = (
-            int(sugg.get("gamma_hardware", sugg["gamma_integer"])) if wc.source in ("flop", "hardware") else gamma
+            int(used.get("gamma_hardware", used["gamma_integer"])) if wc.source in ("flop", "hardware") else gamma
         )
     out["num_speculative_tokens"] = eng_gamma
-    deploy = _engine_deployment(inputs, wc, out, sugg if use_sugg else None, warnings)
+    deploy = _engine_deployment(inputs, wc, out, used, warnings)
     target_id = target_model or inputs.target.hf_id
     out["engines"] = D.engine_settings(
-        eng_gamma, target_id, draft_model or (sugg["hf_id"] if use_sugg else None), **deploy
+        eng_gamma, target_id, draft_model or (used["hf_id"] if used is not None else None), **deploy
     )
     out["engines"]["draft"] = (
         "given (--draft-model)"
         if draft_model
-        else f"suggested: {sugg['model']}"
-        if use_sugg
+        else f"suggested: {used['model']}"
+        if used is not None
         else "placeholder: a draft of about N* parameters"
     )
     dropped = getattr(inputs.target, "dropped_hf_id", None)
@@ -436,6 +435,7 @@ def _engine_deployment(inputs, wc: WallClockInputs, out: dict[str, Any], sugg, w
     from sdsl.plan import preset_records
 
     hw, shape, draft_tp = wc.hardware, inputs.target.shape, None
+    assert hw is not None  # a "hardware" source always carries its accelerator
     tp = int(hw.count)
     if shape:
         heads, kv = int(shape["heads"]), int(shape["kv_heads"])

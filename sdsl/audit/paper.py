@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 from pathlib import Path
+from typing import cast
 
 import pandas as pd
 
@@ -46,7 +47,8 @@ _GRID = re.compile(r"\\\|[^|]*?\\\|\s*=\s*(\d+)")
 
 def _half_unit(text: str) -> float:
     """Half a unit in the last printed digit of ``text`` (``0.599`` -> 5e-4, ``117`` -> 0.5)."""
-    return float(Decimal(5).scaleb(Decimal(text).as_tuple().exponent - 1))
+    # text is a number matched by _NUM: finite, so its exponent is an int (not 'n', 'N' or 'F')
+    return float(Decimal(5).scaleb(cast(int, Decimal(text).as_tuple().exponent) - 1))
 
 
 def cell_numbers(cell: str) -> list[tuple[str, float, float]]:
@@ -59,10 +61,10 @@ def cell_numbers(cell: str) -> list[tuple[str, float, float]]:
     if _GRID.search(c):
         return [(m.group(1), float(m.group(1)), 0.5) for m in _GRID.finditer(c)]
     parts = [p.strip() for p in re.split(r"\s+to\s+", c)]
-    if all(_SCI.fullmatch(p) for p in parts):
+    sci = [m for p in parts if (m := _SCI.fullmatch(p))]
+    if len(sci) == len(parts):
         out = []
-        for p in parts:
-            m = _SCI.fullmatch(p)
+        for p, m in zip(parts, sci):
             mant, exp = m.group(1) or "1", int(m.group(2))
             scale = 10.0**exp
             out.append((p, float(mant) * scale, (_half_unit(mant) if m.group(1) else 0.0) * scale))
