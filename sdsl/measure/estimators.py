@@ -387,10 +387,10 @@ def alpha_bootstrap(
 
 def _check_position_counts(accepted_per_pos: ArrayLike, num_drafts: int) -> tuple[np.ndarray, int]:
     a = _as_counts(accepted_per_pos, "accepted_per_pos")
-    d = _as_counts(num_drafts, "num_drafts")
-    if d.size != 1:
+    drafts = _as_counts(num_drafts, "num_drafts")
+    if drafts.size != 1:
         raise ValueError(f"num_drafts must be a single count, got {num_drafts!r}")
-    d = int(d[0])
+    d = int(drafts[0])
     if d == 0:
         raise ValueError("num_drafts must be > 0, got 0")
     if a[0] > d:

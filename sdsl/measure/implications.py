@@ -111,8 +111,12 @@ def resolve_context(
     return PlanContext(name, t_params, t_tokens, n, d)
 
 
-def _n_star(alpha: float, ctx: PlanContext):
-    """N* of the plane through (N, D, alpha) with the paper's A, B: (N*, gamma, speedup, C, range).
+def _n_star(
+    alpha: float, n: float, m: float, d: float, d_target: float
+) -> tuple[float, float, float, float, tuple[float, float]]:
+    """N* of the plane through (N, D, alpha) with the paper's A, B for a draft of ``n`` parameters
+    and ``d`` tokens and a target of ``m`` parameters and ``d_target`` tokens: (N*, gamma, speedup,
+    C, range).
 
     The search range is the plan's default ``(1e7, M/2)`` narrowed to the sizes where the
     recalibrated plane stays inside (0, 1) (alpha is monotone in N)."""
@@ -128,32 +132,31 @@ def _n_star(alpha: float, ctx: PlanContext):
     from sdsl.model.optimal_draft import optimal_draft_size
     from sdsl.plan import DEFAULT_N_LOW
 
-    x = float(perplexity(ctx.draft_params, ctx.draft_tokens, BESIROGLU_2024))
-    y = float(perplexity(ctx.target_params, ctx.target_tokens, BESIROGLU_2024))
+    x = float(perplexity(n, d, BESIROGLU_2024))
+    y = float(perplexity(m, d_target, BESIROGLU_2024))
     c = alpha - PAPER_EQ5.A * x - PAPER_EQ5.B * y
     coef = AcceptanceCoefficients(A=PAPER_EQ5.A, B=PAPER_EQ5.B, C=c, source="recalibrated to the measurement")
-    m = ctx.target_params
     lo, hi = min(DEFAULT_N_LOW, m / 4), m / 2
     grid = np.exp(np.linspace(np.log(lo), np.log(hi), 400))
-    a = acceptance_rate(perplexity(grid, ctx.draft_tokens, BESIROGLU_2024), y, coef)
+    a = acceptance_rate(perplexity(grid, d, BESIROGLU_2024), y, coef)
     ok = (a > 1e-3) & (a < 1 - 1e-3)
     if not ok.any():
         raise ValueError("the recalibrated plane leaves (0, 1) for every draft size in the range")
     idx = np.flatnonzero(ok)
     rng = (float(grid[idx[0]]), float(grid[idx[-1]]))
-    opt = optimal_draft_size(m, ctx.draft_tokens, ctx.target_tokens, BESIROGLU_2024, coef, True, rng)
+    opt = optimal_draft_size(m, d, d_target, BESIROGLU_2024, coef, True, rng)
     return opt.n_star, opt.gamma_star, opt.speedup, c, rng
 
 
 def implications(alpha: float, ci: tuple[float, float], k: int | None, ctx: PlanContext) -> Implication | None:
     """Integer ``gamma*``, the speedups and (with ``D`` and ``D'``) ``N*`` implied by ``alpha``."""
-    if not ctx.active or not 0.0 < alpha < 1.0:
+    n, m = ctx.draft_params, ctx.target_params
+    if n is None or m is None or not 0.0 < alpha < 1.0:  # not ctx.active, or no rate to plan with
         return None
     import numpy as np
 
     from sdsl.model.throughput import optimal_gamma, tokens_per_flop
 
-    n, m = ctx.draft_params, ctx.target_params
     has_ci = all(math.isfinite(v) for v in ci)
     lo, hi = ci if has_ci else (alpha, alpha)
     lo, hi = min(max(lo, 1e-9), 1 - 1e-9), min(max(hi, 1e-9), 1 - 1e-9)
@@ -161,7 +164,7 @@ def implications(alpha: float, ci: tuple[float, float], k: int | None, ctx: Plan
     g_lo, g_hi = int(optimal_gamma(lo, n, m, integer=True)), int(optimal_gamma(hi, n, m, integer=True))
     s_star = float(tokens_per_flop(alpha, n, m, g)) * 2 * m
     s_eng = float(tokens_per_flop(alpha, n, m, k)) * 2 * m if k else None
-    imp = dict(
+    imp: dict[str, Any] = dict(
         alpha=alpha,
         alpha_range=(lo, hi),
         gamma_star=g,
@@ -170,17 +173,18 @@ def implications(alpha: float, ci: tuple[float, float], k: int | None, ctx: Plan
         gamma_engine=k,
         speedup_engine=s_eng,
     )
-    if ctx.draft_tokens is None or ctx.target_tokens is None:
+    d, d_target = ctx.draft_tokens, ctx.target_tokens
+    if d is None or d_target is None:
         return Implication(**imp, note="N* needs the draft family's tokens D and the target's D' (--preset gives both)")
     try:
-        ns, gs, ss, c, n_rng = _n_star(alpha, ctx)
+        ns, gs, ss, c, n_rng = _n_star(alpha, n, m, d, d_target)
     except ValueError as exc:
         return Implication(**imp, note=f"N* not available: {exc}")
     # N* over the interval of alpha (not monotone with an integer gamma: a grid, not the two ends)
     ends = [ns]
     for a in np.linspace(lo, hi, 9) if has_ci else ():
         try:
-            ends.append(_n_star(float(a), ctx)[0])
+            ends.append(_n_star(float(a), n, m, d, d_target)[0])
         except ValueError:
             continue
     note = (

@@ -179,7 +179,7 @@ def _implication_lines(imp: Implication, ctx: PlanContext) -> list[str]:
     )
     if imp.gamma_engine and imp.speedup_engine is not None:
         lines.append(f"      at the engine's k = {imp.gamma_engine}: speedup {imp.speedup_engine:.3f}x")
-    if imp.n_star is not None:
+    if imp.n_star is not None and imp.n_star_range is not None:  # set together
         lo, hi = imp.n_star_range
         span = "no interval" if no_ci else f"{lo:.4g} to {hi:.4g} over the interval of alpha"
         lines.append(
