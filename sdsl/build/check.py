@@ -13,13 +13,21 @@ their data are deterministic (diff images in ``build/check/diff``); see :mod:`sd
 ``--set CHAPTER.PARAMETER=VALUE`` overrides a notebook parameter for this check (the kernel matrix
 sets the measure chapter's torch threads so). A notebook that fails makes the check fail with the
 notebook's error (and leaves no artifacts behind). Exit status: 0 when everything matches (or was
-accepted), 1 when an artifact is missing, extra or changed, 2 when a notebook failed or the
-command line is wrong.
+accepted), 1 when an artifact is missing, extra or changed, 2 when a notebook failed, the baseline
+is damaged (one line naming the file) or the command line is wrong (one line, before anything is
+touched).
+
+Every folder the check writes (``--diff-dir``, ``--keep``, ``--baseline`` with ``--accept``) must be
+new, empty or already the tools' own (:func:`sdsl.build.staging.claim`; a baseline is the tools'
+when its ``manifest.json`` is): one that holds anything else is refused, and in the baseline only
+chapter folders a run made (their ``.provenance.json``) are replaced or removed. ``--accept``
+publishes the new baseline's chapters and manifest all or none (:mod:`sdsl.build.publish`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -29,8 +37,17 @@ from pathlib import Path
 
 import yaml
 
-from sdsl.build.compare import Report, compare_trees
-from sdsl.build.manifest import MANIFEST_NAME, list_files, machine_info, write_manifest
+from sdsl.build.compare import DamagedArtifact, Report, check_readable, compare_trees
+from sdsl.build.manifest import (
+    MANIFEST_NAME,
+    PROVENANCE_NAME,
+    list_files,
+    machine_info,
+    read_manifest,
+    write_manifest,
+)
+from sdsl.build.publish import publish
+from sdsl.build.staging import STAGING_PREFIX, Interrupted, OutputError, claim, clean_stale, clear_owned, is_owned
 from sdsl.paths import BASELINE, BUILD
 
 __all__ = ["CheckResult", "check", "accept", "main", "DIFF_DIR"]
@@ -41,12 +58,14 @@ DIFF_DIR = BUILD / "check" / "diff"
 
 @dataclass
 class CheckResult:
-    """``report`` is ``None`` when a notebook failed (``error`` holds its traceback)."""
+    """``report`` is ``None`` when a notebook failed (``error`` holds its traceback) or, with
+    ``failure="input"``, when the baseline is damaged (``error`` names the file)."""
 
     report: Report | None
     error: str | None
     accepted: bool
     seconds: float
+    failure: str = "notebook"
 
     @property
     def ok(self) -> bool:
@@ -59,6 +78,8 @@ class CheckResult:
         return 0 if self.ok else 1
 
     def text(self) -> str:
+        if self.error is not None and self.failure == "input":
+            return f"CHECK FAILED: {self.error}"
         if self.error is not None:
             return f"CHECK FAILED: a notebook failed, nothing was compared.\n{self.error}"
         assert self.report is not None
@@ -68,26 +89,55 @@ class CheckResult:
         return out + f"\n({self.seconds:.1f} s)"
 
 
+def _baseline_chapters(baseline: Path) -> list[str]:
+    return sorted({f.split("/", 1)[0] for f in list_files(baseline)})
+
+
+def _accept_refusal(baseline: Path, replaced: list[str]) -> None:
+    """Refuse, before anything is written, a baseline folder that is not the tools' (new, empty,
+    marked, or holding their manifest) or a folder in it to be replaced or removed that no run
+    made (no provenance record): one line naming it."""
+    owned = baseline.is_dir() and (is_owned(baseline) or read_manifest(baseline) is not None)
+    if baseline.is_dir() and not owned and any(baseline.iterdir()):
+        claim(baseline, "baseline folder (--baseline)")  # raises, naming what it holds
+    for chapter in replaced:
+        folder = baseline / chapter
+        if folder.exists() and not (folder / PROVENANCE_NAME).is_file() and not is_owned(folder):
+            raise OutputError(
+                f"baseline folder {folder} was not made by a run (it has no {PROVENANCE_NAME}): move it out of "
+                f"the baseline to accept; nothing was run or written"
+            )
+
+
 def accept(new_root: Path | str, baseline: Path | str = BASELINE, chapters: list[str] | None = None) -> Path:
-    """Copy the regenerated artifacts ``new_root`` into ``baseline`` (only ``chapters`` if given,
-    else the whole tree, removing chapters that were not regenerated) and rewrite the baseline's
-    manifest. Returns the baseline path."""
+    """Make the regenerated artifacts ``new_root`` the baseline (only ``chapters`` if given, else
+    the whole tree, removing chapters that were not regenerated) with a new manifest, published
+    all or none (:mod:`sdsl.build.publish`). Returns the baseline path. Raises
+    :class:`~sdsl.build.staging.OutputError` (one line) for a baseline that is not the tools'."""
     new_root, baseline = Path(new_root), Path(baseline)
-    baseline.mkdir(parents=True, exist_ok=True)
-    new_chapters = sorted({f.split("/", 1)[0] for f in list_files(new_root)})
-    if chapters is None:
-        for old in sorted({f.split("/", 1)[0] for f in list_files(baseline)}):
-            shutil.rmtree(baseline / old)
-        targets = new_chapters
-    else:
-        targets = list(chapters)
-    for chapter in targets:
-        dest = baseline / chapter
-        if dest.exists():
-            shutil.rmtree(dest)
-        if (new_root / chapter).is_dir():
-            shutil.copytree(new_root / chapter, dest)
-    write_manifest(baseline, machine_info())
+    new_chapters = _baseline_chapters(new_root)
+    old_chapters = _baseline_chapters(baseline)
+    targets = new_chapters if chapters is None else list(chapters)
+    removed = [c for c in old_chapters if c not in new_chapters] if chapters is None else []
+    _accept_refusal(baseline, [*targets, *removed])
+    claim(baseline, "baseline folder (--baseline)", owned=True)
+    clean_stale(baseline)  # a killed accept's publication is undone first
+    with tempfile.TemporaryDirectory(prefix=f"{STAGING_PREFIX}accept-{os.getpid()}-", dir=baseline) as tmp:
+        tree = Path(tmp) / "tree"
+        tree.mkdir()
+        items: list[tuple[Path | None, Path]] = []
+        for chapter in sorted({*old_chapters, *targets} - set(removed)):
+            source = new_root if chapter in targets else baseline
+            if (source / chapter).is_dir():
+                shutil.copytree(source / chapter, tree / chapter)
+                if chapter in targets:
+                    items.append((tree / chapter, baseline / chapter))
+            elif (baseline / chapter).exists():  # named, but regenerated nothing
+                items.append((None, baseline / chapter))
+        items += [(None, baseline / chapter) for chapter in removed]
+        write_manifest(tree, machine_info())
+        items.append((tree / MANIFEST_NAME, baseline / MANIFEST_NAME))
+        publish(items, Path(tmp))
     return baseline
 
 
@@ -109,28 +159,38 @@ def check(
     parameters (chapter -> parameters). ``accept_new`` copies the regenerated artifacts into the
     baseline after the comparison (never after a failed notebook).
     """
-    from sdsl.build.pipeline import NotebookError, OutputError, run
+    from sdsl.build.pipeline import NotebookError, run
 
     t0 = time.perf_counter()
-    baseline = Path(baseline)
-    diff_dir = Path(diff_dir)
-    if diff_dir.exists():
-        shutil.rmtree(diff_dir)
+    baseline, diff_dir = Path(baseline), Path(diff_dir)
+    _check_arguments(chapters, jobs, overrides)  # every name and value, before anything is touched
+    folders = [(diff_dir, "diff folder (--diff-dir)")]
+    if workdir is not None:
+        folders.append((Path(workdir), "work folder (--keep)"))
+    for folder, what in folders:  # every folder, before any is written
+        _refuse_foreign(folder, what)
+    try:  # a damaged baseline is named before minutes of notebooks run
+        read_manifest(baseline)
+        check_readable(baseline, list_files(baseline, chapters or None))
+    except ValueError as exc:
+        return CheckResult(None, str(exc), False, time.perf_counter() - t0, failure="input")
+    if accept_new:
+        _accept_refusal(baseline, chapters or _baseline_chapters(baseline))
+    clear_owned(claim(diff_dir, "diff folder (--diff-dir)"))
     tmp = None
     if workdir is None:
         tmp = tempfile.TemporaryDirectory(prefix="sdsl-check-")
         work = Path(tmp.name)
     else:
-        work = Path(workdir)
-        work.mkdir(parents=True, exist_ok=True)
+        work = claim(Path(workdir), "work folder (--keep)")
     try:
         new_root = work / "artifacts"
         executed = work / "executed"
-        if new_root.exists():
+        if new_root.exists():  # inside the work folder, the check's own
             shutil.rmtree(new_root)
-        new_root.mkdir(parents=True)
+        claim(new_root, "artifacts folder")
         if chapters:
-            for chapter in sorted({f.split("/", 1)[0] for f in list_files(baseline)} - set(chapters)):
+            for chapter in sorted(set(_baseline_chapters(baseline)) - set(chapters)):
                 shutil.copytree(baseline / chapter, new_root / chapter)
         try:
             run(chapters or None, force=True, jobs=jobs, output_dir=executed, artifacts=new_root, overrides=overrides)
@@ -138,7 +198,10 @@ def check(
             return CheckResult(None, str(exc), False, time.perf_counter() - t0)
         except Exception as exc:  # a notebook that cannot even be read (jupytext), a bad runs.yml
             return CheckResult(None, f"{type(exc).__name__}: {exc}", False, time.perf_counter() - t0)
-        report = compare_trees(baseline, new_root, diff_dir, chapters=chapters or None)
+        try:
+            report = compare_trees(baseline, new_root, diff_dir, chapters=chapters or None)
+        except DamagedArtifact as exc:
+            return CheckResult(None, str(exc), False, time.perf_counter() - t0, failure="input")
         if not baseline.is_dir():
             report.notes.append(f"there is no baseline yet at {baseline}: create it with --accept")
         elif not (baseline / MANIFEST_NAME).is_file():
@@ -153,6 +216,46 @@ def check(
             tmp.cleanup()
 
 
+def _refuse_foreign(folder: Path, what: str) -> None:
+    """:func:`~sdsl.build.staging.claim`'s refusal without its writing: a file, or a folder holding
+    anything the tools did not make."""
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(f"{what} {folder} is not writable (a file, not a folder): nothing was run or written")
+    if folder.is_dir() and not is_owned(folder) and any(folder.iterdir()):
+        claim(folder, what)  # raises, naming what the folder holds
+
+
+def _check_arguments(chapters: list[str] | None, jobs: object, overrides: dict[str, dict] | None) -> None:
+    """Refuse an unknown chapter, a ``jobs`` that is not an integer >= 1, and an override a
+    notebook would not take (unknown chapter or parameter, a value its check refuses), by
+    ``ValueError``: one line, before anything runs or is written."""
+    from sdsl import _validate as V
+    from sdsl.build.parameters import check_notebook_parameters
+    from sdsl.build.runs import load_runs
+    from sdsl.paths import NOTEBOOKS
+
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"--jobs (notebooks executed at once) must be an integer >= 1, got {V.show(jobs)}")
+    runs = load_runs()
+    known = list(runs)
+    for chapter in chapters or []:
+        if chapter not in runs:
+            raise ValueError(
+                f"unknown chapter {chapter!r}; {V.suggestion(str(chapter), known)}chapters of notebooks/runs.yml: {', '.join(known)}"
+            )
+    checked = chapters or known
+    for chapter, params in (overrides or {}).items():
+        if chapter not in checked:
+            raise ValueError(
+                f"--set names chapter {chapter!r}, which this check does not run; "
+                f"{V.suggestion(str(chapter), checked)}it runs: {', '.join(checked)}"
+            )
+        try:
+            check_notebook_parameters(chapter, {**runs[chapter], **params}, notebooks=NOTEBOOKS)
+        except ValueError as exc:
+            raise ValueError(f"--set: {V.one_line(exc)}") from None
+
+
 def parse_overrides(items: list[str]) -> dict[str, dict]:
     """``["measure_acceptance.threads=2"]`` -> ``{"measure_acceptance": {"threads": 2}}`` (values
     read as YAML scalars). Raises ``ValueError`` naming a malformed item."""
@@ -160,29 +263,62 @@ def parse_overrides(items: list[str]) -> dict[str, dict]:
     for item in items:
         key, eq, value = item.partition("=")
         chapter, dot, name = key.partition(".")
-        if not (eq and dot and chapter and name):
-            raise ValueError(f"--set {item!r}: expected CHAPTER.PARAMETER=VALUE, e.g. measure_acceptance.threads=2")
-        out.setdefault(chapter, {})[name] = yaml.safe_load(value)
+        example = "expected CHAPTER.PARAMETER=VALUE, e.g. measure_acceptance.threads=2"
+        if not eq:
+            raise ValueError(f"--set {item!r} has no '=': {example}")
+        if not (dot and chapter and name):
+            raise ValueError(f"--set {item!r} does not name CHAPTER.PARAMETER before '=': {example}")
+        try:
+            parsed = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            raise ValueError(f"--set {item!r}: the value is not a YAML scalar ({' '.join(str(exc).split())})") from None
+        if name in out.get(chapter, {}):
+            raise ValueError(f"--set {key} is given twice")
+        out.setdefault(chapter, {})[name] = parsed
     return out
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors (exit status 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        from sdsl._validate import one_line
+
+        self.exit(2, f"{self.prog}: error: {one_line(message)} (see '{self.prog} --help')\n")
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1 (notebooks executed at once), got {text!r}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m sdsl.build.check",
         description="Regenerate every table and figure into a temporary folder and compare them "
         "with the committed baseline by the tolerance policy; exit 1 when one changed, 2 when a "
-        "notebook failed.",
+        "notebook failed, the baseline is damaged or the command line is wrong.",
     )
     parser.add_argument("chapters", nargs="*", help="chapters to check (default: all in notebooks/runs.yml)")
     parser.add_argument(
         "--accept", action="store_true", help="make the regenerated artifacts the baseline (on purpose)"
     )
     parser.add_argument("--baseline", type=Path, default=BASELINE, help=f"baseline tree (default {BASELINE})")
-    parser.add_argument("--jobs", type=int, default=2, help="notebooks executed at once (default 2)")
+    parser.add_argument("--jobs", type=_jobs, default=2, help="notebooks executed at once (default 2)")
     parser.add_argument(
-        "--keep", type=Path, default=None, help="regenerate into this folder and keep it (default: a temporary folder)"
+        "--keep",
+        type=Path,
+        default=None,
+        help="regenerate into this new or empty folder and keep it (default: a temporary folder)",
     )
-    parser.add_argument("--diff-dir", type=Path, default=DIFF_DIR, help=f"diff images (default {DIFF_DIR})")
+    parser.add_argument(
+        "--diff-dir", type=Path, default=DIFF_DIR, help=f"diff images, a new or empty folder (default {DIFF_DIR})"
+    )
     parser.add_argument(
         "--set",
         dest="overrides",
@@ -192,27 +328,17 @@ def main(argv: list[str] | None = None) -> int:
         help="override a notebook parameter for this check (repeatable)",
     )
     args = parser.parse_args(argv)
-    if args.jobs < 1:
-        parser.error(f"--jobs must be an integer >= 1, got {args.jobs}")
     try:
         overrides = parse_overrides(args.overrides)
-    except ValueError as exc:
-        parser.error(str(exc))
-    from sdsl import _validate as V
-    from sdsl.build.runs import load_runs
-
-    known = list(load_runs())
-    unknown = [c for c in args.chapters if c not in known]
-    if unknown:  # nothing is run for a misspelt chapter: one line, not "a notebook failed"
-        print(
-            f"{parser.prog}: error: unknown chapter {unknown[0]!r}; {V.suggestion(unknown[0], known)}chapters of "
-            f"notebooks/runs.yml: {', '.join(known)}",
-            file=sys.stderr,
+        result = check(
+            args.chapters or None, args.baseline, args.accept, args.jobs, args.keep, args.diff_dir, overrides or None
         )
+    except ValueError as exc:  # a usage error: nothing was run or touched
+        print(f"{parser.prog}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
-    result = check(
-        args.chapters or None, args.baseline, args.accept, args.jobs, args.keep, args.diff_dir, overrides or None
-    )
+    except Interrupted as exc:
+        print(exc.line(parser.prog), file=sys.stderr)
+        return int(exc.code)
     print(result.text(), file=sys.stdout if result.ok else sys.stderr)
     _record(result, args.chapters)
     return result.exit_code
@@ -226,7 +352,9 @@ def _record(result: CheckResult, chapters: list[str]) -> None:
 
     rep = result.report
     summary = (
-        "a notebook failed"
+        result.error
+        if result.error is not None and result.failure == "input"
+        else "a notebook failed"
         if result.error is not None
         else f"{rep.compared} artifacts compared, "
         + ("all match the baseline" if rep.ok else f"{len(rep.affected())} changed: {', '.join(rep.affected())}")

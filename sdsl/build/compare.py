@@ -22,7 +22,52 @@ import pandas as pd
 from sdsl.build import policy
 from sdsl.build.manifest import artifact_kind, list_files
 
-__all__ = ["Finding", "Report", "compare_tables", "compare_samples", "compare_figures", "compare_trees"]
+__all__ = [
+    "DamagedArtifact",
+    "Finding",
+    "Report",
+    "check_readable",
+    "compare_tables",
+    "compare_samples",
+    "compare_figures",
+    "compare_trees",
+]
+
+
+class DamagedArtifact(ValueError):
+    """An artifact that cannot be read as what it is (a truncated PNG, a CSV that is not UTF-8):
+    one line naming the file; nothing is compared, no number is made from it."""
+
+
+def _read_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be read as its kind of artifact (``None``: it can): a CSV must be UTF-8
+    and parse, a PNG must decode whole."""
+    try:
+        if path.name.endswith(".csv"):
+            with open(path, encoding="utf-8") as fh:
+                pd.read_csv(fh)
+        elif path.name.endswith(".png"):
+            from PIL import Image
+
+            with Image.open(path) as im:
+                im.load()
+        else:
+            path.read_bytes()
+    except UnicodeDecodeError as exc:
+        return f"byte {exc.start} is not UTF-8"
+    except (OSError, ValueError, SyntaxError) as exc:  # PIL, pandas (ParserError, EmptyDataError)
+        return f"{type(exc).__name__}: {' '.join(str(exc).split()) or 'unreadable'}"
+    return None
+
+
+def check_readable(root: Path | str, files: Iterable[str], what: str = "baseline") -> None:
+    """Raise :class:`DamagedArtifact` naming the first of ``files`` (relative to ``root``) that
+    cannot be read as its kind of artifact."""
+    root = Path(root)
+    for rel in files:
+        problem = _read_problem(root / rel)
+        if problem is not None:
+            raise DamagedArtifact(f"{what} artifact {root / rel} is damaged ({problem}): nothing was compared")
 
 
 @dataclass
@@ -368,6 +413,42 @@ def _compare_figure(
     return Finding("changed", "figure", stem, "\n".join(parts), cells, rms, diff)
 
 
+def _compare_one(
+    rel: str,
+    baseline: Path,
+    new: Path,
+    common: set[str],
+    diff_dir: Path,
+    report: Report,
+    figures_done: set[str],
+    timing: list[str],
+) -> None:
+    """Compare the artifact ``rel`` of both trees, adding what differs to ``report``."""
+    kind = artifact_kind(rel)
+    if kind == "table":
+        if policy.is_sample_table(rel):
+            summary, cells = compare_samples(baseline / rel, new / rel, rel), []
+        else:
+            summary, cells = compare_tables(baseline / rel, new / rel, rel)
+        cols = pd.read_csv(baseline / rel, nrows=0).columns
+        timed = [c for c in cols if policy.rule_for(rel, c, True, False).cls == "timing"]
+        if timed:
+            timing.append(f"{rel} [{', '.join(timed)}]")
+        if summary:
+            detail = summary + ("\n" + _cells_text(cells) if cells else "")
+            report.findings.append(Finding("changed", "table", rel, detail, cells))
+    elif kind in ("figure", "figure data"):
+        stem = rel[: -len(".data.csv")] if kind == "figure data" else rel.rsplit(".", 1)[0]
+        if stem in figures_done:
+            return
+        figures_done.add(stem)
+        finding = _compare_figure(stem, baseline, new, common, diff_dir, report.notes)
+        if finding is not None:
+            report.findings.append(finding)
+    elif (baseline / rel).read_bytes() != (new / rel).read_bytes():
+        report.findings.append(Finding("changed", "file", rel, "bytes differ"))
+
+
 def compare_trees(
     baseline: Path | str, new: Path | str, diff_dir: Path | str | None = None, chapters: Iterable[str] | None = None
 ) -> Report:
@@ -393,29 +474,17 @@ def compare_trees(
     figures_done: set[str] = set()
     timing: list[str] = []
     for rel in sorted(common):
-        kind = artifact_kind(rel)
-        if kind == "table":
-            if policy.is_sample_table(rel):
-                summary, cells = compare_samples(baseline / rel, new / rel, rel), []
-            else:
-                summary, cells = compare_tables(baseline / rel, new / rel, rel)
-            cols = pd.read_csv(baseline / rel, nrows=0).columns
-            timed = [c for c in cols if policy.rule_for(rel, c, True, False).cls == "timing"]
-            if timed:
-                timing.append(f"{rel} [{', '.join(timed)}]")
-            if summary:
-                detail = summary + ("\n" + _cells_text(cells) if cells else "")
-                report.findings.append(Finding("changed", "table", rel, detail, cells))
-        elif kind in ("figure", "figure data"):
-            stem = rel[: -len(".data.csv")] if kind == "figure data" else rel.rsplit(".", 1)[0]
-            if stem in figures_done:
-                continue
-            figures_done.add(stem)
-            finding = _compare_figure(stem, baseline, new, common, diff_dir, report.notes)
-            if finding is not None:
-                report.findings.append(finding)
-        elif (baseline / rel).read_bytes() != (new / rel).read_bytes():
-            report.findings.append(Finding("changed", "file", rel, "bytes differ"))
+        try:
+            _compare_one(rel, baseline, new, common, diff_dir, report, figures_done, timing)
+        except (OSError, ValueError) as exc:  # a file that cannot be read: name it, make no number
+            for root, what in ((baseline, "baseline"), (new, "regenerated")):
+                stem = rel.rsplit(".", 1)[0].removesuffix(".data")
+                check_readable(
+                    root, sorted(f for f in common if f.rsplit(".", 1)[0].removesuffix(".data") == stem), what
+                )
+            raise DamagedArtifact(
+                f"{rel} cannot be compared ({type(exc).__name__}: {' '.join(str(exc).split())})"
+            ) from None
     if timing:
         report.notes.append(
             "timings not compared (wall clock of this machine; present and numeric): " + "; ".join(timing)

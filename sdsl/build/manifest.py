@@ -249,11 +249,20 @@ def build_manifest(root: Path | str, machine: dict[str, Any] | None = None) -> d
 
 
 def read_manifest(root: Path | str) -> dict[str, Any] | None:
-    """The manifest of the tree at ``root``, or ``None`` when it has none."""
+    """The manifest of the tree at ``root``, or ``None`` when it has none. ``ValueError``, one line
+    naming the file (and the line and column), when it is not a manifest these tools wrote."""
     path = Path(root) / MANIFEST_NAME
     if not path.is_file():
         return None
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is damaged: byte {exc.start} is not UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is damaged: not JSON at line {exc.lineno}, column {exc.colno} ({exc.msg})") from None
+    if not (isinstance(doc, dict) and isinstance(doc.get("files"), dict) and isinstance(doc.get("chapters"), dict)):
+        raise ValueError(f"{path} is damaged: not a manifest (a JSON object with 'chapters' and 'files')")
+    return doc
 
 
 def write_manifest(root: Path | str, machine: dict[str, Any] | None = None) -> Path:

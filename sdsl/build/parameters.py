@@ -12,12 +12,20 @@ from typing import Any
 
 from sdsl.paths import NOTEBOOKS
 
-__all__ = ["ParameterError", "notebook_parameters", "check_notebook_parameters"]
+__all__ = ["ParameterError", "chapters", "notebook_parameters", "check_notebook_parameters"]
 
 
 class ParameterError(ValueError):
     """A notebook parameter is unknown or invalid: one line naming it and what is allowed; raised
     before anything runs or is written."""
+
+
+def chapters(notebooks: Path | None = None) -> list[str]:
+    """The chapters of the notebooks folder (default ``sdsl.paths.NOTEBOOKS``): the stems of its
+    ``*.md`` files that are Python identifiers (a chapter is also a module name,
+    ``sdsl.chapters.<chapter>``), sorted. A chapter is looked up here before it names any file."""
+    folder = NOTEBOOKS if notebooks is None else Path(notebooks)
+    return sorted(p.stem for p in folder.glob("*.md") if p.stem.isidentifier() and p.is_file())
 
 
 def notebook_parameters(chapter: str, notebooks: Path | None = None) -> dict[str, Any]:
@@ -34,8 +42,10 @@ def notebook_parameters(chapter: str, notebooks: Path | None = None) -> dict[str
     from sdsl import _validate as V
 
     folder = NOTEBOOKS if notebooks is None else Path(notebooks)
-    if not isinstance(chapter, str) or not (folder / f"{chapter}.md").is_file():
-        names = sorted(p.stem for p in folder.glob("*.md"))
+    names = chapters(folder)
+    if not isinstance(chapter, str):
+        raise ParameterError(f"chapter must be a chapter's name (a str), got {V.show(chapter)}")
+    if chapter not in names:  # a name of the folder's notebooks, never a path ('../README')
         raise ParameterError(f"unknown chapter {chapter!r}; {V.suggestion(chapter, names)}chapters: {', '.join(names)}")
     with tempfile.TemporaryDirectory(prefix="sdsl-inspect-") as tmp:
         path = Path(tmp) / f"{chapter}.ipynb"

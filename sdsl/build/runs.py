@@ -38,6 +38,8 @@ def load_runs(path: Path | None = None) -> dict[str, dict[str, Any]]:
         params = params or {}
         if not isinstance(params, dict):
             raise ValueError(f"{path}: parameters of {chapter!r} must be a mapping, got {params!r}")
+        if not isinstance(chapter, str) or not chapter.isidentifier():  # a chapter names files: never a path
+            raise ValueError(f"{path}: chapter {chapter!r} is not a plain name (letters, digits and '_')")
         if not (NOTEBOOKS / f"{chapter}.md").is_file():
             raise ValueError(f"{path}: chapter {chapter!r} has no notebook {NOTEBOOKS / (chapter + '.md')}")
         out[str(chapter)] = params
