@@ -11,11 +11,20 @@
 # Dependencies are pinned by requirements.lock (its versions, without the hashes, as pip's
 # --constraint), so the check installs the versions CI tests with; pip needs the package index (or
 # its cache) for numpy, pyyaml and prometheus_client.
+#
+# Its work folder is a new one made by mktemp and marked as the tools' (.sdsl-owned): the cleanup
+# removes only that folder, and only while it carries the mark; nothing beside it is touched.
 set -euo pipefail
 PY=${1:-python3.11}
+[ "$#" -le 1 ] || { echo "wheel check: expected at most one argument (the Python to build with), got $#" >&2; exit 2; }
+"$PY" -c '' 2>/dev/null || { echo "wheel check: the Python '$PY' cannot be run; give another (tools/wheel_check.sh PYTHON)" >&2; exit 2; }
 repo=$(cd "$(dirname "$0")/.." && pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/sdsl-wheel-check.XXXXXX")
-cleanup() { if [ -z "${KEEP:-}" ]; then rm -rf "$tmp"; else echo "kept $tmp"; fi; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sdsl-wheel-check.XXXXXX" 2>/dev/null) \
+  || { echo "wheel check: cannot make a work folder in ${TMPDIR:-/tmp} (TMPDIR): it must be a writable folder" >&2; exit 2; }
+echo "Made by tools/wheel_check.sh, which removes this folder when it ends (KEEP=1 keeps it)." > "$tmp/.sdsl-owned"
+cleanup() {
+  if [ -n "${KEEP:-}" ]; then echo "kept $tmp"; elif [ -f "$tmp/.sdsl-owned" ]; then rm -rf -- "$tmp"; fi
+}
 trap cleanup EXIT
 # the lock's pins as constraints (a constraints file may not carry hashes)
 sed -n 's/^\([A-Za-z0-9._-]*==[^ ]*\).*/\1/p' "$repo/requirements.lock" | sed 's/+cpu$//' > "$tmp/constraints.txt"

@@ -387,6 +387,20 @@ def _work(scale_name: str, out: str, device: str, threads: int, task_id: str, ad
     _EXPERIMENTS[key].work(task_id, advance)
 
 
+def _read_state(path: Path) -> dict | None:
+    """A work folder's ``state.json`` (``None`` when there is none); ValueError, one line naming
+    the file, when it is not one the runner wrote."""
+    if not path.is_file():
+        return None
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is damaged ({exc}): it is not a run's state") from None
+    if not (isinstance(state, dict) and {"scale", "digest", "sessions"} <= set(state)):
+        raise ValueError(f"{path} is not a run's state (a JSON object with scale, digest and sessions)")
+    return state
+
+
 def run(
     scale: Scale,
     out: str | os.PathLike | None = None,
@@ -408,12 +422,19 @@ def run(
     ``scale`` must be one of :data:`sdsl.experiment.config.SCALES` (workers rebuild it by name).
 
     Raises ValueError if ``out`` holds a run and ``resume`` is False, or holds a run of other
-    settings.
+    settings, or holds anything the experiment did not make (``out`` must be new, empty, or a
+    work folder it made: :func:`sdsl.build.staging.claim`), before anything is written.
     """
+    from sdsl.build.staging import claim, is_owned
+
+    if scale.name not in SCALES or SCALES[scale.name] != scale:
+        raise ValueError(f"scale {scale.name!r} is not one of the named scales {sorted(SCALES)}")
     out = Path(out) if out is not None else default_out(scale.name)
     state_path = out / "state.json"
-    if state_path.exists():
-        state = json.loads(state_path.read_text())
+    state = _read_state(state_path)
+    # a work folder made before folders were marked is recognised by its state.json
+    claim(out, "--out folder", owned=state is not None and not is_owned(out))
+    if state is not None:
         if not resume:
             raise ValueError(
                 f"--out {out} already holds a run (state.json): pass --resume to continue it, or choose another --out"
@@ -424,13 +445,10 @@ def run(
                 f"{state['digest']}, now {scale.digest()}): cannot resume it"
             )
     else:
-        out.mkdir(parents=True, exist_ok=True)
         state = {"scale": scale.name, "digest": scale.digest(), "sessions": []}
     session = {"start": time.time(), "end": None, "command": command or " ".join(sys.argv)}
     state["sessions"].append(session)
     atomic_write_text(state_path, json.dumps(state, indent=1))
-    if scale.name not in SCALES or SCALES[scale.name] != scale:
-        raise ValueError(f"scale {scale.name!r} is not one of the named scales {sorted(SCALES)}")
     _quiet()
     exp = Experiment(scale, out, device=device, threads=threads, decode_threads=threads)
     work = partial(_work, scale.name, str(out), str(device), int(threads))
