@@ -205,7 +205,7 @@ def from_iterations(
     k: int,
     exact_lengths: bool,
     missing_tokens: int = 0,
-    groups: Sequence | None = None,
+    groups: Sequence | np.ndarray | None = None,
     rng: np.random.Generator | None = None,
     level: float = 0.95,
     method: str = "per-iteration accepted counts, truncated-geometric MLE",
@@ -230,7 +230,7 @@ def from_iterations(
         est = mle
     else:
         m = float(missing_tokens)
-        reduction = reduction_bound([np.count_nonzero(acc == j) for j in range(1, k)], k, m)
+        reduction = reduction_bound([int(np.count_nonzero(acc == j)) for j in range(1, k)], k, m)
         short = _short(k, float(acc.size), s, t, m, m, m, reduction)
         est = (
             mle

@@ -154,7 +154,7 @@ def read_sglang(
     k_notes: dict[str, tuple[str, ...]] = {}  # k read from spec_num_steps, per model
     for labels, steps in steps_g.items():
         at = f"{where} ({label_text(labels)})"
-        k_cfg, nts = _k_from_config(steps, draft_g.get(labels), gamma, at)
+        k_cfg, k_cfg_notes = _k_from_config(steps, draft_g.get(labels), gamma, at)
         model = _model(labels)
         if k_cfg is None:
             skipped.append(Skipped(labels, "speculative decoding off: sglang:spec_num_steps is 0"))
@@ -163,7 +163,7 @@ def read_sglang(
             raise ValueError(
                 f"{at}: sglang:spec_num_steps {k_cfg} differs from {ks[model]} of another rank of model {model!r}"
             )
-        k_notes[model] = nts
+        k_notes[model] = k_cfg_notes
     for labels, length in lengths.items():
         at = f"{where} ({label_text(labels)})"
         if _model(labels) in k_notes or labels in steps_g:  # k from spec_num_steps (or speculative decoding off)
@@ -232,15 +232,17 @@ def read_sglang(
         if length <= 0 or model in counted or model not in ks:
             continue
         # tensor- and pipeline-parallel ranks of one engine report the same gauges: read them once
-        key = (
+        gauges_key = (
             tuple((k, v) for k, v in labels if k not in ("tp_rank", "pp_rank", "moe_ep_rank")),
             length,
             rates.get(labels),
         )
-        if key in seen:
-            skipped.append(Skipped(labels, f"the same gauges as {label_text(seen[key])} (another rank of one engine)"))
+        if gauges_key in seen:
+            skipped.append(
+                Skipped(labels, f"the same gauges as {label_text(seen[gauges_key])} (another rank of one engine)")
+            )
             continue
-        seen[key] = labels
+        seen[gauges_key] = labels
         readings.append(
             E.from_mean_length(
                 source="sglang-prometheus",

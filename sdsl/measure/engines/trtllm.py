@@ -75,7 +75,7 @@ def read_trtllm(
     k = gamma if gamma is not None else k_info
     notes: list[str] = []
     series: dict[str, dict[Labels, float]] = {}
-    for short, name in (("draft", "spec_decode_num_draft_tokens"), ("accepted", "spec_decode_num_accepted_tokens")):
+    for kind, name in (("draft", "spec_decode_num_draft_tokens"), ("accepted", "spec_decode_num_accepted_tokens")):
         after = counter_values(last, PREFIX + name)
         if delta:
             if len(scrapes) < 2:
@@ -84,7 +84,7 @@ def read_trtllm(
             notes += nts
         else:
             vals = {key: v for key, (v, _) in after.items()}
-        series[short] = vals
+        series[kind] = vals
     gauges = {s.labels: s.value for s in last.samples if s.name == f"{PREFIX}spec_decode_acceptance_length"}
     readings, skipped = [], []
     keys = list(dict.fromkeys([*series["draft"], *gauges]))
@@ -113,7 +113,7 @@ def read_trtllm(
             continue
         if dt:
             steps = dt / k_key
-            short = None
+            short: ShortDrafts | None = None
             extra = []
             if not float(dt / k_key).is_integer():
                 short = ShortDrafts(

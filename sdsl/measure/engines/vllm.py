@@ -124,10 +124,10 @@ def spec_counters(
                     raise ValueError(f"{where}: duplicate sample of {s.name} for {label_text(key)}")
                 entry[field_name] = value
             else:
-                entry = per_pos.setdefault(key, {})
-                if pos in entry:
+                pos_entry = per_pos.setdefault(key, {})
+                if pos in pos_entry:
                     raise ValueError(f"{where}: duplicate sample of {s.name} position {pos} for {label_text(key)}")
-                entry[pos] = value
+                pos_entry[pos] = value
     out = []
     for key in order:
         t = totals.get(key, {})
@@ -236,16 +236,17 @@ def pool_engines(counters: Sequence[SpecCounters], by: str = "model_name") -> li
             groups.setdefault(d[by], []).append(c)
     out = []
     for value, cs in groups.items():
-        if len(cs) < 2 or len({len(c.accepted_per_pos) for c in cs}) != 1:
+        per_pos = [c.accepted_per_pos or () for c in cs]  # every grouped series has them
+        if len(cs) < 2 or len({len(p) for p in per_pos}) != 1:
             continue
         acc = cs[0]
-        for c in cs[1:]:
+        for c, p in zip(cs[1:], per_pos[1:]):
             acc = SpecCounters(
                 acc.labels,
                 _add(acc.num_drafts, c.num_drafts),
                 _add(acc.num_draft_tokens, c.num_draft_tokens),
                 _add(acc.num_accepted_tokens, c.num_accepted_tokens),
-                tuple(x + y for x, y in zip(acc.accepted_per_pos, c.accepted_per_pos)),
+                tuple(x + y for x, y in zip(acc.accepted_per_pos or (), p)),
             )
         engines = ", ".join(dict(c.labels).get("engine", "?") for c in cs)
         out.append(
@@ -301,7 +302,9 @@ def readings_from_counters(
         if missing:
             skipped.append(Skipped(c.labels, f"incomplete: {', '.join(missing)} not exported for this series"))
             continue
-        if c.num_drafts == 0:
+        drafts, accepted = c.num_drafts, c.num_accepted_tokens
+        assert drafts is not None and accepted is not None  # not missing
+        if drafts == 0:
             skipped.append(Skipped(c.labels, "inconsistent: num_drafts is 0 but other counters are not"))
             continue
         try:
@@ -311,7 +314,7 @@ def readings_from_counters(
                     path=path,
                     labels=c.labels,
                     accepted_per_pos=c.accepted_per_pos,
-                    num_drafts=c.num_drafts,
+                    num_drafts=drafts,
                     num_draft_tokens=c.num_draft_tokens,
                     num_accepted_tokens=c.num_accepted_tokens,
                     level=level,
@@ -319,7 +322,7 @@ def readings_from_counters(
                     notes=c.notes,
                 )
             else:
-                k_f = (c.num_draft_tokens or 0.0) / c.num_drafts
+                k_f = (c.num_draft_tokens or 0.0) / drafts
                 if c.num_draft_tokens is None or abs(k_f - round(k_f)) > 1e-9 or round(k_f) < 1:
                     skipped.append(
                         Skipped(
@@ -334,11 +337,11 @@ def readings_from_counters(
                     source=source,
                     path=path,
                     labels=c.labels,
-                    mean_length=1 + c.num_accepted_tokens / c.num_drafts,
+                    mean_length=1 + accepted / drafts,
                     k=k,
-                    n_iterations=c.num_drafts,
+                    n_iterations=drafts,
                     level=level,
-                    num_drafts=c.num_drafts,
+                    num_drafts=drafts,
                     num_draft_tokens=c.num_draft_tokens,
                     num_accepted_tokens=c.num_accepted_tokens,
                     method="mean acceptance length 1 + accepted / drafts inverted (no per-position counters)",

@@ -323,7 +323,7 @@ def read_vllm_metrics(text: str, path: str, *, level: float = 0.95, detected_by:
                 tuple(float(x) for x in entry["accepted_per_pos"]),
             )
         )
-    kw = {"source": "vllm-get-metrics", "path": path, "prefix": "vllm:", "level": level}
+    kw: dict[str, Any] = {"source": "vllm-get-metrics", "path": path, "prefix": "vllm:", "level": level}
     readings, skipped = readings_from_counters(counters, **kw)
     usable = [c for c in counters if any(r.labels == c.labels for r in readings)]
     pooled, _ = readings_from_counters(pool_engines(usable), **kw)

@@ -106,9 +106,10 @@ def parse_log(text: str, where: str = "log") -> list[LogLine]:
         if m1:
             body = m1.group("body")
             rm = _FIELDS_V1["rates"].search(body)  # absent from the earliest V1 releases
-            rates = tuple(float(x) for x in re.findall(r"[-+]?\d+(?:\.\d+)?", rm.group(1))) if rm else ()
+            rates_text = rm.group(1) if rm else ""
+            rates = tuple(float(x) for x in re.findall(r"[-+]?\d+(?:\.\d+)?", rates_text))
             if any(not 0 <= r <= 1 for r in rates):
-                raise ValueError(f"{at}: per-position acceptance rates must lie in [0, 1], got {rm.group(1).strip()}")
+                raise ValueError(f"{at}: per-position acceptance rates must lie in [0, 1], got {rates_text.strip()}")
             mm = _FIELDS_V1["mean"].search(body)
             group = tuple(sorted({"process": proc, "engine": engine.get(proc, "")}.items()))
             out.append(
@@ -157,9 +158,12 @@ def parse_log(text: str, where: str = "log") -> list[LogLine]:
 def _drafts(line: LogLine, where: str) -> tuple[float, float, float]:
     """Point, low and high number of drafts of a V1 line."""
     k, a, dt = len(line.rates), line.accepted, line.drafted
-    lo, hi = math.ceil(dt / k), float(dt)  # each draft has 1..k tokens
+    mean = line.mean
+    assert mean is not None  # _read_v1 reads the lines with rates and a mean length only
+    lo: float = math.ceil(dt / k)  # each draft has 1..k tokens
+    hi = float(dt)
     if a > 0:
-        m = line.mean
+        m = mean
         lo = max(lo, a / (m - 1 + MEAN_ROUNDING))
         if m - 1 - MEAN_ROUNDING > 0:
             hi = min(hi, a / (m - 1 - MEAN_ROUNDING))
@@ -176,7 +180,7 @@ def _drafts(line: LogLine, where: str) -> tuple[float, float, float]:
     if dt % k == 0 and lo - 1e-9 <= full <= hi + 1e-9:
         return full, float(math.ceil(lo - 1e-9)), float(math.floor(hi + 1e-9))
     lo_i, hi_i = float(math.ceil(lo - 1e-9)), float(math.floor(hi + 1e-9))
-    point = a / (line.mean - 1) if a > 0 and line.mean > 1 else lo
+    point = a / (mean - 1) if a > 0 and mean > 1 else lo
     return float(min(max(round(point), lo_i), hi_i)), lo_i, hi_i
 
 
@@ -206,7 +210,7 @@ def _read_v1(lines: list[LogLine], group: Labels, path: str, level: float):
     # the short-draft bound at the point estimate of the drafts is applied by from_position_counts;
     # the slack adds the rounding of the rates and the range of the drafts (k tokens per extra draft)
     slack = max(t - t_lo + k * (d_hi - d), t_hi - t, 0.0)
-    r = E.from_position_counts(
+    reading = E.from_position_counts(
         source="vllm-log",
         path=path,
         labels=group,
@@ -222,7 +226,7 @@ def _read_v1(lines: list[LogLine], group: Labels, path: str, level: float):
         ),
         notes=(f"drafts recovered from the rounded mean length and rates: {d:.0f} (range {d_lo:.0f} to {d_hi:.0f})",),
     )
-    return r
+    return reading
 
 
 def _read_v1_mean(lines: list[LogLine], group: Labels, path: str, level: float):
@@ -234,7 +238,7 @@ def _read_v1_mean(lines: list[LogLine], group: Labels, path: str, level: float):
             f"{path}: the lines carry neither per-position rates nor a mean acceptance length above 1: "
             "the number of drafts and k are unknown"
         )
-    n = sum(x.accepted / (x.mean - 1) for x in usable)
+    n = sum(x.accepted / (x.mean - 1) for x in usable if x.mean is not None)  # every usable line has a mean
     a, dt = sum(x.accepted for x in usable), sum(x.drafted for x in usable)
     k_f = dt / n
     if abs(k_f - round(k_f)) > 0.1 * max(round(k_f), 1) or round(k_f) < 1:
@@ -293,6 +297,7 @@ def read_vllm_log(text: str, path: str, *, level: float = 0.95, detected_by: str
             skipped.append(Skipped(group, "idle: no draft token counted"))
             continue
         k = int(last.k)
+        assert last.emitted is not None  # a V0 line always counts its emitted tokens
         n = last.drafted / k
         readings.append(
             E.from_mean_length(

@@ -152,10 +152,11 @@ def _request(d: dict, index: int, model: str | None, where: str) -> RequestStats
 
 def parse_requests(text: str, where: str = "requests") -> tuple[list[RequestStats], int]:
     """The requests of a file and the number of responses whose ``speculative_decoding`` is null."""
-    reqs, nulls = [], 0
+    reqs: list[RequestStats] = []
+    nulls = 0
     for value in _json_values(text, where):
-        for d, model, is_null in _walk(value):
-            if is_null:
+        for d, model, _is_null in _walk(value):
+            if d is None:  # a null speculative_decoding (is_null)
                 nulls += 1
             else:
                 reqs.append(_request(d, len(reqs), model, where))
@@ -189,12 +190,15 @@ def read_vllm_requests(
             continue
         k = ks.pop()
         exact = all(r.per_step_accepted is not None for r in active)
-        acc, gam, grp = [], [], []
+        acc: list[int] = []
+        gam: list[int] = []
+        grp: list[int] = []
         missing = 0
         for r in active:
-            if exact:
-                acc += r.per_step_accepted
-                gam += r.per_step_drafted
+            pa, pd = r.per_step_accepted, r.per_step_drafted
+            if exact and pa is not None and pd is not None:  # exact: every active request has both
+                acc += pa
+                gam += pd
             else:
                 for j, c in enumerate(r.histogram):
                     acc += [j] * c
