@@ -162,11 +162,16 @@ def machine_info(torch: bool = True) -> dict[str, Any]:
         "cores": os.cpu_count(),
         "platform": platform.platform(),
     }
-    info["blas"] = [
-        {k: lib.get(k) for k in ("internal_api", "version", "architecture", "threading_layer", "num_threads")}
-        for lib in threadpool_info()
-        if lib.get("user_api") == "blas"
-    ]
+    # sorted: threadpoolctl lists the libraries in the order they were loaded (numpy's and scipy's
+    # OpenBLAS swap places with the import order), and the status page must not change with it
+    info["blas"] = sorted(
+        (
+            {k: lib.get(k) for k in ("internal_api", "version", "architecture", "threading_layer", "num_threads")}
+            for lib in threadpool_info()
+            if lib.get("user_api") == "blas"
+        ),
+        key=lambda lib: tuple(str(lib[k]) for k in ("internal_api", "version", "architecture")),
+    )
     try:
         from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
 
