@@ -8,7 +8,7 @@ import contextvars
 import difflib
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -63,7 +63,7 @@ def suggestion(word: Any, options: Iterable[Any]) -> str:
     return f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
 
 
-def _fail(name: str, allowed: str, value: Any) -> None:
+def _fail(name: str, allowed: str, value: Any) -> NoReturn:
     raise ValueError(f"{shown(name)} must be {allowed}, got {show(value)}")
 
 
@@ -78,7 +78,7 @@ def numeric_text(value: str) -> list[str] | None:
     return parts or None
 
 
-def _fail_text(name: str, allowed: str, value: str) -> None:
+def _fail_text(name: str, allowed: str, value: str) -> NoReturn:
     """A string where a number is wanted: name its type and, for numeric text, what to write instead."""
     parts = numeric_text(value)
     hint = (

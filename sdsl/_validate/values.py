@@ -152,7 +152,7 @@ def integer(
             x = int(f) if math.isfinite(f) and f.is_integer() and abs(f) <= _EXACT_FLOAT_INT else None
     if x is None or not _in_range(x, low, high, False, False):
         _fail(name, allowed, value)
-    return x  # type: ignore[return-value]
+    return x
 
 
 def boolean(value: Any, name: str, what: str = "") -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import Protocol, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -24,11 +24,15 @@ from sdsl.model.laws import (
 )
 from sdsl.model.optimum import log_grid, solve
 
-if TYPE_CHECKING:  # only annotations: any object with FittedLaw's alpha(features, target) will do,
-    # and alpha_laws imports pandas and scipy, which `sdsl plan` must not (sdsl.plan.interval)
-    from sdsl.model.alpha_laws import FittedLaw
-
 __all__ = ["LawOptimum", "law_optimal_draft_size", "law_optimal_draft_sizes"]
+
+
+class AlphaLaw(Protocol):
+    """What ``N*`` needs of a fitted acceptance law: :class:`sdsl.model.alpha_laws.FittedLaw`'s
+    ``alpha(features, target)``, or any object with it (several laws as one, in
+    :mod:`sdsl.plan.interval`; alpha_laws imports pandas and scipy, which `sdsl plan` must not)."""
+
+    def alpha(self, features: Mapping[str, np.ndarray], target: str) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -75,7 +79,7 @@ def _column(v: np.ndarray, n: np.ndarray) -> np.ndarray:
 
 
 def _law_alpha_fn(
-    fitted: FittedLaw,
+    fitted: AlphaLaw,
     targets: np.ndarray,
     m: np.ndarray,
     d_draft: np.ndarray,
@@ -135,7 +139,7 @@ def _batch_optima(
 
 
 def law_optimal_draft_sizes(
-    fitted: FittedLaw,
+    fitted: AlphaLaw,
     targets: Sequence[str] | str,
     m: ArrayLike,
     d_draft: ArrayLike,
@@ -200,7 +204,7 @@ def law_optimal_draft_sizes(
 
 
 def law_optimal_draft_size(
-    fitted: FittedLaw,
+    fitted: AlphaLaw,
     target: str,
     m: float,
     d_draft: float,

@@ -72,14 +72,15 @@ def read_measurements(path: str | os.PathLike) -> pd.DataFrame:
     if missing:
         raise ValueError(f"measurements file {p}: missing column(s) {missing}; it needs {list(MEASUREMENT_COLUMNS)}")
     acc = data.schema("acceptance")
-    sub = {"name": "measurements", "columns": [], "key": []}
+    columns: list[dict[str, Any]] = []
     for c in MEASUREMENT_COLUMNS:
         col = acc.column(c)
         entry = {"name": c, "type": col.type, "unit": col.unit, "description": col.description}
         for k in ("min", "max", "min_exclusive", "max_exclusive"):
             if getattr(col, k) is not None:
                 entry[k] = getattr(col, k)
-        sub["columns"].append(entry)
+        columns.append(entry)
+    sub = {"name": "measurements", "columns": columns, "key": []}
     df = data.validate(raw[list(MEASUREMENT_COLUMNS)], sub, source=f"measurements file {p}", line_offset=table.lines)
     if len(df) < 4:
         raise ValueError(

@@ -176,20 +176,20 @@ def coefficient_ratios(
     n_boot: int,
     seed: int,
     level: float = 0.95,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, dict[str, Any] | None]:
     """The bootstrap's interval of ``N*`` under each constant set, absolute and relative to the
     plane's ``N*`` there (``plane_n_star[c.name]``): :func:`sdsl.plan.core.bootstrap_n_star` with the
     same seed for every set (the same draws of the coefficients), :func:`sdsl.plan.core.n_star_interval`.
     A set whose draws all leave (0, 1) gets ``None``."""
     from sdsl.plan.core import bootstrap_n_star, n_star_interval
 
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, Any] | None] = {}
     for c in constants:
         inp = replace(inputs, constants=c)
         try:
             ci = n_star_interval(bootstrap_n_star(inp, n_boot=n_boot, rng=np.random.default_rng(seed)), level)
         except ValueError:
-            out[c.name] = None  # type: ignore[assignment]
+            out[c.name] = None
             continue
         base = plane_n_star[c.name]
         ci.update(low_ratio=ci["low"] / base, high_ratio=ci["high"] / base, seed=seed)

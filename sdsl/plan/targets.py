@@ -89,7 +89,7 @@ def _target_of_row(row: Mapping[str, Any]) -> Target:
     """A preset row as a :class:`Target`; a mixture-of-experts row raises ``ValueError``."""
     if row.get("architecture") == "moe":
         active = row.get("active_params")
-        act = f", {active / 1e9:.3g}B active per token" if _known(active) else ""
+        act = f", {active / 1e9:.3g}B active per token" if active is not None and _known(active) else ""
         raise ValueError(
             f"{shown('preset')} {row['preset']!r} ({row['model']}) is a mixture-of-experts model "
             f"({row['params'] / 1e9:.4g}B parameters in all{act}): the scaling law (Eq. 5 on the loss "
@@ -179,15 +179,15 @@ def resolve_target(preset: str | None = None, target_params: Any = None, target_
         )
     m = (
         positive_number(target_params, "target_params", "parameters M of the target", V.TARGET_PARAMS)
-        if target_params is not None
+        if target_params is not None or base is None  # no preset: both were given (checked above)
         else base.params
     )
     d_t = (
         positive_number(target_tokens, "target_tokens", "pre-training tokens D' of the target", V.TOKENS)
-        if target_tokens is not None
+        if target_tokens is not None or base is None
         else base.tokens
     )
-    if not math.isfinite(d_t):
+    if base is not None and not math.isfinite(d_t):  # given tokens are finite: only a preset's can be NaN
         raise ValueError(
             f"the pre-training tokens D' of {base.name} are not stated by its model card (data/presets.yml): "
             f"give {shown('target_tokens')} yourself"
