@@ -275,7 +275,7 @@ def table4_agreement(cmp4: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def paper_sample(implied: pd.DataFrame | None = None, paper_pairs: pd.DataFrame | None = None) -> dict[str, object]:
+def paper_sample(implied: pd.DataFrame | None = None, paper_pairs: pd.DataFrame | None = None) -> dict[str, float]:
     """The observations behind the paper's Table 3, implied by the tightest row of ``implied``
     (:func:`implied_residual_df`; default: of Table 3 as printed): ``dof`` with its MoE/SE
     ``ratio``, ``n = dof + 3``, the ``drafts`` of ``paper_pairs`` (default ``data/acceptance.csv``,

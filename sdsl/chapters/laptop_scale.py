@@ -12,9 +12,12 @@ numbers of the chapter's own tables (:func:`summary_family`, :func:`summary_loss
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import pandas as pd
 from matplotlib import cm, colors
+from matplotlib.artist import Artist
 from matplotlib.figure import Figure
 
 from sdsl.book.style import fix_layout
@@ -197,7 +200,8 @@ def fig_alpha_laws(frame: pd.DataFrame, fits) -> Figure:
 
     fig = per_target_figure(frame, fits)  # constrained layout with the legend outside: kept as drawn
     for leg in list(fig.legends):  # two panels are narrower than the legend row: three columns
-        handles, labels = leg.legend_handles, [t.get_text() for t in leg.texts]
+        # every entry of the drawn legend has its handle (None only for an artist without a legend handler)
+        handles, labels = cast("list[Artist]", leg.legend_handles), [t.get_text() for t in leg.texts]
         labels = ["trained drafts (95 % interval)" if lab in ("laptop", "laptop drafts") else lab for lab in labels]
         leg.remove()
         fig.legend(handles, labels, loc="outside lower center", ncols=3, fontsize="small")
@@ -407,6 +411,7 @@ def summary_gpu_scale() -> dict[str, object]:
     from sdsl.experiment.config import get_scale
 
     scale = get_scale("gpu")
+    assert scale.max_epochs is not None  # the GPU scale caps the epochs of its corpus
     tot = budget_totals(scale, budget_table(scale))
     return {
         "gpu_shapes": tot["shapes"],

@@ -432,7 +432,6 @@ def check_parameters(**params: object) -> None:
     ``ValueError`` naming the parameter and what is allowed, and an interior ``N*`` for each draft family measured."""
     from sdsl import _validate as V
     from sdsl import data
-    from sdsl.model.laws import PAPER_EQ5, AcceptanceCoefficients
 
     lat, mod = data.load("latency"), data.load("models").set_index("model")
     p = V.check_parameters(
@@ -451,9 +450,7 @@ def check_parameters(**params: object) -> None:
         },
     )
     t = p.get("target", "OPT-13B")
-    coef = (
-        PAPER_EQ5 if p.get("coefficients") is None else AcceptanceCoefficients(*p["coefficients"], source="parameter")
-    )
+    coef = resolve_coefficients(p.get("coefficients"))
     drafts = lat.loc[lat["target"] == t, "draft"]
     configs = {(float(mod.loc[t, "params"]), float(mod.loc[d, "tokens"]), float(mod.loc[t, "tokens"])) for d in drafts}
     V.optimum_inside(sorted(configs), p.get("constants", "besiroglu2024"), coef, p.get("integer", False))

@@ -103,6 +103,8 @@ def load_pair(
     if (draft is None) != (target is None):
         raise ValueError("draft and target: give both (paths or hub names), or neither (None uses the local pair)")
     workdir = None
+    draft_path: str | os.PathLike
+    target_path: str | os.PathLike
     with quiet_transformers():
         if draft is None and rebuild:
             workdir = tempfile.TemporaryDirectory(prefix="sdsl-measure-")
@@ -110,6 +112,7 @@ def load_pair(
         elif draft is None:
             draft_path, target_path = local.committed_pair()
         else:
+            assert target is not None  # both or neither (checked above)
             draft_path, target_path = draft, target
         names = LOCAL_NAMES if draft is None else (str(draft), str(target))
         return Pair(

@@ -400,7 +400,6 @@ def check_parameters(**params: object) -> None:
     interior ``N*`` for every (target, family) included."""
     from sdsl import _validate as V
     from sdsl import data
-    from sdsl.model.laws import PAPER_EQ5, AcceptanceCoefficients
 
     mod = data.load("models")
     tgt, fams = mod[mod["role"] == "target"].set_index("model"), sorted(set(mod.loc[mod["role"] == "draft", "family"]))
@@ -430,9 +429,7 @@ def check_parameters(**params: object) -> None:
     lo, hi = p.get("n_min", 5e7), p.get("n_max", 5e9)
     if not lo < hi:
         raise ValueError(f"n_min must be below n_max, got n_min = {lo:g} and n_max = {hi:g}")
-    coef = (
-        PAPER_EQ5 if p.get("coefficients") is None else AcceptanceCoefficients(*p["coefficients"], source="parameter")
-    )
+    coef = resolve_coefficients(p.get("coefficients"))
     d_of = {f: float(mod.loc[(mod["family"] == f) & (mod["role"] == "draft"), "tokens"].iloc[0]) for f in families}
     configs = [
         (float(tgt.loc[t, "params"]), d_of[f], float(dt.get(t, tgt.loc[t, "tokens"])))

@@ -379,7 +379,7 @@ def check_parameters(**params: object) -> None:
             get_accelerator(V.text(params["lookup_hardware"], "lookup_hardware", "an accelerator preset"))
         except ValueError as exc:
             raise ValueError(f"lookup_hardware: {V.one_line(exc)}") from None
-    given = {k: v for k, v in params.items() if k in names}
+    given: dict[str, Any] = {k: v for k, v in params.items() if k in names}
     # sdsl plan's checks read numeric text (the command line's); a notebook's numbers are Python values
     V.no_numeric_text(
         given,
