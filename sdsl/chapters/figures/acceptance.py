@@ -45,7 +45,7 @@ _FORM_STYLE: dict[str, dict[str, object]] = {
 
 def _plane(fit: PlaneFit | AcceptanceCoefficients) -> tuple[float, float, float]:
     if isinstance(fit, PlaneFit):
-        return tuple(float(fit.estimate[k]) for k in ("A", "B", "C"))  # type: ignore[return-value]
+        return float(fit.estimate["A"]), float(fit.estimate["B"]), float(fit.estimate["C"])
     if isinstance(fit, AcceptanceCoefficients):
         return fit.A, fit.B, fit.C
     raise ValueError(f"fit must be a PlaneFit or AcceptanceCoefficients, got {type(fit).__name__}")
