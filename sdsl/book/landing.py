@@ -38,9 +38,9 @@ def reproduction_markdown(root: Path | str) -> str:
     scorecard. Raises ``FileNotFoundError`` naming a missing artifact."""
     root = Path(root)
     paths = {name: root / "scorecard" / f"{name}.csv" for name in ("counts", "coverage")}
-    for p in paths.values():
-        if not p.is_file():
-            raise FileNotFoundError(f"{p} is missing: run `python -m sdsl.build.pipeline run scorecard` first")
+    for path in paths.values():
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} is missing: run `python -m sdsl.build.pipeline run scorecard` first")
     counts, cover = pd.read_csv(paths["counts"]), pd.read_csv(paths["coverage"])
     p, r = _numbers(counts, "as printed"), _numbers(counts, "as reinterpreted")
     n = p["equal"] + p["within"] + p["differs"]

@@ -268,7 +268,10 @@ def source_link(function: str, ref: str = "main") -> str:
     from sdsl.paths import ROOT
 
     obj = inspect.unwrap(resolve(function))
-    path = Path(inspect.getsourcefile(obj)).resolve().relative_to(ROOT).as_posix()
+    source = inspect.getsourcefile(obj)
+    if source is None:
+        raise ValueError(f"registry: {function!r} has no Python source file to link to")
+    path = Path(source).resolve().relative_to(ROOT).as_posix()
     line = inspect.getsourcelines(obj)[1]
     return f"{REPOSITORY}/blob/{ref}/{path}#L{line}"
 

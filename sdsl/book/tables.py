@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 __all__ = ["number", "show"]
@@ -80,7 +81,7 @@ def show(
             fmt[c] = formats[c]
         else:
             d = digits.get(c, 4) if isinstance(digits, Mapping) else int(digits)
-            fmt[c] = lambda v, d=d: number(v, d)
+            fmt[c] = partial(number, digits=d)
     out = out.rename(columns=dict(columns) if columns is not None else {})
     fmt = {(columns or {}).get(c, c): f for c, f in fmt.items()}
     import hashlib
