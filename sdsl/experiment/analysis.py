@@ -165,6 +165,8 @@ def fit_all_runs(
     d, loss = runs["tokens"].to_numpy(float), runs["val_loss"].to_numpy(float)
     fit = fit_loss_law(n, d, loss)
     if n_resamples:
+        if rng is None:
+            raise ValueError("rng must be a numpy.random.Generator for bootstrap refits (n_resamples > 0), got None")
         fit = bootstrap_loss_law(fit, n, d, loss, rng, n_resamples=n_resamples)
     return fit
 

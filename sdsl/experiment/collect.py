@@ -12,7 +12,7 @@ import platform
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -41,7 +41,8 @@ def collect(exp: Experiment) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     s = exp.scale
     targets = {t.run_id for t in s.targets()}
-    runs, curves = [], []
+    runs: list[dict[str, Any]] = []
+    curves: list[dict[str, Any]] = []
     for r in s.runs():
         rec = json.loads((exp.out / "train" / f"{r.run_id}.json").read_text())
         runs.append({**rec["metrics"], "role": "target" if r.run_id in targets else "draft"})

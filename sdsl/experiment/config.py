@@ -170,7 +170,7 @@ class Scale:
 
     def runs(self) -> list[RunSpec]:
         """Every training run, smallest shape first, budgets in increasing order."""
-        out = []
+        out: list[RunSpec] = []
         for s in self.sorted_shapes():
             budgets = sorted({self.common_tokens, *self.extra_budgets.get(s.name, ())})
             out.extend(RunSpec(s, int(b)) for b in budgets)

@@ -88,7 +88,7 @@ def _groups_by_length(prompts: Sequence[Sequence[int]], batch: int) -> list[list
     by_len: dict[int, list[int]] = {}
     for i, p in enumerate(prompts):
         by_len.setdefault(len(p), []).append(i)
-    out = []
+    out: list[list[int]] = []
     for length in sorted(by_len):
         idx = by_len[length]
         out.extend(idx[i : i + batch] for i in range(0, len(idx), batch))

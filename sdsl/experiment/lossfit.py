@@ -249,7 +249,7 @@ def bootstrap_loss_law(
     log_n, log_d, log_l = _check(n, d, loss)
     grid = hoffmann_grid()
     k = log_n.size
-    draws = []
+    draws: list[np.ndarray] = []
     while len(draws) < int(n_resamples):
         counts = np.bincount(rng.integers(0, k, k), minlength=k).astype(float)
         if np.count_nonzero(counts) < 3:

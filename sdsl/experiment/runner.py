@@ -30,6 +30,7 @@ import time
 from dataclasses import asdict
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -86,7 +87,7 @@ class Experiment:
         advance(0.6)
         folder = self.out / "corpus"
         folder.mkdir(parents=True, exist_ok=True)
-        stats = {}
+        stats: dict[str, dict[str, Any]] = {}
         for name, part in splits.items():
             ids = _tok.encode_documents(tok, [c.text for c in part])
             np.save(folder / f"{name}.npy", ids)
@@ -210,7 +211,9 @@ class Experiment:
             if len(self._models) >= 6:  # keep a few loaded: pairs are ordered by target
                 self._models.pop(next(iter(self._models)))
             model = GPT2LMHeadModel.from_pretrained(str(self.out / "models" / run_id))
-            self._models[run_id] = model.to(self.device).eval()
+            # transformers declares PreTrainedModel.to as functools.wraps(torch.nn.Module.to), which types
+            # the bound method as the unbound function (self first): the device reads as the model
+            self._models[run_id] = model.to(self.device).eval()  # type: ignore[arg-type]
         return self._models[run_id]
 
     # ------------------------------------------------------------------ pairs
@@ -446,7 +449,7 @@ def run(
             )
     else:
         state = {"scale": scale.name, "digest": scale.digest(), "sessions": []}
-    session = {"start": time.time(), "end": None, "command": command or " ".join(sys.argv)}
+    session: dict[str, Any] = {"start": time.time(), "end": None, "command": command or " ".join(sys.argv)}
     state["sessions"].append(session)
     atomic_write_text(state_path, json.dumps(state, indent=1))
     _quiet()

@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 __all__ = ["Task", "atomic_write_bytes", "atomic_write_text", "done_marker", "execute_tasks", "is_done"]
@@ -146,7 +147,7 @@ def execute_tasks(
             for t in [t for t in todo if t not in parallel]:
                 bar.set_description(t.task_id, refresh=False)
                 t0, c0 = time.perf_counter(), time.process_time()
-                work(t.task_id, lambda f, i=t.task_id: advance(i, f))
+                work(t.task_id, partial(advance, t.task_id))
                 finish(t.task_id, time.perf_counter() - t0, time.process_time() - c0)
             if not parallel:
                 continue

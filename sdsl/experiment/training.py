@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -156,7 +156,8 @@ class TrainResult:
 
 
 def _param_groups(model, weight_decay: float):
-    decay, no_decay = [], []
+    decay: list[torch.nn.Parameter] = []
+    no_decay: list[torch.nn.Parameter] = []
     for _name, p in model.named_parameters():
         (decay if p.ndim >= 2 else no_decay).append(p)
     return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
@@ -192,6 +193,7 @@ def train_run(
     import torch.nn.functional as F
 
     dev = model_device(model)
+    autocast: Callable[[], contextlib.AbstractContextManager[Any]]
     if recipe.precision == "bf16":
         autocast = partial(torch.autocast, device_type=dev.type, dtype=torch.bfloat16)
     else:
