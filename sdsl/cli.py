@@ -27,7 +27,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 __all__ = ["main", "build_parser"]
 
@@ -64,7 +64,7 @@ class _Parser(argparse.ArgumentParser):
         self.register("action", None, _Once)
         self.register("action", "store", _Once)
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         from sdsl._validate import one_line, suggestion
 
         hint = ""
