@@ -12,7 +12,7 @@ STAMP  := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | sha2
 help:
 	@echo "make book     install, execute every notebook with papermill, build book/_build/html/index.html"
 	@echo "make test     install, then run the whole test suite (what CI runs)"
-	@echo "make lint     ruff check and ruff format --check (the rules of pyproject.toml; also the first step of make test)"
+	@echo "make lint     ruff check, ruff format --check and mypy on sdsl/ (the rules of pyproject.toml; also the first step of make test)"
 	@echo "make format   ruff format: rewrite the code in the project's format"
 	@echo "make check    regenerate every table and figure and compare with baseline/"
 	@echo "make accept   make the regenerated outputs the new baseline (on purpose)"
@@ -54,12 +54,14 @@ browser-deps:
 test: install browser-deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 	tools/wheel_check.sh $(PYTHON)
 
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 format: install
 	$(BIN)/ruff format .
