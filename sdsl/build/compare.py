@@ -426,6 +426,7 @@ def _compare_one(
     """Compare the artifact ``rel`` of both trees, adding what differs to ``report``."""
     kind = artifact_kind(rel)
     if kind == "table":
+        cells: list[dict[str, Any]]
         if policy.is_sample_table(rel):
             summary, cells = compare_samples(baseline / rel, new / rel, rel), []
         else:

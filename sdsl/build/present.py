@@ -34,8 +34,9 @@ def relative_paths(text: str, root: Path | str = ROOT, extra: dict[str, str] | N
     for prefix in sorted(prefixes, key=len, reverse=True):
         repl = prefixes[prefix]
         inside = "" if repl == "." else repl.rstrip("/") + "/"
-        out = re.sub(re.escape(prefix) + "/", lambda _m, s=inside: s, out)
-        out = re.sub(re.escape(prefix) + r"(?![\w.-])", lambda _m, s=repl: s, out)
+        # a function, not a template: the replacement is taken literally (no backslash escapes)
+        out = re.sub(re.escape(prefix) + "/", lambda _m: inside, out)
+        out = re.sub(re.escape(prefix) + r"(?![\w.-])", lambda _m: repl, out)
     return out
 
 

@@ -24,9 +24,11 @@ import os
 import secrets
 import shutil
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 from sdsl.build.staging import STAGING_PREFIX, OutputError
 
@@ -57,7 +59,7 @@ def held_signals() -> Iterator[None]:
     """Within the block SIGTERM and SIGINT are recorded, not acted on; after it, the first one
     recorded is delivered again to the handler that was in place."""
     pending: list[int] = []
-    previous: dict[int, object] = {}
+    previous: dict[signal.Signals, Callable[[int, FrameType | None], Any] | int | None] = {}
     try:
         for sig in (signal.SIGTERM, signal.SIGINT):
             previous[sig] = signal.signal(sig, lambda signum, frame: pending.append(signum))
@@ -107,7 +109,7 @@ def publish(items: list[tuple[Path | None, Path]], journal_dir: Path) -> None:
     none (see the module notes). ``new`` must lie in ``dest``'s folder or below it on the same
     filesystem; ``journal_dir`` is the publication's staging folder."""
     journal = Path(journal_dir) / JOURNAL
-    record = {
+    record: dict[str, Any] = {
         "state": "swapping",
         "items": [
             {
