@@ -269,7 +269,8 @@ def read_vllm_log(text: str, path: str, *, level: float = 0.95, detected_by: str
     groups: dict[tuple[str, Labels], list[LogLine]] = {}
     for x in lines:
         groups.setdefault((x.version, x.group), []).append(x)
-    readings, skipped, notes = [], [], []
+    readings, skipped = [], []
+    notes: list[str] = []
     for (version, group), xs in groups.items():
         if version == "v1":
             active = [x for x in xs if x.drafted > 0]
