@@ -47,7 +47,16 @@ from sdsl.build.manifest import (
     write_manifest,
 )
 from sdsl.build.publish import publish
-from sdsl.build.staging import STAGING_PREFIX, Interrupted, OutputError, claim, clean_stale, clear_owned, is_owned
+from sdsl.build.staging import (
+    STAGING_PREFIX,
+    Interrupted,
+    OutputError,
+    claim,
+    clean_stale,
+    clear_owned,
+    is_owned,
+    refuse_foreign,
+)
 from sdsl.paths import BASELINE, BUILD
 
 __all__ = ["CheckResult", "check", "accept", "main", "DIFF_DIR"]
@@ -168,7 +177,7 @@ def check(
     if workdir is not None:
         folders.append((Path(workdir), "work folder (--keep)"))
     for folder, what in folders:  # every folder, before any is written
-        _refuse_foreign(folder, what)
+        refuse_foreign(folder, what)
     try:  # a damaged baseline is named before minutes of notebooks run
         read_manifest(baseline)
         check_readable(baseline, list_files(baseline, chapters or None))
@@ -214,15 +223,6 @@ def check(
     finally:
         if tmp is not None:
             tmp.cleanup()
-
-
-def _refuse_foreign(folder: Path, what: str) -> None:
-    """:func:`~sdsl.build.staging.claim`'s refusal without its writing: a file, or a folder holding
-    anything the tools did not make."""
-    if folder.exists() and not folder.is_dir():
-        raise OutputError(f"{what} {folder} is not writable (a file, not a folder): nothing was run or written")
-    if folder.is_dir() and not is_owned(folder) and any(folder.iterdir()):
-        claim(folder, what)  # raises, naming what the folder holds
 
 
 def _check_arguments(chapters: list[str] | None, jobs: object, overrides: dict[str, dict] | None) -> None:
@@ -327,7 +327,10 @@ def main(argv: list[str] | None = None) -> int:
         metavar="CHAPTER.PARAMETER=VALUE",
         help="override a notebook parameter for this check (repeatable)",
     )
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # a usage error (one line) or --help
+        return int(exc.code or 0)
     try:
         overrides = parse_overrides(args.overrides)
         result = check(

@@ -5,13 +5,11 @@
 the parameters of its entry into ``book/executed/<chapter>.ipynb``, and Jupyter Book assembles the
 executed notebooks without executing them again (``execute_notebooks: off``).
 
-A chapter's artifacts are written into a staging folder and published with their provenance and
-the executed notebook, all or none (:mod:`sdsl.build.publish`), only when its notebook ran
-through: a failed or interrupted notebook leaves the previous artifacts whole and no staging
-folder behind (a killed run's are undone and removed on the next run); SIGTERM kills the running
-kernel, so a run stops at once with one line. The book is built beside the published one and
-swapped in on success. Every folder written to is claimed first (:func:`sdsl.build.staging.claim`):
-one that holds anything the tools did not make is refused, before anything runs.
+A chapter's artifacts are staged and published with their provenance and executed notebook, all
+or none (:mod:`sdsl.build.publish`), only when its notebook ran through: a failed or interrupted
+notebook leaves the previous artifacts whole (a killed run's leftovers are undone on the next run);
+SIGTERM kills the kernel and stops the run at once, in one line. The book is built beside the
+published one and swapped in on success. A folder holding what the tools did not make is refused.
 A notebook whose inputs (its source, its parameters, the ``sdsl`` package, ``data/`` and the lock
 file) have not changed since its last successful run is not executed again.
 
@@ -57,6 +55,7 @@ from sdsl.build.staging import (
     clean_stale,
     digest_files,
     killable_kernel_manager,
+    refuse_foreign,
     terminate_as_exit,
 )
 from sdsl.build.status import last_duration, write_status
@@ -161,13 +160,16 @@ def execute_notebook(
     parameters = {} if parameters is None else parameters
     check_notebook_parameters(chapter, parameters, notebooks=NOTEBOOKS)
     parameters = dict(parameters)
-    final_root = claim(Path(artifacts).resolve() if artifacts is not None else artifacts_root(), "artifacts folder")
-    output_dir = claim(Path(output_dir).resolve(), "output folder")
+    final_root = refuse_foreign(
+        Path(artifacts).resolve() if artifacts is not None else artifacts_root(), "artifacts folder"
+    )
+    output_dir = claim(refuse_foreign(Path(output_dir).resolve(), "output folder"), "output folder")
+    claim(final_root, "artifacts folder")
     final = final_root / chapter
     if final.exists() and not os.access(final, os.W_OK):
         raise OutputError(f"artifacts folder {final} is not writable: nothing was run or published")
-    clean_stale(final_root)  # the artifacts root first: a killed publication's journal lies there
-    clean_stale(output_dir)
+    for root in (final_root, output_dir):  # the artifacts root first: a publication's journal lies there
+        clean_stale(root)
     source_md = NOTEBOOKS / f"{chapter}.md"
     out_path = output_dir / f"{chapter}.ipynb"
     staged_out = output_dir / f"{staging_name(chapter)}.ipynb"  # beside its destination: one filesystem
@@ -268,9 +270,8 @@ def _run_one(
 
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
-    """Terminate the pool's workers (each kills its kernel and removes its staging folder on
-    SIGTERM), wait a little for them, then kill those still there (the next run undoes what they
-    left)."""
+    """Terminate the pool's workers (each kills its kernel and removes its staging on SIGTERM),
+    then kill those still there after a while (the next run undoes what they left)."""
     procs = list(getattr(pool, "_processes", {}).values())
     for proc in procs:
         if proc.is_alive():
@@ -319,8 +320,11 @@ def run(
         runs[chapter] = {**runs[chapter], **params}
     for chapter, params in runs.items():  # every name and value, before anything runs
         check_notebook_parameters(chapter, params, notebooks=NOTEBOOKS)
-    artifacts = claim(Path(artifacts).resolve() if artifacts is not None else artifacts_root(), "artifacts folder")
-    output_dir = claim(Path(output_dir).resolve(), "output folder")
+    artifacts = refuse_foreign(
+        Path(artifacts).resolve() if artifacts is not None else artifacts_root(), "artifacts folder"
+    )
+    output_dir = claim(refuse_foreign(Path(output_dir).resolve(), "output folder"), "output folder")
+    claim(artifacts, "artifacts folder")
     for chapter in runs:
         if (artifacts / chapter).exists() and not os.access(artifacts / chapter, os.W_OK):
             raise OutputError(f"artifacts folder {artifacts / chapter} is not writable: nothing was run or published")

@@ -134,6 +134,7 @@ def publish(items: list[tuple[Path | None, Path]], journal_dir: Path) -> None:
         except OSError as exc:
             _roll_back(record["items"])
             journal.unlink(missing_ok=True)
+            journal.with_name(f".{journal.name}.tmp").unlink(missing_ok=True)
             where = exc.filename or record["items"][0]["dest"]
             raise OutputError(
                 f"publishing {where} failed ({exc.strerror or exc}): the previous version was put back whole"

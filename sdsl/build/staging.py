@@ -38,6 +38,7 @@ __all__ = [
     "digest_files",
     "is_owned",
     "killable_kernel_manager",
+    "refuse_foreign",
     "terminate_as_exit",
     "writable",
 ]
@@ -88,12 +89,9 @@ def _names(folder: Path) -> str:
     return shown + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
-def claim(folder: Path | str, what: str, owned: bool = False) -> Path:
-    """``folder``, made the tools' own before anything is written into it: created and marked
-    (:data:`OWNED_MARKER`) when missing, marked when empty, taken as it is when it is already the
-    tools' (:func:`is_owned`, or ``owned``: the caller recognised it). Raises :class:`OutputError`,
-    one line naming ``what`` and the folder, when it is a file, cannot be written, or holds
-    anything the tools did not make."""
+def refuse_foreign(folder: Path | str, what: str, owned: bool = False) -> Path:
+    """:func:`claim`'s refusal without its writing: check every folder with this before claiming
+    any, so that a refused one leaves the others untouched too. Returns ``folder``."""
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise OutputError(f"{what} {folder} is not writable (a file, not a folder): nothing was run or written")
@@ -109,6 +107,16 @@ def claim(folder: Path | str, what: str, owned: bool = False) -> Path:
                 f"{what} {folder} holds files these tools did not make ({foreign}): give a new or empty "
                 "folder; nothing was run or written"
             )
+    return folder
+
+
+def claim(folder: Path | str, what: str, owned: bool = False) -> Path:
+    """``folder``, made the tools' own before anything is written into it: created and marked
+    (:data:`OWNED_MARKER`) when missing, marked when empty, taken as it is when it is already the
+    tools' (:func:`is_owned`, or ``owned``: the caller recognised it). Raises :class:`OutputError`,
+    one line naming ``what`` and the folder, when it is a file, cannot be written, or holds
+    anything the tools did not make."""
+    folder = refuse_foreign(folder, what, owned)
     writable(folder, what)
     marker = folder / OWNED_MARKER
     if not marker.is_file():

@@ -272,3 +272,52 @@ def test_sigterm_during_the_book_build_keeps_the_previous_book(toy_book):
     assert sorted(p.relative_to(index.parent) for p in index.parent.rglob("*")) == before
     assert "A page." in (index.parent / "intro.html").read_text()
     assert not [p.name for p in build.iterdir() if p.name.startswith(".staging-")]
+
+
+@pytest.mark.parametrize("k", [2, 3, 5])  # the old artifacts aside, the old notebook aside, the new notebook in
+def test_a_failure_while_publishing_keeps_the_previous_chapter_whole(k, toy, monkeypatch):
+    import errno
+
+    from sdsl.build import publish
+
+    out, art = toy / "executed", toy / "artifacts"
+    pipeline.run(output_dir=out, artifacts=art, jobs=1)
+    before = {p.name: p.read_bytes() for p in (art / "toy").iterdir()}
+    notebook = (out / "toy.ipynb").read_bytes()
+    calls = []
+
+    def rename(src, dst):
+        calls.append(src)
+        if len(calls) == k:
+            raise OSError(errno.EXDEV, "Invalid cross-device link", str(src))
+        os.replace(src, dst)
+
+    monkeypatch.setattr(publish, "_rename", rename)
+    with pytest.raises(pipeline.OutputError, match="Invalid cross-device link.*put back whole") as err:
+        pipeline.execute_notebook("toy", {"value": 7.0}, out, art)
+    assert "\n" not in str(err.value)
+    assert {p.name: p.read_bytes() for p in (art / "toy").iterdir()} == before
+    assert (out / "toy.ipynb").read_bytes() == notebook
+    hidden = [p.name for d in (art, out) for p in d.iterdir() if p.name.startswith(".") and p.is_dir()]
+    assert not hidden and not [p.name for p in out.iterdir() if p.name.startswith(".staging-")]
+
+
+def test_sigterm_between_the_publishing_renames_publishes_the_whole_chapter_first(toy, monkeypatch):
+    from sdsl.build import publish, staging
+
+    out, art = toy / "executed", toy / "artifacts"
+    pipeline.run(output_dir=out, artifacts=art, jobs=1)
+    calls = []
+
+    def rename(src, dst):
+        calls.append(src)
+        if len(calls) == 4:  # the new artifacts are in, the new notebook not yet
+            os.kill(os.getpid(), signal.SIGTERM)
+        os.replace(src, dst)
+
+    monkeypatch.setattr(publish, "_rename", rename)
+    with pytest.raises(staging.Interrupted):
+        pipeline.execute_notebook("toy", {"value": 7.0}, out, art)
+    assert (art / "toy" / "second.csv").read_text().splitlines() == ["value", "14"]
+    assert "7.0" in (out / "toy.ipynb").read_text()
+    assert not [p.name for d in (art, out) for p in d.iterdir() if p.name.startswith((".staging-", ".replaced-"))]
