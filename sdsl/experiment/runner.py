@@ -426,9 +426,9 @@ def run(
 
     Raises ValueError if ``out`` holds a run and ``resume`` is False, or holds a run of other
     settings, or holds anything the experiment did not make (``out`` must be new, empty, or a
-    work folder it made: :func:`sdsl.build.staging.claim`), before anything is written.
+    work folder it made: :func:`sdsl._owned.claim`), before anything is written.
     """
-    from sdsl.build.staging import claim, is_owned
+    from sdsl._owned import claim, is_owned
 
     if scale.name not in SCALES or SCALES[scale.name] != scale:
         raise ValueError(f"scale {scale.name!r} is not one of the named scales {sorted(SCALES)}")
