@@ -341,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except Interrupted as exc:
         print(exc.line(parser.prog), file=sys.stderr)
-        return int(exc.code)
+        return exc.status
     print(result.text(), file=sys.stdout if result.ok else sys.stderr)
     _record(result, args.chapters)
     return result.exit_code
@@ -354,14 +354,11 @@ def _record(result: CheckResult, chapters: list[str]) -> None:
     from sdsl.build.status import CHECK_RECORD, commit_info
 
     rep = result.report
-    summary = (
-        result.error
-        if result.error is not None and result.failure == "input"
-        else "a notebook failed"
-        if result.error is not None
-        else f"{rep.compared} artifacts compared, "
-        + ("all match the baseline" if rep.ok else f"{len(rep.affected())} changed: {', '.join(rep.affected())}")
-    )
+    if rep is None:
+        summary = result.error if result.error is not None and result.failure == "input" else "a notebook failed"
+    else:
+        changed = f"{len(rep.affected())} changed: {', '.join(rep.affected())}"
+        summary = f"{rep.compared} artifacts compared, " + ("all match the baseline" if rep.ok else changed)
     path = BUILD.joinpath(*CHECK_RECORD)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(

@@ -175,9 +175,9 @@ def execute_notebook(
     staged_out = output_dir / f"{staging_name(chapter)}.ipynb"  # beside its destination: one filesystem
     with (
         terminate_as_exit(),
-        tempfile.TemporaryDirectory(prefix=f"{STAGING_PREFIX}{chapter}-{os.getpid()}-", dir=final_root) as tmp,
+        tempfile.TemporaryDirectory(prefix=f"{STAGING_PREFIX}{chapter}-{os.getpid()}-", dir=final_root) as name,
     ):
-        tmp = Path(tmp)
+        tmp = Path(name)
         source = tmp / f"{chapter}.source.ipynb"
         try:
             _to_ipynb(chapter, source)
@@ -207,7 +207,8 @@ def execute_notebook(
         except Exception as exc:  # papermill's PapermillExecutionError and kernel failures
             if getattr(exc, "ename", None) == "ValueError" and "check_parameters" in _error_text(exc):
                 # the notebook's own check (the cell after its parameters) refused a value
-                raise ParameterError(f"notebook {chapter!r}: {' '.join(str(exc.evalue).split())}") from None
+                evalue = getattr(exc, "evalue", exc)
+                raise ParameterError(f"notebook {chapter!r}: {' '.join(str(evalue).split())}") from None
             raise NotebookError(f"notebook {chapter!r} failed:\n{_error_text(exc)}") from None
         finally:
             for k, v in env_before.items():
@@ -329,7 +330,6 @@ def run(
         if (artifacts / chapter).exists() and not os.access(artifacts / chapter, os.W_OK):
             raise OutputError(f"artifacts folder {artifacts / chapter} is not writable: nothing was run or published")
     clean_stale(artifacts)
-    clean_stale(output_dir)
     results: list[RunResult] = []
     errors: list[str] = []
     first = {c: p for c, p in runs.items() if c not in last}
@@ -483,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"book: {index} ({time.perf_counter() - t0:.1f} s in all)")
     except Interrupted as exc:
         print(exc.line(parser.prog), file=sys.stderr)
-        return int(exc.code)
+        return exc.status
     except NotebookError as exc:
         print(exc, file=sys.stderr)
         return 1

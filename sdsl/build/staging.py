@@ -48,6 +48,7 @@ class Interrupted(SystemExit):
     def __init__(self, signum: int) -> None:
         super().__init__(128 + signum)
         self.signum = signum
+        self.status = 128 + signum  #: the exit status (``code``, typed)
 
     def line(self, prog: str) -> str:
         """The one line a command prints for it."""
