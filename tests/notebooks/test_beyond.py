@@ -17,7 +17,7 @@ def test_notebook_executes(tmp_path):
     from sdsl.build.pipeline import execute_notebook
 
     params = {"n_resamples": 300, "sweep_points": 7, "seed": 5}
-    nb = execute_notebook("beyond", params, output_dir=tmp_path, artifacts=tmp_path / "art")
+    nb = execute_notebook("beyond", params, output_dir=tmp_path / "executed", artifacts=tmp_path / "art")
     art = tmp_path / "art" / "beyond"
     for name in (
         "law_ranking.csv",

@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.slow]
 def test_notebook_default_run(tmp_path):
     from sdsl.build.pipeline import execute_notebook
 
-    nb = execute_notebook("plan_draft", None, output_dir=tmp_path, artifacts=tmp_path / "art")
+    nb = execute_notebook("plan_draft", None, output_dir=tmp_path / "executed", artifacts=tmp_path / "art")
     art = tmp_path / "art" / "plan_draft"
     for name in ("plan.csv", "candidates.csv", "table5_check.csv", "figure_throughput.svg", "figure_throughput.png"):
         assert (art / name).is_file(), name
@@ -62,7 +62,7 @@ def test_notebook_second_parameter_set_matches_cli(tmp_path):
         n_boot=200,
         seed=3,
     )
-    execute_notebook("plan_draft", params, output_dir=tmp_path, artifacts=tmp_path / "art")
+    execute_notebook("plan_draft", params, output_dir=tmp_path / "executed", artifacts=tmp_path / "art")
     tab = pd.read_csv(tmp_path / "art" / "plan_draft" / "plan.csv")
     assert list(tab["d_draft"]) == [1e12, 4e12]
     exe = Path(sys.executable).parent / "sdsl"
@@ -109,7 +109,7 @@ def test_notebook_bad_parameters_fail_before_any_figure(tmp_path, params, messag
     from sdsl.build.pipeline import ParameterError, execute_notebook
 
     with pytest.raises(ParameterError) as err:
-        execute_notebook("plan_draft", params, output_dir=tmp_path, artifacts=tmp_path / "art")
+        execute_notebook("plan_draft", params, output_dir=tmp_path / "executed", artifacts=tmp_path / "art")
     assert isinstance(err.value, ValueError) and message in str(err.value) and "\n" not in str(err.value)
     assert not list((tmp_path / "art").rglob("*.svg"))
     assert not (tmp_path / "art" / "plan_draft").exists()
