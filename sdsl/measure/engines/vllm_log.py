@@ -95,7 +95,14 @@ def parse_log(text: str, where: str = "log") -> list[LogLine]:
     """Every spec-decode line of a log, with its group (process, engine) and line number."""
     out: list[LogLine] = []
     engine: dict[str, str] = {}
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines()
+    for lineno, line in enumerate(lines, start=1):
+        if lineno == len(lines) and not text.endswith(("\n", "\r")) and (_V1.search(line) or _V0.search(line)):
+            # a logger ends every line: a spec-decode line without its end was cut, its counts may be too
+            raise ValueError(
+                f"{where} line {lineno}: the log ends inside this spec-decode line (no final newline): "
+                "the file is truncated, and its counts may have lost digits; give the whole log"
+            )
         pm = _PID.search(line)
         proc = f"{pm.group('proc')} pid={pm.group('pid')}" if pm else ""
         em = _ENGINE.search(line)

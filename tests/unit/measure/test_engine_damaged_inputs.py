@@ -88,6 +88,39 @@ def test_the_cut_file_alone_would_give_a_wrong_alpha():
     assert abs(_alpha(read_text(fixed, "s")) - ALPHA_SINGLE) > 0.5
 
 
+LOG_V1 = ENG / "vllm_log_v1.txt"
+
+
+@pytest.mark.parametrize(
+    "keep",
+    [
+        "Accepted: 6",  # inside the accepted count: 6 of 69
+        "Accepted: 69 tokens, Drafted: 10",  # inside the drafted count: 10 of 104
+        "Per-position acceptance rate: 0.808, 0.",  # inside the per-position rates
+        "Avg Draft acceptance rate: 66.3%",  # the whole line, no newline: a logger ends every line
+    ],
+)
+def test_a_vllm_log_cut_inside_a_spec_decode_line_is_refused(tmp_path, run, keep):
+    lines = LOG_V1.read_text().splitlines(keepends=True)
+    last = max(i for i, line in enumerate(lines) if "SpecDecoding metrics" in line)
+    text = "".join(lines[:last]) + lines[last][: lines[last].index(keep) + len(keep)]
+    f = tmp_path / "cut.log"
+    f.write_text(text, encoding="utf-8")
+    err = _refused(run, f)
+    assert f"{f} line {last + 1}: the log ends inside this spec-decode line" in err and "truncated" in err
+
+
+def test_a_vllm_log_cut_after_its_last_spec_decode_line_is_read(tmp_path, run):
+    """Only a cut spec-decode line loses counts: a log cut inside another line reads like the whole."""
+    text = LOG_V1.read_text()
+    f = tmp_path / "cut.log"
+    f.write_text(text[:-40], encoding="utf-8")
+    code, out, _ = run(f)
+    code_whole, out_whole, _ = run(LOG_V1)
+    assert code == code_whole == 0
+    assert [x for x in out.splitlines() if "alpha =" in x] == [x for x in out_whole.splitlines() if "alpha =" in x]
+
+
 def test_a_cut_comment_line_and_a_cut_type_line_are_refused_with_their_line():
     text = SINGLE.read_text()
     cut = text[: text.index("# TYPE vllm:spec_decode_num_draft_tokens_total") + len("# TYPE vllm:spec_d")]
