@@ -9,8 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from sdsl._csvtext import YamlError, load_yaml, yaml_problem
 from sdsl.paths import NOTEBOOKS, RUNS_FILE
 
 __all__ = ["PATH_PARAMETERS", "load_runs", "load_last"]
@@ -20,8 +19,10 @@ PATH_PARAMETERS = ("artifacts_dir", "artifacts_root")
 
 
 def _read(path: Path) -> dict[str, Any]:
-    with open(path, encoding="utf-8") as fh:
-        doc = yaml.safe_load(fh) or {}
+    try:
+        doc = load_yaml(path.read_text(encoding="utf-8")) or {}
+    except YamlError as exc:  # a key given twice would silently drop a run's parameters
+        raise ValueError(yaml_problem(path, exc)) from None
     if not isinstance(doc, dict):
         raise ValueError(f"{path}: expected a mapping with 'runs' (and optionally 'last')")
     return doc

@@ -220,3 +220,14 @@ def test_an_artifacts_root_missing_one_chapter_names_that_chapter_only(tmp_path)
     (tmp_path / "latency").mkdir()
     shutil.copy(ROOT / "baseline" / "latency" / "table6.csv", tmp_path / "latency")
     _scorecard(tmp_path)  # every chapter's artifacts there: the check passes
+
+
+def test_a_chapter_given_twice_in_runs_yml_is_refused_naming_its_lines(tmp_path):
+    """Last-wins would silently drop the first run's parameters."""
+    f = tmp_path / "runs.yml"
+    f.write_text("runs:\n  scaling: {}\n  latency: {}\n  scaling:\n    grid: paper\n", encoding="utf-8")
+    with pytest.raises(ValueError) as info:
+        load_runs(f)
+    assert str(info.value) == (
+        f"{f}, line 4: key 'scaling' is given twice in one mapping (first on line 2); give each key once"
+    )
