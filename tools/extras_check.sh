@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Each optional extra of pyproject.toml, installed from the wheel into a fresh virtual environment
+# of its own, runs what the extra claims to make possible, and its install size is reported:
+#
+#   analysis  every data file as a DataFrame, the acceptance plane refitted (sdsl plan --alpha-source
+#             refit and a CSV of measurements), bootstrap intervals with scipy's p-value
+#   plot      every chapter module imports, a chapter figure is drawn and saved
+#   measure   alpha measured by speculative decoding of the committed local pair (torch, transformers)
+#   book      the whole book built from a copy of the source tree with only that extra installed
+#
+#   tools/extras_check.sh [PYTHON]           # default python3.11; every extra
+#   EXTRAS="plot measure" tools/extras_check.sh
+#   KEEP=1 tools/extras_check.sh             # keep the work folder and print its path
+#
+# Versions are those of requirements.lock (as pip constraints, without the hashes). Run by .ci/run
+# after the README's test command (a few minutes: the measure and book extras install torch).
+# Its work folder is a new one made by mktemp and marked as the tools' (.sdsl-owned): the cleanup
+# removes only that folder, and only while it carries the mark.
+set -euo pipefail
+PY=${1:-python3.11}
+[ "$#" -le 1 ] || { echo "extras check: expected at most one argument (the Python), got $#" >&2; exit 2; }
+"$PY" -c '' 2>/dev/null || { echo "extras check: the Python '$PY' cannot be run" >&2; exit 2; }
+EXTRAS=${EXTRAS:-analysis plot measure book}
+for e in $EXTRAS; do
+  case "$e" in analysis|plot|measure|book) ;; *) echo "extras check: unknown extra '$e' in EXTRAS (allowed: analysis plot measure book)" >&2; exit 2;; esac
+done
+repo=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sdsl-extras-check.XXXXXX" 2>/dev/null) \
+  || { echo "extras check: cannot make a work folder in ${TMPDIR:-/tmp} (TMPDIR)" >&2; exit 2; }
+echo "Made by tools/extras_check.sh, which removes this folder when it ends (KEEP=1 keeps it)." > "$tmp/.sdsl-owned"
+cleanup() {
+  if [ -n "${KEEP:-}" ]; then echo "kept $tmp"; elif [ -f "$tmp/.sdsl-owned" ]; then rm -rf -- "$tmp"; fi
+}
+trap cleanup EXIT
+fail() { echo "extras check FAILED: $*" >&2; exit 1; }
+pipq() { "$@" --quiet --disable-pip-version-check 2>&1 | grep -v "^WARNING: Location" || true; }
+# torch's local tag (+cpu) stays out of the constraint so that the index's CPU build satisfies it
+sed -n 's/^\([A-Za-z0-9._-]*==[^ ]*\).*/\1/p' "$repo/requirements.lock" | sed 's/+cpu$//' > "$tmp/constraints.txt"
+
+mkdir -p "$tmp/src" "$tmp/dist"
+(cd "$repo" && git ls-files -co --exclude-standard -z | xargs -0 -I{} cp --parents {} "$tmp/src/" 2>/dev/null) \
+  || fail "could not copy the source tree"
+"$PY" -m venv "$tmp/build-env"
+pipq "$tmp/build-env/bin/python" -m pip wheel --no-deps -w "$tmp/dist" "$tmp/src"
+whl=$(ls "$tmp"/dist/sdsl-*.whl 2>/dev/null | head -n 1)
+[ -n "$whl" ] || fail "no wheel was built"
+
+declare -A size
+for e in $EXTRAS; do
+  "$PY" -m venv "$tmp/venv-$e"
+  V="$tmp/venv-$e/bin"
+  site=$("$V/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  before=$(du -sk "$site" | cut -f1)
+  pipq "$V/python" -m pip install --constraint "$tmp/constraints.txt" "${whl}[$e]"
+  size[$e]=$(( ($(du -sk "$site" | cut -f1) - before) / 1024 ))
+  cd "$tmp"
+  case "$e" in
+  analysis)
+    "$V/python" - <<'PYEOF' || fail "[analysis]: the data files as DataFrames"
+import sdsl.paths as paths
+from sdsl import data
+names = sorted(p.stem for p in paths.DATA.glob("*.csv"))
+frames = {n: data.load(n) for n in names}
+assert len(frames) >= 10 and all(len(f) for f in frames.values()), {n: len(f) for n, f in frames.items()}
+print(f"[analysis] {len(frames)} data files load as DataFrames")
+PYEOF
+    out=$("$V/sdsl" plan --preset llama-3-70b --alpha-source refit) || fail "[analysis]: sdsl plan --alpha-source refit"
+    grep -qF "N* (optimal draft size)" <<<"$out" || fail "[analysis]: sdsl plan --alpha-source refit printed no N*"
+    "$V/python" -c "from sdsl import data; data.load('acceptance')[['draft_ppl', 'target_ppl', 'alpha']].to_csv('meas.csv', index=False)"
+    "$V/sdsl" plan --preset llama-3-70b --alpha-source meas.csv >/dev/null || fail "[analysis]: sdsl plan --alpha-source CSV"
+    out=$("$V/sdsl" alpha "$repo/tests/fixtures/vllm_single.txt") || fail "[analysis]: sdsl alpha"
+    grep -q "no p-value" <<<"$out" && fail "[analysis]: sdsl alpha gives no p-value though scipy is installed"
+    echo "[analysis] sdsl plan refits the plane (paper's tables and a CSV); sdsl alpha gives its p-value"
+    ;;
+  plot)
+    MPLBACKEND=Agg "$V/python" - <<'PYEOF' || fail "[plot]: a chapter figure"
+import importlib, pkgutil
+import numpy as np
+import sdsl.chapters
+mods = [m.name for m in pkgutil.walk_packages(sdsl.chapters.__path__, "sdsl.chapters.")]
+for m in mods:
+    importlib.import_module(m)
+from sdsl.chapters import optimal_draft as chapter
+from sdsl.model.laws import resolve_constants
+coef = chapter.resolve_coefficients(None)
+const = resolve_constants("besiroglu2024")
+configs = chapter.configurations(["Qwen1.5-14B"], ["Qwen1.5"])
+curves = chapter.throughput_curves(configs, np.geomspace(1e7, 1e10, 40), const, coef, False)
+drafts = chapter.experiment_drafts(configs, const, coef, False)
+fig = chapter.figure2(curves, drafts, chapter.table5(configs, const, coef))
+fig.savefig("figure2.png")
+print(f"[plot] {len(mods)} chapter modules import; Figure 2 drawn")
+PYEOF
+    ;;
+  measure)
+    "$V/python" - <<'PYEOF' || fail "[measure]: alpha on the committed local pair"
+import numpy as np
+from sdsl.measure import harness, local
+draft, target = local.committed_pair()
+m = harness.measure_acceptance(str(draft), str(target), ["the quick brown fox", "speculative decoding"],
+                               gammas=(3,), max_new_tokens=8, progress=False)
+s = harness.summarize_measurement(m, np.random.default_rng(0), n_resamples=50)
+a = float(s["alpha"].iloc[0])
+assert 0 < a < 1, s
+print(f"[measure] alpha of the committed local pair, 2 prompts, gamma 3: {a:.3f}")
+PYEOF
+    ;;
+  book)
+    # the source tree's notebooks and data, this venv's packages only
+    cp -r "$tmp/src" "$tmp/book-src"
+    (cd "$tmp/book-src" && PYTHONPATH="$tmp/book-src" "$V/python" -m sdsl.build.pipeline book) > "$tmp/book.log" 2>&1 \
+      || { tail -n 40 "$tmp/book.log" >&2; fail "[book]: the book does not build with the book extra alone"; }
+    [ -f "$tmp/book-src/book/_build/html/index.html" ] || fail "[book]: no book/_build/html/index.html"
+    echo "[book] the book builds from a source copy with only [book] installed"
+    ;;
+  esac
+done
+for e in $EXTRAS; do echo "install size with [$e]: ${size[$e]} MB"; done
+echo "extras check passed"
