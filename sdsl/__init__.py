@@ -17,7 +17,7 @@ from sdsl.model.laws import (
     perplexity,
     resolve_constants,
 )
-from sdsl.model.optimal_draft import (
+from sdsl.model.optimum import (
     DraftOptimum,
     optimal_draft_size,
     optimal_draft_sizes,

@@ -37,7 +37,7 @@ from sdsl.model import deploy as D
 from sdsl.model import hardware as H
 from sdsl.model import speedup as S
 from sdsl.model.laws import acceptance_rate, perplexity
-from sdsl.model.optimal_draft import DraftOptimum, optimal_draft_size
+from sdsl.model.optimum import DraftOptimum, optimal_draft_size
 from sdsl.model.throughput import optimal_gamma, optimal_tokens_per_flop
 from sdsl.plan.interval import n_star_intervals
 

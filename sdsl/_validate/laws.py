@@ -52,9 +52,9 @@ def optimum_inside(
     names: str = "constants and coefficients",
 ) -> None:
     """Each configuration ``(M, D, D')`` has its optimum ``N*`` strictly inside the default search
-    range (:func:`sdsl.model.optimal_draft.optimal_draft_size`) with these loss-law constants and
+    range (:func:`sdsl.model.optimum.optimal_draft_size`) with these loss-law constants and
     plane coefficients; otherwise one line naming ``names``."""
-    from sdsl.model.optimal_draft import optimal_draft_size
+    from sdsl.model.optimum import optimal_draft_size
 
     for m, d, dp in configs:
         try:

@@ -32,7 +32,7 @@ from sdsl.model.laws import (
     perplexity,
     resolve_constants,
 )
-from sdsl.model.optimal_draft import DraftOptimum, optimal_draft_size, throughput_curve
+from sdsl.model.optimum import DraftOptimum, optimal_draft_size, throughput_curve
 from sdsl.model.throughput import optimal_tokens_per_flop
 
 __all__ = ["D_TARGET_ALTERNATIVE", "implied_d_target", "deviation_hypotheses", "hypotheses_summary", "flatness"]

@@ -68,11 +68,6 @@ from sdsl.model.crossval import (
     cross_validate,
     cv_predictions,
 )
-from sdsl.model.law_optimum import (
-    LawOptimum,
-    law_optimal_draft_size,
-    law_optimal_draft_sizes,
-)
 from sdsl.model.law_variants import (
     configurations,
     elasticity_table,
@@ -82,6 +77,11 @@ from sdsl.model.law_variants import (
     ratio_sweep,
     table4_check,
     table5_check,
+)
+from sdsl.model.optimum import (
+    LawOptimum,
+    law_optimal_draft_size,
+    law_optimal_draft_sizes,
 )
 from sdsl.model.sensitivity import (
     LOSS_PARAMETERS,

@@ -40,7 +40,7 @@ from sdsl.model.laws import (
     LossConstants,
     resolve_constants,
 )
-from sdsl.model.optimal_draft import optimal_draft_size
+from sdsl.model.optimum import optimal_draft_size
 
 __all__ = [
     "CHAPTER",

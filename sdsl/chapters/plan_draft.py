@@ -20,7 +20,7 @@ from sdsl.book.plan_views import (
     view_sensitivity,
     view_table5_check,
 )
-from sdsl.model.optimal_draft import throughput_curve
+from sdsl.model.optimum import throughput_curve
 from sdsl.plan import PlanInputs
 
 __all__ = [

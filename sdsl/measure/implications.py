@@ -12,7 +12,7 @@ measured alpha into:
 * with the draft family's tokens ``D`` and the target's ``D'`` (a preset gives both): ``N*``, the
   throughput-optimal draft size, from the paper's acceptance plane (Eq. 5, Table 3's ``A`` and
   ``B``) with its intercept ``C`` recalibrated so that the plane passes through the measured alpha
-  at the measured draft (:func:`sdsl.model.optimal_draft.optimal_draft_size`, integer ``gamma``), and its range
+  at the measured draft (:func:`sdsl.model.optimum.optimal_draft_size`, integer ``gamma``), and its range
   over the interval of alpha.
 """
 
@@ -129,7 +129,7 @@ def _n_star(
         acceptance_rate,
         perplexity,
     )
-    from sdsl.model.optimal_draft import optimal_draft_size
+    from sdsl.model.optimum import optimal_draft_size
     from sdsl.plan import DEFAULT_N_LOW
 
     x = float(perplexity(n, d, BESIROGLU_2024))

@@ -202,7 +202,7 @@ def acceptance_rate(
 
     ``x`` is the draft's perplexity and ``y`` the target's (both >= 1). The plane is an empirical
     fit: far from the paper's data it can leave (0, 1); callers that need a valid rate check it
-    (see :func:`sdsl.model.optimal_draft.optimal_draft_size`).
+    (see :func:`sdsl.model.optimum.optimal_draft_size`).
 
     Parameters
     ----------
