@@ -16,7 +16,7 @@ import pandas as pd
 
 from sdsl import data as _data
 from sdsl.audit.reproduction import AS_PRINTED
-from sdsl.model.compare import EQUAL, WITHIN
+from sdsl.tolerance import EQUAL, WITHIN
 
 __all__ = ["LATENCY_METRICS", "latency_claims", "claim_values"]
 

@@ -7,7 +7,7 @@ Command line::
     python -m sdsl.build.check acceptance scaling # only these chapters (the others are not compared)
     python -m sdsl.build.check --accept           # make the regenerated artifacts the baseline, on purpose
 
-Every value is compared by the tolerance policy of its class (:mod:`sdsl.build.policy`: exact,
+Every value is compared by the tolerance policy of its class (:mod:`sdsl.tolerance`: exact,
 computed, difference, float32, stochastic, timing), figures by image comparison of their PNGs where
 their data are deterministic (diff images in ``build/check/diff``); see :mod:`sdsl.build.compare`.
 ``--set CHAPTER.PARAMETER=VALUE`` overrides a notebook parameter for this check (the kernel matrix

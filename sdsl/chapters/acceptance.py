@@ -36,8 +36,8 @@ from sdsl.model.alpha_fits import (
     implied_residual_df,
     pair_matrix,
 )
-from sdsl.model.compare import equal_to_printed
 from sdsl.model.laws import AcceptanceCoefficients
+from sdsl.tolerance import equal_to_printed
 
 __all__ = [
     "CHAPTER",

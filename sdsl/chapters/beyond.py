@@ -135,9 +135,9 @@ __all__ = [
 def table4_judged(fitted: Mapping[str, FittedLaw], data: pd.DataFrame, paper4: pd.DataFrame) -> pd.DataFrame:
     """:func:`table4_check` with each cell's ``tolerance`` (half a unit in the last printed digit,
     :func:`sdsl.data.printed_tolerance`) and whether ours is ``within_printed_digits`` of the
-    paper's (:func:`sdsl.model.compare.equal_to_printed`)."""
+    paper's (:func:`sdsl.tolerance.equal_to_printed`)."""
     from sdsl import data as _data
-    from sdsl.model.compare import equal_to_printed
+    from sdsl.tolerance import equal_to_printed
 
     t4 = table4_check(fitted, data, paper4)
     tol = _data.printed_tolerance("paper_table4").set_index([paper4["target"], paper4["function"]])

@@ -31,7 +31,6 @@ from sdsl import data as _data
 from sdsl._validate import as_positive
 from sdsl.book.style import family_color
 from sdsl.measure.ranks import kendall_s, trend_evidence
-from sdsl.model.compare import equal_to_printed
 from sdsl.model.configurations import family_tokens, resolve_coefficients
 from sdsl.model.laws import (
     BESIROGLU_2024,
@@ -41,6 +40,7 @@ from sdsl.model.laws import (
     resolve_constants,
 )
 from sdsl.model.optimum import optimal_draft_size
+from sdsl.tolerance import equal_to_printed
 
 __all__ = [
     "CHAPTER",

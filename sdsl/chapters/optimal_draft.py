@@ -34,7 +34,6 @@ from sdsl import data as _data
 from sdsl._validate import as_positive
 from sdsl.audit.table5 import D_TARGET_ALTERNATIVE, deviation_hypotheses, flatness, hypotheses_summary, implied_d_target
 from sdsl.chapters.figures.optimal_draft import figure2
-from sdsl.model.compare import equal_to_printed
 from sdsl.model.configurations import (
     TABLE5_FAMILIES,
     TABLE5_TARGETS,
@@ -46,6 +45,7 @@ from sdsl.model.grid import n_grid
 from sdsl.model.laws import BESIROGLU_2024, PAPER_EQ5, AcceptanceCoefficients, LossConstants, resolve_constants
 from sdsl.model.optimum import gamma_grid_search, optimal_draft_size, throughput_curve
 from sdsl.model.throughput import optimal_gamma, tokens_per_flop
+from sdsl.tolerance import equal_to_printed
 
 __all__ = [
     "CHAPTER",
