@@ -229,7 +229,7 @@ def _check_arguments(chapters: list[str] | None, jobs: object, overrides: dict[s
     """Refuse an unknown chapter, a ``jobs`` that is not an integer >= 1, and an override a
     notebook would not take (unknown chapter or parameter, a value its check refuses), by
     ``ValueError``: one line, before anything runs or is written."""
-    from sdsl import _validate as V
+    from sdsl import validation as V
     from sdsl.build.parameters import check_notebook_parameters
     from sdsl.build.runs import load_runs
     from sdsl.paths import NOTEBOOKS
@@ -282,7 +282,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse with one-line usage errors (exit status 2)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        from sdsl._validate import one_line
+        from sdsl.validation import one_line
 
         self.exit(2, f"{self.prog}: error: {one_line(message)} (see '{self.prog} --help')\n")
 

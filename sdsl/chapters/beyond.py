@@ -428,8 +428,8 @@ def summary(
 def check_parameters(**params: object) -> None:
     """The notebook's parameters checked before anything runs (the cell after the parameters cell): one
     ``ValueError`` naming the parameter and what is allowed."""
-    from sdsl import _validate as V
     from sdsl import data
+    from sdsl import validation as V
 
     mod = data.load("models")
     fams = sorted(set(mod.loc[mod["role"] == "draft", "family"]))

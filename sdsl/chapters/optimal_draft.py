@@ -31,7 +31,6 @@ import numpy as np
 import pandas as pd
 
 from sdsl import data as _data
-from sdsl._validate import as_positive
 from sdsl.audit.table5 import D_TARGET_ALTERNATIVE, deviation_hypotheses, flatness, hypotheses_summary, implied_d_target
 from sdsl.chapters.figures.optimal_draft import figure2
 from sdsl.model.configurations import (
@@ -46,6 +45,7 @@ from sdsl.model.laws import BESIROGLU_2024, PAPER_EQ5, AcceptanceCoefficients, L
 from sdsl.model.optimum import gamma_grid_search, optimal_draft_size, throughput_curve
 from sdsl.model.throughput import optimal_gamma, tokens_per_flop
 from sdsl.tolerance import equal_to_printed
+from sdsl.validation import as_positive
 
 __all__ = [
     "CHAPTER",
@@ -436,8 +436,10 @@ def check_parameters(**params: object) -> None:
     """The notebook's parameters checked before anything runs (the cell after the parameters cell): one
     ``ValueError`` naming the parameter and what is allowed, the plane inside (0, 1) on ``[n_min, n_max]`` and an
     interior ``N*`` for every (target, family) included."""
-    from sdsl import _validate as V
     from sdsl import data
+    from sdsl import validation as V
+    from sdsl.model.laws import check_coefficients, check_loss_constants
+    from sdsl.model.optimum import optimum_inside, plane_inside
 
     mod = data.load("models")
     tgt, fams = mod[mod["role"] == "target"].set_index("model"), sorted(set(mod.loc[mod["role"] == "draft", "family"]))
@@ -449,8 +451,8 @@ def check_parameters(**params: object) -> None:
         {
             "targets": V.rule(V.sequence, item=name, unique=True),
             "families": V.rule(V.sequence, item=V.rule(V.choice, options=fams, what="draft families"), unique=True),
-            "constants": V.loss_constants,
-            "coefficients": V.optional(V.coefficients),
+            "constants": check_loss_constants,
+            "coefficients": V.optional(check_coefficients),
             "integer": V.rule(V.boolean),
             "d_target": V.rule(
                 V.mapping, key=name, item=V.rule(V.number, low=V.TOKENS[0], high=V.TOKENS[1], what="D'")
@@ -474,5 +476,5 @@ def check_parameters(**params: object) -> None:
         for t in targets
         for f in families
     ]
-    V.optimum_inside(configs, p.get("constants", "besiroglu2024"), coef, p.get("integer", False))
-    V.plane_inside(configs, (lo, hi), p.get("constants", "besiroglu2024"), coef, "n_min and n_max")
+    optimum_inside(configs, p.get("constants", "besiroglu2024"), coef, p.get("integer", False))
+    plane_inside(configs, (lo, hi), p.get("constants", "besiroglu2024"), coef, "n_min and n_max")

@@ -438,8 +438,9 @@ def summary(
 def check_parameters(**params: object) -> None:
     """The notebook's parameters checked before anything runs (the cell after the parameters cell): one
     ``ValueError`` naming the parameter and what is allowed."""
-    from sdsl import _validate as V
+    from sdsl import validation as V
     from sdsl._schema import records
+    from sdsl.model.laws import check_loss_constants
 
     d_low = next(float(r["low"]) for r in records("paper_table7") if r["parameter"] == "D")
     size = V.rule(V.number, low=V.TARGET_PARAMS[0], high=V.TARGET_PARAMS[1], what="target parameters M")
@@ -453,7 +454,7 @@ def check_parameters(**params: object) -> None:
             "n_spacing": V.rule(V.choice, options=("log", "linear")),
             "data_high": V.optional(V.rule(V.number, low=d_low, high=V.TOKENS[1], low_open=True, what="tokens")),
             "refine": V.rule(V.boolean),
-            "constants": V.loss_constants,
+            "constants": check_loss_constants,
             "band_low": ratio,
             "band_high": ratio,
             "rule_ratio": ratio,

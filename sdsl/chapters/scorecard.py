@@ -328,7 +328,7 @@ def summary(card: pd.DataFrame) -> dict[str, Any]:
 def check_parameters(**params: object) -> None:
     """The notebook's parameters checked before anything runs (the cell after the parameters cell): one
     ``ValueError`` naming the parameter and what is allowed."""
-    from sdsl import _validate as V
+    from sdsl import validation as V
 
     p = V.check_parameters(
         "scorecard",

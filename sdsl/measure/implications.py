@@ -69,7 +69,7 @@ def resolve_context(
     """Validate the plan options (:func:`sdsl.plan.resolve_target` and friends); a target needs the
     draft's size and the other way round."""
     from sdsl import plan as P
-    from sdsl._validate import TARGET_PARAMS, shown
+    from sdsl.validation import TARGET_PARAMS, shown
 
     any_target = preset is not None or target_params is not None
     if not any_target and draft_params is None:
@@ -96,7 +96,7 @@ def resolve_context(
     else:
         t = P.resolve_target(preset, target_params, target_tokens)
         name, t_params, t_tokens, d_default = t.name, t.params, t.tokens, t.draft_tokens
-    from sdsl._validate import MODEL_PARAMS, TOKENS
+    from sdsl.validation import MODEL_PARAMS, TOKENS
 
     n = P.positive_number(draft_params, "draft_params", "parameters N of the measured draft", MODEL_PARAMS)
     if n >= t_params:

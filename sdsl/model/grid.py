@@ -14,9 +14,9 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from sdsl import data as _data
-from sdsl._validate import as_positive
 from sdsl.model.laws import BESIROGLU_2024, PAPER_EQ5, AcceptanceCoefficients, LossConstants
 from sdsl.model.optimum import optimal_draft_size, optimal_draft_table
+from sdsl.validation import as_positive
 
 __all__ = [
     "SPACINGS",

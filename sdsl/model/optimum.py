@@ -40,24 +40,26 @@ every pair of draft size and draft length: no closed form, no calculus, no optim
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
-from sdsl import _validate as V
-from sdsl._validate import as_float_array, as_in_range, as_open_unit, as_positive
+from sdsl import validation as V
 from sdsl.model.laws import (
     BESIROGLU_2024,
     PAPER_EQ5,
     AcceptanceCoefficients,
     LossConstants,
+    acceptance_rate,
     loss_law,
+    perplexity,
     resolve_constants,
 )
 from sdsl.model.solvers import find_root
 from sdsl.model.throughput import _optimal_gamma, _tokens_per_flop, optimal_gamma, tokens_per_flop
+from sdsl.validation import as_float_array, as_in_range, as_open_unit, as_positive, one_line
 
 if TYPE_CHECKING:  # numpy.typing and pandas cost import time; the annotations are strings
     import pandas as pd
@@ -78,7 +80,9 @@ __all__ = [
     "optimal_draft_size",
     "optimal_draft_sizes",
     "optimal_draft_table",
+    "optimum_inside",
     "plane_alpha",
+    "plane_inside",
     "scaled_throughput",
     "solve",
     "throughput_curve",
@@ -719,8 +723,8 @@ def optimal_draft_size(
     n_bounds : search range of ``N``; default ``(1e7, M)``. The acceptance plane must stay in
         (0, 1) over the whole range.
 
-    ``M`` must lie in :data:`sdsl._validate.TARGET_PARAMS`, ``D`` and ``D'`` in
-    :data:`sdsl._validate.TOKENS` and ``n_bounds`` in :data:`sdsl._validate.MODEL_PARAMS`: outside
+    ``M`` must lie in :data:`sdsl.validation.TARGET_PARAMS`, ``D`` and ``D'`` in
+    :data:`sdsl.validation.TOKENS` and ``n_bounds`` in :data:`sdsl.validation.MODEL_PARAMS`: outside
     them the loss law is extrapolated beyond any trained model (or its perplexities overflow).
 
     Returns
@@ -761,6 +765,51 @@ def optimal_draft_size(
         m=m,
         status=str(o.status[0]),
     )
+
+
+def optimum_inside(
+    configs: Iterable[tuple[float, float, float]],
+    constants: Any,
+    coefficients: Any,
+    integer: bool,
+    names: str = "constants and coefficients",
+) -> None:
+    """Each configuration ``(M, D, D')`` has its optimum ``N*`` strictly inside the default search
+    range (:func:`optimal_draft_size`) with these loss-law constants and plane coefficients;
+    otherwise one line naming ``names`` (an argument check of a chapter's parameters)."""
+    for m, d, dp in configs:
+        try:
+            o = optimal_draft_size(m, d, dp, constants, coefficients, integer)
+        except ValueError as exc:
+            raise ValueError(
+                f"{names} leave no plan for M = {m:.4g}, D = {d:.3g}, D' = {dp:.3g}: {one_line(exc)}"
+            ) from None
+        if not o.interior:
+            raise ValueError(f"{names} leave no optimum for M = {m:.4g}, D = {d:.3g}, D' = {dp:.3g}: {o.status}")
+
+
+def plane_inside(
+    configs: Iterable[tuple[float, float, float]],
+    sizes: tuple[float, float],
+    constants: Any,
+    coefficients: Any,
+    names: str,
+) -> None:
+    """Draft sizes ``sizes = (low, high)`` below each configuration's target ``M`` and the acceptance
+    plane (Eq. 5 through the loss law) inside (0, 1) at both (alpha is monotone in N); otherwise one
+    line naming ``names`` (the parameters that set the sizes)."""
+    for m, d, dp in configs:
+        if sizes[1] >= m:
+            raise ValueError(f"{names}: the draft size {sizes[1]:g} is not below the target size M = {m:.4g}")
+        a = acceptance_rate(
+            perplexity(np.array(sizes), d, constants), float(perplexity(m, dp, constants)), coefficients
+        )
+        bad = [(n, x) for n, x in zip(sizes, a) if not 0 < x < 1]
+        if bad:
+            raise ValueError(
+                f"{names}: the acceptance rate leaves (0, 1) at draft size {bad[0][0]:g} (alpha = "
+                f"{bad[0][1]:.4g}) for M = {m:.4g}, D = {d:.3g}: choose draft sizes where 0 < alpha < 1"
+            )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdsl._validate import as_positive
 from sdsl.model.laws import (
     BESIROGLU_2024,
     PAPER_EQ5,
@@ -20,6 +19,7 @@ from sdsl.model.laws import (
     resolve_constants,
 )
 from sdsl.model.optimum import LawOptimum, _batch_optima, plane_alpha
+from sdsl.validation import as_positive
 
 __all__ = ["PLANE_PARAMETERS", "LOSS_PARAMETERS", "log_elasticity", "elasticities"]
 

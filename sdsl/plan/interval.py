@@ -244,9 +244,9 @@ def _laws(inputs) -> list[CommittedLaw]:
 
 
 def _check_arguments(inputs, n_star, n_boot, seed, level, headline):
-    """The arguments of :func:`n_star_intervals`, checked by :mod:`sdsl._validate` (one line naming
+    """The arguments of :func:`n_star_intervals`, checked by :mod:`sdsl.validation` (one line naming
     the argument and what is allowed): ``(inputs, n_star, n_boot, seed, level, headline)``."""
-    from sdsl import _validate as V
+    from sdsl import validation as V
     from sdsl.plan.core import PlanInputs
 
     if not isinstance(inputs, PlanInputs):
