@@ -4,7 +4,7 @@ Run from the repository root:
 
     .venv/bin/python benchmarks/bench_grid.py [--repeat 5] [--spacing log] [--d-high 1e14]
 
-Prints, in one run: the wall time of :func:`sdsl.chapters.scaling.optimal_draft_sizes` for all 288
+Prints, in one run: the wall time of :func:`sdsl.model.optimum.optimal_draft_table` for all 288
 configurations (default coarse-to-fine grid argmax + refinement; best of ``--repeat``), the same
 with the exhaustive evaluation of all 10,000 grid points, the time of a Python loop of
 :func:`sdsl.optimal_draft_size` over the same configurations (one run), the speed-up ratios, and
@@ -23,6 +23,7 @@ from _timing import best_of  # benchmarks/_timing.py, beside this script
 
 import sdsl
 from sdsl.chapters import scaling as grid
+from sdsl.model.optimum import optimal_draft_table
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,9 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     m, d, dp = (cfg[c].to_numpy() for c in ("m", "d_draft", "d_target"))
     lo, hi = float(n[0]), float(n[-1])
 
-    grid.optimal_draft_sizes(m[:2], d[:2], dp[:2], n)  # warm-up (imports, caches)
-    t_vec, sol = best_of(lambda: grid.optimal_draft_sizes(m, d, dp, n), args.repeat)
-    t_exh, exh = best_of(lambda: grid.optimal_draft_sizes(m, d, dp, n, exhaustive=True), 1)
+    optimal_draft_table(m[:2], d[:2], dp[:2], n)  # warm-up (imports, caches)
+    t_vec, sol = best_of(lambda: optimal_draft_table(m, d, dp, n), args.repeat)
+    t_exh, exh = best_of(lambda: optimal_draft_table(m, d, dp, n, exhaustive=True), 1)
     t0 = time.perf_counter()
     loop = np.array([sdsl.optimal_draft_size(mi, di, pi, n_bounds=(lo, hi)).n_star for mi, di, pi in zip(m, d, dp)])
     t_loop = time.perf_counter() - t0

@@ -7,7 +7,7 @@ Run from the repository root:
 
 Prints, in one run, for each of the six configurations of the paper's Table 5: the wall time of
 :func:`sdsl.optimal_draft_size` (Lambert-W closed form for gamma*, bounded scalar search over
-log N; best of ``--repeat``), the wall time of :func:`sdsl.chapters.optimal_draft.brute_force_optimum` (every
+log N; best of ``--repeat``), the wall time of :func:`sdsl.model.optimum.brute_force` (every
 pair of the paper's Table 7 N grid, 10,000 points in [1e8, 1e10], and a gamma grid of spacing
 ``--gamma-step`` in [0, ``--gamma-max``]), the ratio of the two, and the relative difference of
 N*; then the totals, the overall ratio and the largest difference of N*. The brute-force N* can
@@ -27,6 +27,8 @@ from _timing import best_of  # benchmarks/_timing.py, beside this script
 
 import sdsl
 from sdsl.chapters import optimal_draft as optimum
+from sdsl.model.grid import n_grid
+from sdsl.model.optimum import brute_force, plane_alpha
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,9 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     for r in configs.itertuples(index=False):
         t_c, o = best_of(lambda: sdsl.optimal_draft_size(r.m, r.d_draft, r.d_target), args.repeat)
         for s in spacings:
-            n = optimum.paper_n_grid(s)
+            n = n_grid(s)
             t0 = time.perf_counter()
-            b = optimum.brute_force_optimum(r.m, r.d_draft, r.d_target, n, gamma)
+            alpha = plane_alpha(r.m, r.d_draft, r.d_target)
+            b = {k: float(v[0]) for k, v in brute_force(alpha, [r.m], n, gamma_grid=gamma).items()}
             t_b = time.perf_counter() - t0
             dev = b["n_star"] / o.n_star - 1.0
             tot = totals[s]

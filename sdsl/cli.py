@@ -11,7 +11,7 @@
 
 Bad input prints one line on stderr and exits with status 2, argparse's own usage errors included;
 the message is the ``ValueError`` the notebook ``plan_draft`` raises for the same input
-(:func:`sdsl.plan.check_inputs`, :mod:`sdsl._validate`), with the parameters named by the flags
+(:func:`sdsl.plan.check_inputs`, :mod:`sdsl.validation`), with the parameters named by the flags
 typed here (``--n-range``, not ``n_range``). Nothing given is dropped: an option given twice, an
 option that the other options make unused (``--seed`` without ``--bootstrap``, the hardware options
 without ``--hardware``) and an unknown option are refused. Negative numbers are values
@@ -65,7 +65,7 @@ class _Parser(argparse.ArgumentParser):
         self.register("action", "store", _Once)
 
     def error(self, message: str) -> NoReturn:
-        from sdsl._validate import one_line, suggestion
+        from sdsl.validation import one_line, suggestion
 
         hint = ""
         m = re.match(r"unrecognized arguments: (\S+)", message)
@@ -214,7 +214,7 @@ def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:
 
 def _plan(args: argparse.Namespace) -> int:
     from sdsl import plan as P
-    from sdsl._validate import draws, seed
+    from sdsl.validation import draws, seed
 
     if args.seed is not None and (args.bootstrap is None or draws(args.bootstrap, "bootstrap") == 0):
         seed(args.seed, "seed")
@@ -336,7 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sub.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse: --help, --version (0) and usage errors (2)
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
-    from sdsl._validate import argument_names
+    from sdsl.validation import argument_names
 
     try:
         with argument_names(_flags(sub)):

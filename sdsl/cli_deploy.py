@@ -291,7 +291,7 @@ def add_speedup_parser(sub) -> None:
 
 
 def run_speedup(args: argparse.Namespace) -> int:
-    from sdsl import _validate as V
+    from sdsl import validation as V
     from sdsl.deployment import check_wall_clock
     from sdsl.model.speedup import speedup_report
 

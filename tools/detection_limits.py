@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sdsl.build import policy
+from sdsl import tolerance as policy
 from sdsl.build.compare import compare_tables
 from sdsl.paths import BASELINE
 

@@ -16,7 +16,7 @@ import pandas as pd
 
 from sdsl import data as _data
 from sdsl.audit.reproduction import AS_PRINTED
-from sdsl.model.compare import EQUAL, WITHIN
+from sdsl.tolerance import EQUAL, WITHIN
 
 __all__ = ["LATENCY_METRICS", "latency_claims", "claim_values"]
 
@@ -82,7 +82,7 @@ def claim_values(root: Path, card: pd.DataFrame) -> dict[str, Callable[[], tuple
 
     def stars() -> tuple[float, str]:
         from sdsl.model.laws import BESIROGLU_2024, PAPER_EQ5
-        from sdsl.model.optimal_draft import throughput_curve
+        from sdsl.model.optimum import throughput_curve
 
         t5, tol = _data.load("paper_table5"), _data.printed_tolerance("paper_table5")
         ours = _read(root, "optimal_draft/table5.csv", ("target", "draft_family", "tokens_per_flop"))

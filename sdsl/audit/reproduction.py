@@ -3,7 +3,7 @@
 A *card* is a table with one row per printed number (or claim) and reading: ``table``, ``item``,
 ``kind`` (``number``, ``input``, ``claim``), ``reading`` (:data:`AS_PRINTED` or the name of a
 reinterpretation), ``paper`` (the printed value), ``ours`` and ``status`` (the statuses of
-:mod:`sdsl.model.compare` for numbers and claims; :data:`INPUT_OK`, :data:`INPUT_BAD` or
+:mod:`sdsl.tolerance` for numbers and claims; :data:`INPUT_OK`, :data:`INPUT_BAD` or
 :data:`INPUT_READ` for transcribed inputs). The scorecard chapter (:mod:`sdsl.chapters.scorecard`)
 builds it; here are the rules that read it: one view per reading (:func:`view`), the counts
 (:func:`counts`), whether every printed number has a row (:func:`coverage`) and the rule that an
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from sdsl.model.compare import DIFFERS, EQUAL, STATUSES, WITHIN
+from sdsl.tolerance import DIFFERS, EQUAL, STATUSES, WITHIN
 
 __all__ = ["AS_PRINTED", "INPUT_OK", "INPUT_BAD", "INPUT_READ", "interval_rule", "view", "counts", "coverage"]
 

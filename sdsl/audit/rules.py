@@ -1,8 +1,6 @@
-"""The scorecard's rules: how close a recomputed number must come to the printed one, which
-reinterpretations of printed inputs are read beside them, and why a number differs.
+"""The scorecard's rules: which reinterpretations of printed inputs are read beside the printed
+ones, and why a number differs (how close it must come is :mod:`sdsl.tolerance`'s).
 
-- :data:`TOLERANCES`: per table, the relative tolerance of ``within tolerance`` (the statuses of
-  :func:`sdsl.model.compare.classify`) and why;
 - :data:`READINGS`: the reinterpretations (likely misprints) each dependent number is also read
   under, with the chapter that argues each;
 - :data:`REASONS` and :func:`reason_for`: the reason given for a row that differs, first match
@@ -19,8 +17,6 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
-    "TableTolerance",
-    "TOLERANCES",
     "Reading",
     "GRID_1E14",
     "D_TARGET_4E12",
@@ -30,31 +26,6 @@ __all__ = [
     "COINCIDENCE",
     "reason_for",
 ]
-
-
-@dataclass(frozen=True)
-class TableTolerance:
-    """The stated tolerance of one table: ``rtol`` relative to the paper's value, and why."""
-
-    rtol: float
-    why: str
-
-
-_CLAIM = TableTolerance(0.0, "a claim holds or it does not: exact")
-_INPUT = TableTolerance(0.0, "a transcribed input: equal to every printed digit")
-#: Per table, the relative tolerance for "within tolerance".
-TOLERANCES: dict[str, TableTolerance] = {
-    "Table 1": _INPUT,
-    "Table 2": _INPUT,
-    "Table 3": TableTolerance(0.05, "a refit of Eq. 5: 5 % of the paper's value"),
-    "Table 4": TableTolerance(1e-3, "closed-form OLS and a nonlinear least-squares fit: 0.1 %"),
-    "Table 5": TableTolerance(1e-3, "a bounded maximisation of a flat optimum: 0.1 %"),
-    "Table 6": TableTolerance(1e-2, "distances and N* rounded by the paper: 1 %"),
-    "Table 7": _INPUT,
-    "Table 8": TableTolerance(0.10, "a regression over a grid whose spacing the paper does not state: 10 %"),
-    "Table 9": TableTolerance(0.10, "a regression over a grid whose spacing the paper does not state: 10 %"),
-    **{f"Figure {i}": _CLAIM for i in range(1, 6)},
-}
 
 
 @dataclass(frozen=True)

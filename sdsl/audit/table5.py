@@ -20,8 +20,6 @@ import pandas as pd
 from scipy.optimize import brentq
 
 from sdsl import data as _data
-from sdsl._validate import as_positive
-from sdsl.model.compare import equal_to_printed
 from sdsl.model.grid import n_grid
 from sdsl.model.laws import (
     BESIROGLU_2024,
@@ -32,8 +30,10 @@ from sdsl.model.laws import (
     perplexity,
     resolve_constants,
 )
-from sdsl.model.optimal_draft import DraftOptimum, optimal_draft_size, throughput_curve
+from sdsl.model.optimum import DraftOptimum, optimal_draft_size, throughput_curve
 from sdsl.model.throughput import optimal_tokens_per_flop
+from sdsl.tolerance import equal_to_printed
+from sdsl.validation import as_positive
 
 __all__ = ["D_TARGET_ALTERNATIVE", "implied_d_target", "deviation_hypotheses", "hypotheses_summary", "flatness"]
 

@@ -7,7 +7,7 @@ Command line::
     python -m sdsl.build.check acceptance scaling # only these chapters (the others are not compared)
     python -m sdsl.build.check --accept           # make the regenerated artifacts the baseline, on purpose
 
-Every value is compared by the tolerance policy of its class (:mod:`sdsl.build.policy`: exact,
+Every value is compared by the tolerance policy of its class (:mod:`sdsl.tolerance`: exact,
 computed, difference, float32, stochastic, timing), figures by image comparison of their PNGs where
 their data are deterministic (diff images in ``build/check/diff``); see :mod:`sdsl.build.compare`.
 ``--set CHAPTER.PARAMETER=VALUE`` overrides a notebook parameter for this check (the kernel matrix
@@ -229,7 +229,7 @@ def _check_arguments(chapters: list[str] | None, jobs: object, overrides: dict[s
     """Refuse an unknown chapter, a ``jobs`` that is not an integer >= 1, and an override a
     notebook would not take (unknown chapter or parameter, a value its check refuses), by
     ``ValueError``: one line, before anything runs or is written."""
-    from sdsl import _validate as V
+    from sdsl import validation as V
     from sdsl.build.parameters import check_notebook_parameters
     from sdsl.build.runs import load_runs
     from sdsl.paths import NOTEBOOKS
@@ -282,7 +282,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse with one-line usage errors (exit status 2)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        from sdsl._validate import one_line
+        from sdsl.validation import one_line
 
         self.exit(2, f"{self.prog}: error: {one_line(message)} (see '{self.prog} --help')\n")
 

@@ -2,7 +2,7 @@
 
 :func:`compare_trees` walks both trees (:func:`sdsl.build.manifest.list_files`): a file only in the
 baseline is *missing*, one only in the new tree *extra*. Tables and figure data are compared cell by
-cell under :mod:`sdsl.build.policy` (each column by the rule of its class; tables of raw draws as
+cell under :mod:`sdsl.tolerance` (each column by the rule of its class; tables of raw draws as
 samples); figures by image comparison of their PNGs where their data are deterministic; any other
 file byte for byte. The :class:`Report` names every file, cell and rule that failed.
 """
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdsl.build import policy
+from sdsl import tolerance as policy
 from sdsl.build.manifest import artifact_kind, list_files
 
 __all__ = [
@@ -160,60 +160,6 @@ def _integral(s: pd.Series) -> bool:
     return pd.api.types.is_integer_dtype(s)
 
 
-def _scale(rule: policy.Rule, frame: pd.DataFrame, i: int) -> float:
-    """The scale of a ``difference`` rule at row ``i``: a constant, a column or ``a/b``."""
-    if isinstance(rule.scale, (int, float)):
-        return float(rule.scale)
-    parts = str(rule.scale).split("/")
-    vals = []
-    for part in parts:
-        try:
-            vals.append(float(part))
-        except ValueError:
-            vals.append(float(frame[part].iat[i]) if part in frame else math.nan)
-    out = vals[0]
-    for v in vals[1:]:
-        out = out / v if v else math.inf
-    return abs(out)
-
-
-def _se(rule: policy.Rule, frame: pd.DataFrame, i: int) -> float:
-    """The standard error of a stochastic estimate at row ``i`` (``col`` or ``col/k``)."""
-    col, _, k = str(rule.se).partition("/")
-    v = float(frame[col].iat[i]) if col in frame else math.nan
-    return abs(v / float(k)) if k else abs(v)
-
-
-def _cell_ok(rule: policy.Rule, x: float, y: float, old: pd.DataFrame, new: pd.DataFrame, i: int) -> tuple[bool, str]:
-    """Whether the numbers ``x`` (baseline) and ``y`` (new) of one cell agree by ``rule``, and the
-    bound that was applied (for the report)."""
-    if math.isnan(x) or math.isnan(y):
-        return (math.isnan(x) and math.isnan(y)), "NaN must stay NaN"
-    if math.isinf(x) or math.isinf(y):
-        return x == y, "infinite values must be equal"
-    d = abs(y - x)
-    c = rule.cls
-    if c == "exact":
-        return d == 0, "exact"
-    if c == "computed":
-        bound = (rule.rtol if rule.rtol is not None else policy.COMPUTED_RTOL) * abs(x)
-    elif c == "float32":
-        bound = policy.FLOAT32_RTOL * abs(x)
-    elif c == "difference":
-        bound = policy.COMPUTED_RTOL * max(_scale(rule, old, i), abs(x))
-    elif c == "timing":
-        return bool(y >= 0), "a timing must be >= 0"
-    elif rule.kind == "estimate":
-        bound = policy.STOCHASTIC_Z * math.hypot(_se(rule, old, i), _se(rule, new, i))
-    elif rule.kind == "count":
-        bound = policy.STOCHASTIC_Z * math.sqrt(abs(x) + abs(y)) + 1.0
-    elif rule.kind == "spread":
-        bound = float(rule.rtol or 0.0) * abs(x)
-    else:  # probability / statistic: range only
-        return bool(y >= 0 and (rule.columns != "gof_p" or y <= 1)), "range only"
-    return d <= bound, f"|change| <= {bound:.3g}"
-
-
 def _row_label(df: pd.DataFrame, i: int) -> str:
     """Line of the row in the CSV plus its text cells, to find it again."""
     texts = [f"{c}={df.iat[i, j]}" for j, c in enumerate(df.columns) if isinstance(df.iat[i, j], str)][:3]
@@ -256,7 +202,7 @@ def compare_tables(old: Path | str, new: Path | str, artifact: str) -> tuple[str
             x, y = a[c].iat[i], b[c].iat[i]
             fx, fy = _num(x), _num(y)
             if fx is not None and fy is not None:
-                ok, bound = _cell_ok(rule, fx, fy, a, b, i)
+                ok, bound = policy.cell_agrees(rule, fx, fy, a, b, i)
                 if ok:
                     continue
                 rel = abs(fy - fx) / abs(fx) if fx and math.isfinite(fx) and math.isfinite(fy) else math.inf
@@ -282,7 +228,7 @@ def compare_tables(old: Path | str, new: Path | str, artifact: str) -> tuple[str
 
 
 def compare_samples(old: Path | str, new: Path | str, artifact: str = "") -> str:
-    """Compare two tables of raw draws as samples (see :mod:`sdsl.build.policy`); ``""`` when
+    """Compare two tables of raw draws as samples (see :mod:`sdsl.tolerance`); ``""`` when
     they agree, else what differs."""
     a, b = pd.read_csv(old), pd.read_csv(new)
     problems = _columns_problems(a, b)
@@ -454,7 +400,7 @@ def compare_trees(
     baseline: Path | str, new: Path | str, diff_dir: Path | str | None = None, chapters: Iterable[str] | None = None
 ) -> Report:
     """Compare the artifacts tree ``new`` with ``baseline`` (only ``chapters`` if given), by the
-    policy of :mod:`sdsl.build.policy`. Diff images of changed figures go to ``diff_dir/<chapter>/``
+    policy of :mod:`sdsl.tolerance`. Diff images of changed figures go to ``diff_dir/<chapter>/``
     (default ``build/check/diff``)."""
     from sdsl.paths import BUILD
 

@@ -39,7 +39,7 @@ def notebook_parameters(chapter: str, notebooks: Path | None = None) -> dict[str
     import nbformat
     import papermill
 
-    from sdsl import _validate as V
+    from sdsl import validation as V
 
     folder = NOTEBOOKS if notebooks is None else Path(notebooks)
     names = chapters(folder)
@@ -72,7 +72,7 @@ def check_notebook_parameters(
     notebook's defaults for the parameters not given. Raises :class:`ParameterError`."""
     import importlib
 
-    from sdsl import _validate as V
+    from sdsl import validation as V
 
     defaults = notebook_parameters(chapter, notebooks)
     if not isinstance(parameters, dict) or not all(isinstance(k, str) for k in parameters):

@@ -36,8 +36,8 @@ from sdsl.model.alpha_fits import (
     implied_residual_df,
     pair_matrix,
 )
-from sdsl.model.compare import equal_to_printed
 from sdsl.model.laws import AcceptanceCoefficients
+from sdsl.tolerance import equal_to_printed
 
 __all__ = [
     "CHAPTER",
@@ -390,8 +390,8 @@ def check_parameters(**params: object) -> None:
     (``sdsl.data.load`` with the ``acceptance`` schema, its file, line and column named) and must
     hold what the fits need: 4 pairs with two distinct draft and target perplexities (Eq. 5), and
     per target 3 drafts of 2 distinct perplexities (Table 4)."""
-    from sdsl import _validate as V
     from sdsl import data as _data
+    from sdsl import validation as V
 
     p = V.check_parameters(
         "acceptance",

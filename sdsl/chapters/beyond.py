@@ -68,11 +68,6 @@ from sdsl.model.crossval import (
     cross_validate,
     cv_predictions,
 )
-from sdsl.model.law_optimum import (
-    LawOptimum,
-    law_optimal_draft_size,
-    law_optimal_draft_sizes,
-)
 from sdsl.model.law_variants import (
     configurations,
     elasticity_table,
@@ -82,6 +77,11 @@ from sdsl.model.law_variants import (
     ratio_sweep,
     table4_check,
     table5_check,
+)
+from sdsl.model.optimum import (
+    LawOptimum,
+    law_optimal_draft_size,
+    law_optimal_draft_sizes,
 )
 from sdsl.model.sensitivity import (
     LOSS_PARAMETERS,
@@ -135,9 +135,9 @@ __all__ = [
 def table4_judged(fitted: Mapping[str, FittedLaw], data: pd.DataFrame, paper4: pd.DataFrame) -> pd.DataFrame:
     """:func:`table4_check` with each cell's ``tolerance`` (half a unit in the last printed digit,
     :func:`sdsl.data.printed_tolerance`) and whether ours is ``within_printed_digits`` of the
-    paper's (:func:`sdsl.model.compare.equal_to_printed`)."""
+    paper's (:func:`sdsl.tolerance.equal_to_printed`)."""
     from sdsl import data as _data
-    from sdsl.model.compare import equal_to_printed
+    from sdsl.tolerance import equal_to_printed
 
     t4 = table4_check(fitted, data, paper4)
     tol = _data.printed_tolerance("paper_table4").set_index([paper4["target"], paper4["function"]])
@@ -428,8 +428,8 @@ def summary(
 def check_parameters(**params: object) -> None:
     """The notebook's parameters checked before anything runs (the cell after the parameters cell): one
     ``ValueError`` naming the parameter and what is allowed."""
-    from sdsl import _validate as V
     from sdsl import data
+    from sdsl import validation as V
 
     mod = data.load("models")
     fams = sorted(set(mod.loc[mod["role"] == "draft", "family"]))

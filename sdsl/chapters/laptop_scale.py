@@ -68,7 +68,7 @@ def check_parameters(**params: object) -> None:
     temperatures the runner measured (:class:`sdsl.experiment.config.Measurement`)."""
     from pathlib import Path
 
-    from sdsl import _validate as V
+    from sdsl import validation as V
     from sdsl.experiment.config import Measurement
 
     p = V.check_parameters(

@@ -28,10 +28,8 @@ from matplotlib.ticker import FuncFormatter
 from scipy import stats
 
 from sdsl import data as _data
-from sdsl._validate import as_positive
 from sdsl.book.style import family_color
 from sdsl.measure.ranks import kendall_s, trend_evidence
-from sdsl.model.compare import equal_to_printed
 from sdsl.model.configurations import family_tokens, resolve_coefficients
 from sdsl.model.laws import (
     BESIROGLU_2024,
@@ -40,7 +38,9 @@ from sdsl.model.laws import (
     LossConstants,
     resolve_constants,
 )
-from sdsl.model.optimal_draft import optimal_draft_size
+from sdsl.model.optimum import optimal_draft_size
+from sdsl.tolerance import equal_to_printed
+from sdsl.validation import as_positive
 
 __all__ = [
     "CHAPTER",
@@ -430,8 +430,10 @@ def summary(
 def check_parameters(**params: object) -> None:
     """The notebook's parameters checked before anything runs (the cell after the parameters cell): one
     ``ValueError`` naming the parameter and what is allowed, and an interior ``N*`` for each draft family measured."""
-    from sdsl import _validate as V
     from sdsl import data
+    from sdsl import validation as V
+    from sdsl.model.laws import check_coefficients, check_loss_constants
+    from sdsl.model.optimum import optimum_inside
 
     lat, mod = data.load("latency"), data.load("models").set_index("model")
     p = V.check_parameters(
@@ -439,8 +441,8 @@ def check_parameters(**params: object) -> None:
         params,
         {
             "target": V.rule(V.choice, options=list(dict.fromkeys(lat["target"])), what="targets of data/latency.csv"),
-            "constants": V.loss_constants,
-            "coefficients": V.optional(V.coefficients),
+            "constants": check_loss_constants,
+            "coefficients": V.optional(check_coefficients),
             "integer": V.rule(V.boolean),
             "n_boot": V.rule(V.draws, allow_zero=False, what="bootstrap resamples over drafts"),
             "n_noise": V.rule(V.draws, allow_zero=False, what="draws of the measurement noise"),
@@ -453,4 +455,4 @@ def check_parameters(**params: object) -> None:
     coef = resolve_coefficients(p.get("coefficients"))
     drafts = lat.loc[lat["target"] == t, "draft"]
     configs = {(float(mod.loc[t, "params"]), float(mod.loc[d, "tokens"]), float(mod.loc[t, "tokens"])) for d in drafts}
-    V.optimum_inside(sorted(configs), p.get("constants", "besiroglu2024"), coef, p.get("integer", False))
+    optimum_inside(sorted(configs), p.get("constants", "besiroglu2024"), coef, p.get("integer", False))

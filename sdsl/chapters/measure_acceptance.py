@@ -400,7 +400,7 @@ def check_parameters(**params: object) -> None:
     the prompts the file holds."""
     import os
 
-    from sdsl import _validate as V
+    from sdsl import validation as V
     from sdsl.measure.local import read_prompts
     from sdsl.paths import DATA
 

@@ -9,12 +9,10 @@ figure of the chapter comes from one function here:
 * :func:`variants`         continuous or integer ``gamma``, Besiroglu 2024 or Hoffmann 2022 constants
 * :func:`speedup_table`    ``T(N*) * 2M``: throughput over plain decoding at equal FLOPs
 * :func:`gamma_check`      the Lambert-W closed form of ``gamma*`` against a brute-force grid
-                           (from :mod:`sdsl.model.optimal_draft`)
+                           (:func:`sdsl.model.optimum.gamma_grid_search`)
 * :func:`throughput_curves`, :func:`experiment_drafts` and :func:`figure2`: Figure 2
 * :func:`hypotheses_summary`, :func:`flatness`, :func:`draft_losses`:
   the chapter's readings of those tables; :func:`summary`: every number the chapter's prose cites
-* :func:`paper_n_grid`: Table 7's grid of draft sizes (the brute-force references
-  ``gamma_grid_search`` and ``brute_force_optimum`` live in :mod:`sdsl.model.optimal_draft`)
 
 :func:`implied_d_target`, :func:`deviation_hypotheses`, :func:`hypotheses_summary` and :func:`flatness`
 (why Table 5's Qwen1.5-14B rows differ) are :mod:`sdsl.audit.table5`'s, :func:`figure2` is drawn in
@@ -33,11 +31,8 @@ import numpy as np
 import pandas as pd
 
 from sdsl import data as _data
-from sdsl._validate import as_positive
 from sdsl.audit.table5 import D_TARGET_ALTERNATIVE, deviation_hypotheses, flatness, hypotheses_summary, implied_d_target
-from sdsl.chapters import scaling as _scaling
 from sdsl.chapters.figures.optimal_draft import figure2
-from sdsl.model.compare import equal_to_printed
 from sdsl.model.configurations import (
     TABLE5_FAMILIES,
     TABLE5_TARGETS,
@@ -45,14 +40,12 @@ from sdsl.model.configurations import (
     family_tokens,
     resolve_coefficients,
 )
+from sdsl.model.grid import n_grid
 from sdsl.model.laws import BESIROGLU_2024, PAPER_EQ5, AcceptanceCoefficients, LossConstants, resolve_constants
-from sdsl.model.optimal_draft import (
-    brute_force_optimum,
-    gamma_check,
-    gamma_grid_search,
-    optimal_draft_size,
-    throughput_curve,
-)
+from sdsl.model.optimum import gamma_grid_search, optimal_draft_size, throughput_curve
+from sdsl.model.throughput import optimal_gamma, tokens_per_flop
+from sdsl.tolerance import equal_to_printed
+from sdsl.validation import as_positive
 
 __all__ = [
     "CHAPTER",
@@ -68,13 +61,11 @@ __all__ = [
     "deviation_hypotheses",
     "hypotheses_summary",
     "speedup_table",
-    "gamma_grid_search",
+    "GAMMA_CASES",
     "gamma_check",
     "throughput_curves",
     "experiment_drafts",
     "figure2",
-    "paper_n_grid",
-    "brute_force_optimum",
     "flatness",
     "draft_losses",
     "summary",
@@ -232,10 +223,57 @@ def experiment_drafts(
     return pd.concat(frames, ignore_index=True)
 
 
-def paper_n_grid(spacing: str = "log", table7: pd.DataFrame | None = None) -> np.ndarray:
-    """The draft-size grid of the paper's Table 7 (10,000 points in [1e8, 1e10]), spaced ``"log"`` or
-    ``"linear"`` (the paper does not say which): :func:`sdsl.chapters.scaling.n_grid`."""
-    return _scaling.n_grid(spacing, table7=table7)
+#: Cases of :func:`gamma_check`: (alpha, N, M) covering the method notes' example, Table 5's
+#: optima and the edges of the domain (alpha near 0 and 1, M/N from 1 to 1e8).
+GAMMA_CASES: tuple[tuple[float, float, float], ...] = (
+    (0.65, 2e8, 7e10),
+    (0.6383, 1.24e8, 14167290880.0),
+    (0.6549, 1.80e8, 32512218112.0),
+    (0.05, 1e7, 1e10),
+    (0.3, 1e9, 1e9),
+    (0.5, 1e3, 1e11),
+    (0.9, 1e8, 1e10),
+    (0.99, 1e6, 1e12),
+    (0.999, 1e9, 1e10),
+)
+
+
+def gamma_check(
+    cases: Iterable[tuple[float, float, float]] = GAMMA_CASES,
+    step: float = 1e-3,
+) -> pd.DataFrame:
+    """The Lambert-W closed form of ``gamma*`` (:func:`sdsl.optimal_gamma`) against a brute-force
+    grid over ``gamma`` of spacing ``step`` (method notes, section 3): the chapter
+    ``optimal_draft``'s table ``gamma_check``.
+
+    The grid runs from 0 to ``2 gamma_closed + 10``: wide enough that a wrong closed form would
+    show. Columns: ``alpha, n, m, m_over_n, gamma_closed, gamma_brute, abs_diff, t_closed,
+    t_brute, t_rel_diff`` (``T(closed) / T(brute) - 1``, >= 0 up to rounding when the closed form
+    is right).
+    """
+    step = float(as_positive(step, "step"))
+    rows = []
+    for alpha, n, m in cases:
+        g_closed = float(optimal_gamma(alpha, n, m))
+        grid = np.arange(0.0, 2.0 * g_closed + 10.0 + step, step)
+        g_brute = gamma_grid_search(alpha, n, m, grid)
+        t_c = float(tokens_per_flop(alpha, n, m, g_closed))
+        t_b = float(tokens_per_flop(alpha, n, m, g_brute))
+        rows.append(
+            {
+                "alpha": alpha,
+                "n": n,
+                "m": m,
+                "m_over_n": m / n,
+                "gamma_closed": g_closed,
+                "gamma_brute": g_brute,
+                "abs_diff": abs(g_closed - g_brute),
+                "t_closed": t_c,
+                "t_brute": t_b,
+                "t_rel_diff": t_c / t_b - 1.0,
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -331,7 +369,7 @@ def summary(
         (f"D' = {d_alt:.3g}", "d4"),
     ):
         out[f"hyp_{name}_n"], out[f"hyp_{name}_t"] = hs.loc[key, "max_abs_n_dev"], hs.loc[key, "max_abs_t_dev"]
-    g_log, g_lin = paper_n_grid("log"), paper_n_grid("linear")
+    g_log, g_lin = n_grid("log"), n_grid("linear")
     out.update(
         log_step=g_log[1] / g_log[0] - 1,
         lin_step=g_lin[1] - g_lin[0],
@@ -398,8 +436,10 @@ def check_parameters(**params: object) -> None:
     """The notebook's parameters checked before anything runs (the cell after the parameters cell): one
     ``ValueError`` naming the parameter and what is allowed, the plane inside (0, 1) on ``[n_min, n_max]`` and an
     interior ``N*`` for every (target, family) included."""
-    from sdsl import _validate as V
     from sdsl import data
+    from sdsl import validation as V
+    from sdsl.model.laws import check_coefficients, check_loss_constants
+    from sdsl.model.optimum import optimum_inside, plane_inside
 
     mod = data.load("models")
     tgt, fams = mod[mod["role"] == "target"].set_index("model"), sorted(set(mod.loc[mod["role"] == "draft", "family"]))
@@ -411,8 +451,8 @@ def check_parameters(**params: object) -> None:
         {
             "targets": V.rule(V.sequence, item=name, unique=True),
             "families": V.rule(V.sequence, item=V.rule(V.choice, options=fams, what="draft families"), unique=True),
-            "constants": V.loss_constants,
-            "coefficients": V.optional(V.coefficients),
+            "constants": check_loss_constants,
+            "coefficients": V.optional(check_coefficients),
             "integer": V.rule(V.boolean),
             "d_target": V.rule(
                 V.mapping, key=name, item=V.rule(V.number, low=V.TOKENS[0], high=V.TOKENS[1], what="D'")
@@ -436,5 +476,5 @@ def check_parameters(**params: object) -> None:
         for t in targets
         for f in families
     ]
-    V.optimum_inside(configs, p.get("constants", "besiroglu2024"), coef, p.get("integer", False))
-    V.plane_inside(configs, (lo, hi), p.get("constants", "besiroglu2024"), coef, "n_min and n_max")
+    optimum_inside(configs, p.get("constants", "besiroglu2024"), coef, p.get("integer", False))
+    plane_inside(configs, (lo, hi), p.get("constants", "besiroglu2024"), coef, "n_min and n_max")

@@ -20,7 +20,7 @@ from sdsl.book.plan_views import (
     view_sensitivity,
     view_table5_check,
 )
-from sdsl.model.optimal_draft import throughput_curve
+from sdsl.model.optimum import throughput_curve
 from sdsl.plan import PlanInputs
 
 __all__ = [
@@ -353,8 +353,8 @@ def check_parameters(**params: object) -> None:
     """The notebook's parameters checked before anything runs (the cell after the parameters cell): one
     ``ValueError`` naming the parameter and what is allowed, by :func:`sdsl.plan.check_inputs` (the checks and
     messages of ``sdsl plan``)."""
-    from sdsl import _validate as V
     from sdsl import plan as P
+    from sdsl import validation as V
 
     names = (
         "preset",

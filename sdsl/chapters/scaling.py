@@ -1,7 +1,7 @@
 """How the optimal draft scales with the target and the data: the paper's Tables 7, 8, 9 and
 Figure 5 (method notes, section 8; book chapter "scaling").
 
-* :func:`table7_grid`, :func:`n_grid`, :func:`optimal_draft_sizes`, :func:`solve_table7`,
+* :func:`table7_grid`, :func:`n_grid`, :func:`~sdsl.model.optimum.optimal_draft_table`, :func:`solve_table7`,
   :func:`size_ratio` (from :mod:`sdsl.model.grid`): the 288 configurations of the paper's Table 7
   (8 target sizes ``M``, 6 draft data sizes ``D``, 6 target data sizes ``D'``, spaced
   logarithmically or linearly: the paper does not say which) and ``N*`` on all of them at once.
@@ -44,7 +44,6 @@ from sdsl.model.grid import (
     _table7_row,
     axis,
     n_grid,
-    optimal_draft_sizes,
     size_ratio,
     solve_checked,
     solve_table7,
@@ -78,7 +77,6 @@ __all__ = [
     "n_grid",
     "table7_grid",
     "table7",
-    "optimal_draft_sizes",
     "solve_table7",
     "solve_checked",
     "fit_table8",
@@ -440,8 +438,9 @@ def summary(
 def check_parameters(**params: object) -> None:
     """The notebook's parameters checked before anything runs (the cell after the parameters cell): one
     ``ValueError`` naming the parameter and what is allowed."""
-    from sdsl import _validate as V
+    from sdsl import validation as V
     from sdsl._schema import records
+    from sdsl.model.laws import check_loss_constants
 
     d_low = next(float(r["low"]) for r in records("paper_table7") if r["parameter"] == "D")
     size = V.rule(V.number, low=V.TARGET_PARAMS[0], high=V.TARGET_PARAMS[1], what="target parameters M")
@@ -455,7 +454,7 @@ def check_parameters(**params: object) -> None:
             "n_spacing": V.rule(V.choice, options=("log", "linear")),
             "data_high": V.optional(V.rule(V.number, low=d_low, high=V.TOKENS[1], low_open=True, what="tokens")),
             "refine": V.rule(V.boolean),
-            "constants": V.loss_constants,
+            "constants": check_loss_constants,
             "band_low": ratio,
             "band_high": ratio,
             "rule_ratio": ratio,

@@ -6,7 +6,7 @@ the numbers printed in the paper's Tables 1 to 9 (:func:`sdsl.audit.paper.printe
 paper's text) gets a row of one of two kinds:
 
 - ``number``: a result the companion recomputes (Tables 3, 4, 5's ``N*`` and ``T(N*)``, 6's
-  ``N*`` and distances, 8 and 9), judged by the one rule :func:`sdsl.model.compare.classify`:
+  ``N*`` and distances, 8 and 9), judged by the one rule :func:`sdsl.tolerance.classify`:
   ``equal to printed precision`` (within half a unit of the last printed digit), ``within
   tolerance`` (the table's stated relative tolerance, :data:`TOLERANCES`) or ``differs``. An end of
   an interval whose estimate differs cannot reproduce: it ``differs`` too, whatever its own
@@ -43,8 +43,8 @@ from sdsl.audit.rows import (
     number_rows,
     parse_millions,
 )
-from sdsl.audit.rules import COINCIDENCE, READINGS, REASONS, TOLERANCES, Reading, Reason, TableTolerance, reason_for
-from sdsl.model.compare import DIFFERS, EQUAL, STATUSES, WITHIN, classify
+from sdsl.audit.rules import COINCIDENCE, READINGS, REASONS, Reading, Reason, reason_for
+from sdsl.tolerance import DIFFERS, EQUAL, STATUSES, TOLERANCES, WITHIN, TableTolerance, classify
 
 __all__ = [
     "EQUAL",
@@ -328,7 +328,7 @@ def summary(card: pd.DataFrame) -> dict[str, Any]:
 def check_parameters(**params: object) -> None:
     """The notebook's parameters checked before anything runs (the cell after the parameters cell): one
     ``ValueError`` naming the parameter and what is allowed."""
-    from sdsl import _validate as V
+    from sdsl import validation as V
 
     p = V.check_parameters(
         "scorecard",

@@ -22,8 +22,8 @@ from sdsl.experiment.predict import (
 )
 from sdsl.measure.estimators import alpha_bootstrap, alpha_from_accepted
 from sdsl.model.crossval import compare_laws, cross_validate
-from sdsl.model.law_optimum import law_optimal_draft_size
 from sdsl.model.laws import BESIROGLU_2024
+from sdsl.model.optimum import law_optimal_draft_size
 
 __all__ = [
     "LOO_LAWS",

@@ -24,8 +24,8 @@ from numpy.typing import ArrayLike
 from scipy import optimize
 from scipy.special import logsumexp
 
-from sdsl._validate import as_positive
 from sdsl.model.laws import LossConstants
+from sdsl.validation import as_positive
 
 __all__ = [
     "BOUNDS",

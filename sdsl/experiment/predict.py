@@ -11,7 +11,7 @@ empirical optimum it is judged against.
   maximised on a fine grid between the smallest and the largest draft.
 * :func:`predict_n_star`: fit the loss law (:mod:`sdsl.experiment.lossfit`) on the runs of the
   smaller drafts (optionally with the targets' own runs) and an acceptance law on the pairs of
-  the smaller drafts only, then ``N*`` by :func:`sdsl.model.law_optimum.law_optimal_draft_size` with
+  the smaller drafts only, then ``N*`` by :func:`sdsl.model.optimum.law_optimal_draft_size` with
   the fitted loss constants.
 * :func:`throughput_lost`: the throughput given up by training the draft nearest (in ``log N``)
   to the prediction instead of the best trained draft.
@@ -29,8 +29,8 @@ from scipy.interpolate import PchipInterpolator
 
 from sdsl.experiment.lossfit import LossFit, fit_loss_law
 from sdsl.model.alpha_laws import LAWS, Law
-from sdsl.model.law_optimum import _features_at, law_optimal_draft_size
 from sdsl.model.laws import LossConstants
+from sdsl.model.optimum import _features_at, law_optimal_draft_size
 from sdsl.model.throughput import optimal_gamma, optimal_tokens_per_flop
 
 __all__ = [

@@ -24,8 +24,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from sdsl._validate import as_in_range, as_positive
 from sdsl.model.throughput import expected_tokens
+from sdsl.validation import as_in_range, as_positive
 
 __all__ = ["best_integer_gamma", "theorem38_speedup", "time_pair"]
 

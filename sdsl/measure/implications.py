@@ -12,7 +12,7 @@ measured alpha into:
 * with the draft family's tokens ``D`` and the target's ``D'`` (a preset gives both): ``N*``, the
   throughput-optimal draft size, from the paper's acceptance plane (Eq. 5, Table 3's ``A`` and
   ``B``) with its intercept ``C`` recalibrated so that the plane passes through the measured alpha
-  at the measured draft (:func:`sdsl.model.optimal_draft.optimal_draft_size`, integer ``gamma``), and its range
+  at the measured draft (:func:`sdsl.model.optimum.optimal_draft_size`, integer ``gamma``), and its range
   over the interval of alpha.
 """
 
@@ -69,7 +69,7 @@ def resolve_context(
     """Validate the plan options (:func:`sdsl.plan.resolve_target` and friends); a target needs the
     draft's size and the other way round."""
     from sdsl import plan as P
-    from sdsl._validate import TARGET_PARAMS, shown
+    from sdsl.validation import TARGET_PARAMS, shown
 
     any_target = preset is not None or target_params is not None
     if not any_target and draft_params is None:
@@ -96,7 +96,7 @@ def resolve_context(
     else:
         t = P.resolve_target(preset, target_params, target_tokens)
         name, t_params, t_tokens, d_default = t.name, t.params, t.tokens, t.draft_tokens
-    from sdsl._validate import MODEL_PARAMS, TOKENS
+    from sdsl.validation import MODEL_PARAMS, TOKENS
 
     n = P.positive_number(draft_params, "draft_params", "parameters N of the measured draft", MODEL_PARAMS)
     if n >= t_params:
@@ -129,7 +129,7 @@ def _n_star(
         acceptance_rate,
         perplexity,
     )
-    from sdsl.model.optimal_draft import optimal_draft_size
+    from sdsl.model.optimum import optimal_draft_size
     from sdsl.plan import DEFAULT_N_LOW
 
     x = float(perplexity(n, d, BESIROGLU_2024))

@@ -303,7 +303,7 @@ def report_dict(rep: Report) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     """``sdsl alpha``: validate, read, print; the exit status (module docstring)."""
-    from sdsl import _validate as V
+    from sdsl import validation as V
 
     level = V.level(args.level, what="confidence level")
     gamma = None if args.gamma is None else V.integer(args.gamma, "gamma", low=1, high=1024, what="draft length k")

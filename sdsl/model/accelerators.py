@@ -110,6 +110,6 @@ def get_accelerator(name: str) -> Accelerator:
     names = [r["accelerator"] for r in rows]
     close = difflib.get_close_matches(key, names, n=3, cutoff=0.5)
     hint = f"did you mean {', '.join(repr(c) for c in close)}? " if close else ""
-    from sdsl._validate import shown
+    from sdsl.validation import shown
 
     raise ValueError(f"unknown {shown('hardware')} {name!r}; {hint}known: {', '.join(names)}")

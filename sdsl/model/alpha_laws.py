@@ -18,12 +18,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from sdsl._validate import as_positive
 from sdsl.model.fitting import fit_power_law, ols
 from sdsl.model.laws import (
     PAPER_EQ5,
     AcceptanceCoefficients,
 )
+from sdsl.validation import as_positive
 
 __all__ = ["law_data", "Law", "FittedLaw", "LAWS", "law_table", "fit_laws", "parameter_table"]
 

@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from sdsl import data as _data
-from sdsl._validate import as_positive
 from sdsl.model.laws import PAPER_EQ5, AcceptanceCoefficients
+from sdsl.validation import as_positive
 
 if TYPE_CHECKING:
     import pandas as pd

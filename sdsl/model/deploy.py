@@ -33,8 +33,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from sdsl._validate import as_open_unit, as_positive
 from sdsl.model.throughput import optimal_gamma, tokens_per_flop
+from sdsl.validation import as_open_unit, as_positive
 
 __all__ = [
     "ENGINES",

@@ -1,9 +1,9 @@
-"""The grids of the paper's Table 7 and the optimal draft over many configurations at once, as
-tables (method notes, section 8): the axes (:func:`axis`, :func:`n_grid`, :func:`table7_grid`), the
-kernel :func:`sdsl.model.optimal_draft.optimal_draft_sizes` on them (:func:`optimal_draft_sizes`,
-:func:`solve_table7`; :func:`solve_checked` times it and checks it against the scalar optimiser) and
-``N*`` for arbitrary targets on their own grids (:func:`size_ratio`).
-The chapter ``scaling`` builds its Tables 7 to 9 and Figure 5 on these."""
+"""The grids of the paper's Table 7 and the optimal draft over them, as tables (method notes,
+section 8): the axes (:func:`axis`, :func:`n_grid`, :func:`table7_grid`), the search
+:func:`sdsl.model.optimum.optimal_draft_table` on them (:func:`solve_table7`; :func:`solve_checked`
+times it and checks it against the one-configuration front end) and ``N*`` for arbitrary targets
+on their own grids (:func:`size_ratio`). The chapter ``scaling`` builds its Tables 7 to 9 and
+Figure 5 on these."""
 
 from __future__ import annotations
 
@@ -14,17 +14,15 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from sdsl import data as _data
-from sdsl._validate import as_positive
-from sdsl.model import optimal_draft as _optimal_draft
-from sdsl.model import optimum as _optimum
 from sdsl.model.laws import BESIROGLU_2024, PAPER_EQ5, AcceptanceCoefficients, LossConstants
+from sdsl.model.optimum import optimal_draft_size, optimal_draft_table
+from sdsl.validation import as_positive
 
 __all__ = [
     "SPACINGS",
     "axis",
     "n_grid",
     "table7_grid",
-    "optimal_draft_sizes",
     "solve_table7",
     "solve_checked",
     "size_ratio",
@@ -113,78 +111,6 @@ def table7_grid(
 # the vectorised solver
 
 
-def optimal_draft_sizes(
-    m: ArrayLike,
-    d_draft: ArrayLike,
-    d_target: ArrayLike,
-    n: ArrayLike | None = None,
-    constants: LossConstants | str = BESIROGLU_2024,
-    coefficients: AcceptanceCoefficients = PAPER_EQ5,
-    integer: bool = False,
-    refine: bool = True,
-    exhaustive: bool = False,
-) -> pd.DataFrame:
-    """``N*`` for many configurations on a shared draft-size grid, as a table: the kernel
-    :func:`sdsl.model.optimal_draft.optimal_draft_sizes` (the paper's Eq. 9 with Eq. 5 and the closed-form
-    ``gamma*``; grid argmax refined by the root of the derivative in ``log N``).
-
-    Parameters
-    ----------
-    m, d_draft, d_target : target parameters ``M``, draft tokens ``D``, target tokens ``D'``;
-        scalars or 1-D arrays that broadcast together (one entry per configuration).
-    n : the draft-size grid, strictly increasing, at least 3 points, never above ``M``; 1-D
-        (shared) or 2-D (one row per configuration). Default: Table 7's grid, log spacing.
-    constants, coefficients : loss-law constants and Eq. 5 coefficients.
-    integer : integer draft length instead of its continuous relaxation.
-    refine : refine the grid argmax; if False, ``n_star`` is the raw grid argmax.
-    exhaustive : evaluate ``T`` at every grid point (default: coarse-to-fine, the same argmax
-        whenever ``T`` is unimodal in ``N``; ``tests`` check it against ``exhaustive``).
-
-    Returns
-    -------
-    DataFrame
-        One row per configuration: ``m, d_draft, d_target, n_star, n_star_grid`` (the grid
-        argmax), ``grid_index``, ``gamma_star, alpha, tokens_per_flop`` (at ``n_star``) and
-        ``on_edge`` (the grid argmax is an end of the grid: ``N*`` may lie outside it; ``n_star`` is
-        then that end).
-
-    Raises ``ValueError`` for invalid configurations or grids, and when the acceptance plane
-    leaves (0, 1) at an end of the grid (alpha grows with ``N``, so the ends bound it).
-    """
-    grid_n = n_grid("log") if n is None else n
-    if np.shape(grid_n)[-1] < 3:
-        raise ValueError(f"n (draft-size grid) needs at least 3 points, got {np.shape(grid_n)[-1]}")
-    o = _optimal_draft.optimal_draft_sizes(
-        m, d_draft, d_target, grid_n, constants, coefficients, integer, refine=refine, exhaustive=exhaustive
-    )
-    k = len(o)
-    mm, dd, pp = (np.broadcast_to(np.atleast_1d(np.asarray(v, dtype=float)), (k,)) for v in (m, d_draft, d_target))
-    g = np.broadcast_to(np.asarray(grid_n, dtype=float), (k, np.shape(grid_n)[-1]))
-    ends = _optimum.plane_alpha(mm, dd, pp, constants, coefficients)(g[:, [0, -1]], np.arange(k))
-    bad = (ends <= 0) | (ends >= 1)
-    if np.any(bad):
-        i, j = np.argwhere(bad)[0]
-        raise ValueError(
-            f"the acceptance rate leaves (0, 1) on the draft-size grid: configuration {i} "
-            f"(m = {mm[i]:.6g}, d_draft = {dd[i]:.6g}, d_target = {pp[i]:.6g}) has alpha = "
-            f"{ends[i, j]:.6g} at n = {g[i, -j]:.6g}; narrow the grid"
-        )
-    return pd.DataFrame(
-        {
-            "m": o.m,
-            "d_draft": np.asarray(dd, dtype=float),
-            "d_target": np.asarray(pp, dtype=float),
-            "n_star": o.n_at_max,
-            "n_star_grid": o.n_grid,
-            "grid_index": o.grid_index,
-            "gamma_star": o.gamma_star,
-            "alpha": o.alpha,
-            "tokens_per_flop": o.tokens_per_flop,
-            "on_edge": (o.grid_index == 0) | (o.grid_index == g.shape[1] - 1),
-        }
-    )
-
-
 def _configs(m: ArrayLike, d_draft: ArrayLike, d_target: ArrayLike) -> tuple[np.ndarray, ...]:
     m = as_positive(m, "m (target parameters)")
     d = as_positive(d_draft, "d_draft (draft pre-training tokens)")
@@ -210,10 +136,10 @@ def solve_table7(
     table7: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """``N*`` for every configuration of Table 7's grid (:func:`table7_grid`) on Table 7's
-    ``N`` grid (:func:`n_grid`): :func:`optimal_draft_sizes` on the 288 configurations."""
+    ``N`` grid (:func:`n_grid`): :func:`~sdsl.model.optimum.optimal_draft_table` on the 288 configurations."""
     cfg = table7_grid(spacing, d_high, d_target_high, table7)
     grid_n = n_grid(n_spacing, table7=table7)
-    return optimal_draft_sizes(
+    return optimal_draft_table(
         cfg["m"], cfg["d_draft"], cfg["d_target"], grid_n, constants, coefficients, integer=integer, refine=refine
     )
 
@@ -229,7 +155,7 @@ def size_ratio(
 ) -> pd.DataFrame:
     """``N*`` and the size ratio ``M / N*`` for arbitrary configurations (e.g. ``M`` from 1e9
     to 1e12), each on its own log grid of ``points`` draft sizes from ``n_low`` to ``M``
-    (:func:`optimal_draft_sizes` with a 2-D grid). Columns of :func:`optimal_draft_sizes` plus
+    (:func:`~sdsl.model.optimum.optimal_draft_table` with a 2-D grid), with its columns plus
     ``ratio = N*/M`` and ``m_over_n = M/N*``."""
     m, d, p = _configs(m, d_draft, d_target)
     lo = float(as_positive(n_low, "n_low (smallest draft size)"))
@@ -237,7 +163,7 @@ def size_ratio(
         raise ValueError(f"every target size m must exceed n_low = {lo:.6g}, got {m.min():.6g}")
     grid = np.exp(np.linspace(np.log(lo), np.log(m), int(points), axis=1))
     grid[:, -1] = m
-    sol = optimal_draft_sizes(m, d, p, grid, constants, coefficients)
+    sol = optimal_draft_table(m, d, p, grid, constants, coefficients)
     return sol.assign(ratio=sol["n_star"] / sol["m"], m_over_n=sol["m"] / sol["n_star"])
 
 
@@ -250,7 +176,7 @@ def solve_checked(
     sample: int = 12,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, float]]:
     """Solve the grid ``configs`` (:func:`table7_grid`) on the draft sizes ``n`` at once
-    (:func:`optimal_draft_sizes`), and check it on ``sample`` configurations drawn with ``rng``
+    (:func:`~sdsl.model.optimum.optimal_draft_table`), and check it on ``sample`` configurations drawn with ``rng``
     against the scalar optimiser :func:`sdsl.optimal_draft_size` (bounded by the ends of ``n``).
 
     Returns ``(solution, check, seconds)``: the solution, the checked rows (``m, d_draft,
@@ -258,13 +184,13 @@ def solve_checked(
     of one scalar solve (``grid``, ``scalar``; machine-dependent, for the prose only).
     """
     t0 = time.perf_counter()
-    sol = optimal_draft_sizes(configs["m"], configs["d_draft"], configs["d_target"], n, constants, refine=refine)
+    sol = optimal_draft_table(configs["m"], configs["d_draft"], configs["d_target"], n, constants, refine=refine)
     t_grid = time.perf_counter() - t0
     pick = rng.choice(len(configs), size=min(int(sample), len(configs)), replace=False)
     t0 = time.perf_counter()
     scalar = np.array(
         [
-            _optimal_draft.optimal_draft_size(r.m, r.d_draft, r.d_target, constants, n_bounds=(n[0], n[-1])).n_star
+            optimal_draft_size(r.m, r.d_draft, r.d_target, constants, n_bounds=(n[0], n[-1])).n_star
             for r in configs.iloc[pick].itertuples()
         ]
     )

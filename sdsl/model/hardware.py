@@ -48,10 +48,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sdsl._validate import as_float_array
 from sdsl.model.accelerators import Accelerator, accelerator_names, flop_limit, get_accelerator
 from sdsl.model.optimum import log_grid, solve
 from sdsl.model.throughput import expected_tokens
+from sdsl.validation import as_float_array
 
 __all__ = [
     "Accelerator",

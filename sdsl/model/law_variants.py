@@ -1,7 +1,7 @@
 """Comparing acceptance laws at the paper's configurations (the "beyond" chapter's computations).
 
 Each fitted law (:mod:`sdsl.model.alpha_laws`) is followed to the throughput-optimal draft size
-``N*`` (method notes, section 6) with :func:`sdsl.model.law_optimum.law_optimal_draft_sizes`, for
+``N*`` (method notes, section 6) with :func:`sdsl.model.optimum.law_optimal_draft_sizes`, for
 every loss-constant set and integer or continuous ``gamma``: :func:`n_star_variants`,
 :func:`n_star_spread`; across target sizes: :func:`ratio_sweep`, :func:`ratio_rule_range`; the
 checks against the paper's Tables 4 and 5: :func:`table4_check`, :func:`table5_check`; and the
@@ -17,7 +17,6 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from sdsl.model.alpha_laws import FittedLaw, parameter_table
-from sdsl.model.law_optimum import law_optimal_draft_size, law_optimal_draft_sizes
 from sdsl.model.laws import (
     BESIROGLU_2024,
     HOFFMANN_2022,
@@ -26,6 +25,7 @@ from sdsl.model.laws import (
     LossConstants,
     resolve_constants,
 )
+from sdsl.model.optimum import law_optimal_draft_size, law_optimal_draft_sizes
 from sdsl.model.sensitivity import _elasticity_frame
 
 __all__ = [

@@ -11,11 +11,11 @@ Equations (method notes, sections 4 and 5; Bozorgkhoo and Molybog 2026, arXiv 26
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sdsl._validate import as_positive
+from sdsl.validation import as_positive, number, one_line, rule, sequence, shown
 
 if TYPE_CHECKING:  # numpy.typing costs import time; the annotations are strings
     from numpy.typing import ArrayLike
@@ -202,7 +202,7 @@ def acceptance_rate(
 
     ``x`` is the draft's perplexity and ``y`` the target's (both >= 1). The plane is an empirical
     fit: far from the paper's data it can leave (0, 1); callers that need a valid rate check it
-    (see :func:`sdsl.model.optimal_draft.optimal_draft_size`).
+    (see :func:`sdsl.model.optimum.optimal_draft_size`).
 
     Parameters
     ----------
@@ -218,3 +218,28 @@ def acceptance_rate(
     x = as_positive(draft_ppl, "draft_ppl (draft perplexity)")
     y = as_positive(target_ppl, "target_ppl (target perplexity)")
     return coefficients.A * x + coefficients.B * y + coefficients.C
+
+
+def check_loss_constants(value: Any, name: str = "constants") -> LossConstants:
+    """Loss-law constants as an argument: a set's name (``"besiroglu2024"``, ``"hoffmann2022"``),
+    five numbers ``[E, A, B, a, b]`` or a :class:`LossConstants`; returns the latter, or raises one
+    line naming ``name``."""
+    if isinstance(value, LossConstants):
+        return value
+    if not isinstance(value, str):
+        value = sequence(value, name, rule(number), min_len=5, max_len=5, what="E, A, B, a, b", noun="numbers")
+    try:
+        return resolve_constants(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{shown(name)} must be {' or '.join(repr(k) for k in LOSS_CONSTANTS)} or five numbers "
+            f"[E, A, B, a, b]: {one_line(exc)}"
+        ) from None
+
+
+def check_coefficients(value: Any, name: str = "coefficients") -> tuple[float, float, float]:
+    """Coefficients ``[A, B, C]`` of the acceptance plane (Eq. 5) as an argument: three finite numbers."""
+    a, b, c = sequence(
+        value, name, rule(number), min_len=3, max_len=3, what="A, B, C of alpha = A x + B y + C", noun="numbers"
+    )
+    return a, b, c

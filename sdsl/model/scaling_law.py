@@ -22,11 +22,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from sdsl._validate import as_positive
-from sdsl.model.compare import equal_to_printed
 from sdsl.model.fitting import LinearFit, ols
 from sdsl.model.grid import axis, size_ratio
 from sdsl.model.laws import BESIROGLU_2024, LossConstants
+from sdsl.tolerance import equal_to_printed
+from sdsl.validation import as_positive
 
 __all__ = [
     "TABLE8_TERMS",

@@ -11,8 +11,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdsl._validate import as_positive
-from sdsl.model.law_optimum import LawOptimum, _batch_optima
 from sdsl.model.laws import (
     BESIROGLU_2024,
     PAPER_EQ5,
@@ -20,7 +18,8 @@ from sdsl.model.laws import (
     LossConstants,
     resolve_constants,
 )
-from sdsl.model.optimum import plane_alpha
+from sdsl.model.optimum import LawOptimum, _batch_optima, plane_alpha
+from sdsl.validation import as_positive
 
 __all__ = ["PLANE_PARAMETERS", "LOSS_PARAMETERS", "log_elasticity", "elasticities"]
 

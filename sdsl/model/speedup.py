@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sdsl._validate import as_float_array, as_in_range, as_open_unit
 from sdsl.model.throughput import expected_tokens, optimal_gamma
+from sdsl.validation import as_float_array, as_in_range, as_open_unit
 
 if TYPE_CHECKING:  # numpy.typing costs import time; the annotations are strings
     from numpy.typing import ArrayLike

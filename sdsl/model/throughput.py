@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sdsl._validate import as_in_range, as_open_unit, as_positive
 from sdsl.model.solvers import w_minus1_log_start
+from sdsl.validation import as_in_range, as_open_unit, as_positive
 
 if TYPE_CHECKING:  # numpy.typing costs import time; the annotations are strings
     from numpy.typing import ArrayLike

@@ -6,7 +6,7 @@ acceptance plane (the paper's Eq. 5), this module answers "how big should my dra
 will I gain?":
 
 * :func:`plan` -- ``N*``, ``gamma*``, ``alpha(N*)``, ``T(N*)`` and the speedup over plain decoding
-  (method notes, section 6; :func:`sdsl.model.optimal_draft.optimal_draft_size`), one row per ``D``;
+  (method notes, section 6; :func:`sdsl.model.optimum.optimal_draft_size`), one row per ``D``;
 * :func:`candidate_shares` -- the throughput of given drafts as a share of the optimum;
 * :func:`bootstrap_n_star` -- a seeded parametric bootstrap of ``N*`` from the covariance of the
   acceptance coefficients (Table 3's standard errors, or a refit's covariance), and

@@ -27,11 +27,11 @@ _FEATURES = ("x", "y", "ln_n", "ln_d")
 @dataclass(frozen=True)
 class CommittedLaw:
     """A linear acceptance law ``alpha = Intercept + sum(coef * feature)`` over the features ``x``,
-    ``y``, ``ln_n``, ``ln_d`` of :mod:`sdsl.model.law_optimum`, evaluated with numpy alone.
+    ``y``, ``ln_n``, ``ln_d`` of :mod:`sdsl.model.optimum`, evaluated with numpy alone.
 
     It has the ``alpha(features, target)`` of :class:`sdsl.model.alpha_laws.FittedLaw` (the target is
     ignored: these laws carry it through ``y``), so the kernel's front end
-    :func:`sdsl.model.law_optimum.law_optimal_draft_sizes` solves it as any fitted law."""
+    :func:`sdsl.model.optimum.law_optimal_draft_sizes` solves it as any fitted law."""
 
     name: str
     label: str

@@ -14,8 +14,8 @@ import numpy as np
 if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: `sdsl plan` runs without it
     import pandas as pd
 
-from sdsl._validate import show, shown
 from sdsl.model.laws import PAPER_EQ5, AcceptanceCoefficients
+from sdsl.validation import show, shown
 
 __all__ = [
     "ALPHA_SOURCES",

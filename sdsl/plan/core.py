@@ -1,5 +1,5 @@
 """The plan of one target: its inputs checked at once (:func:`check_inputs`), ``N*`` and the gain
-(:func:`plan`, the one kernel :func:`sdsl.model.optimal_draft.optimal_draft_size`), candidate drafts as
+(:func:`plan`, the one kernel :func:`sdsl.model.optimum.optimal_draft_size`), candidate drafts as
 shares of the optimum, and the seeded parametric bootstrap of ``N*`` with its interval."""
 
 from __future__ import annotations
@@ -14,11 +14,9 @@ import numpy as np
 if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: `sdsl plan` runs without it
     import pandas as pd
 
-from sdsl import _validate as V
-from sdsl._validate import shown
+from sdsl import validation as V
 from sdsl.model.laws import LossConstants, resolve_constants
-from sdsl.model.optimal_draft import DraftOptimum, optimal_draft_size, throughput_curve
-from sdsl.model.optimum import log_grid, plane_alpha, solve
+from sdsl.model.optimum import DraftOptimum, log_grid, optimal_draft_size, plane_alpha, solve, throughput_curve
 from sdsl.plan.alpha_source import AlphaModel, resolve_alpha_source
 from sdsl.plan.targets import (
     Target,
@@ -27,6 +25,7 @@ from sdsl.plan.targets import (
     resolve_n_range,
     resolve_target,
 )
+from sdsl.validation import shown
 
 __all__ = [
     "PlanInputs",
@@ -148,8 +147,8 @@ def check_inputs(
     Raises
     ------
     ValueError with a one-line message for the first problem found, naming the argument as the user
-    typed it (:func:`sdsl._validate.argument_names`: the command line's flags): a value of the wrong
-    type or outside its domain (:data:`sdsl._validate.TARGET_PARAMS`, ``TOKENS``, ``MODEL_PARAMS``,
+    typed it (:func:`sdsl.validation.argument_names`: the command line's flags): a value of the wrong
+    type or outside its domain (:data:`sdsl.validation.TARGET_PARAMS`, ``TOKENS``, ``MODEL_PARAMS``,
     bootstrap draws 0 or in [100, 100000]), a loss that overflows, the acceptance plane leaving
     (0, 1) in ``n_range`` or at a candidate, and an optimum on an end of ``n_range`` (``N*`` outside
     it: widen the range).
@@ -195,7 +194,7 @@ def _check_plan_inputs(inputs: Any) -> PlanInputs:
 
 def plan(inputs: PlanInputs, d_draft: float | None = None) -> DraftOptimum:
     """The throughput-optimal draft for one ``D`` (default: the first of ``inputs.draft_tokens``):
-    :func:`sdsl.model.optimal_draft.optimal_draft_size` over ``inputs.n_range``."""
+    :func:`sdsl.model.optimum.optimal_draft_size` over ``inputs.n_range``."""
     _check_plan_inputs(inputs)
     d = (
         inputs.draft_tokens[0]

@@ -30,7 +30,7 @@ relative terms)::
 with ``q`` the bootstrap's quantiles (1 when the coefficients are not a source). That is an envelope
 of model choices around a 95 % statistical interval, not a 95 % probability interval: the headline
 says which sources it holds. Every ``N*`` comes from the one kernel, through
-:func:`sdsl.model.law_optimum.law_optimal_draft_sizes` (all variants in one call); a variant whose
+:func:`sdsl.model.optimum.law_optimal_draft_sizes` (all variants in one call); a variant whose
 maximum lies at an end of the search range, or where alpha leaves (0, 1), has no ``N*`` and is
 listed, not used.
 
@@ -48,8 +48,8 @@ from typing import Any
 
 import numpy as np
 
-from sdsl.model.law_optimum import law_optimal_draft_sizes
 from sdsl.model.laws import LOSS_CONSTANTS, LossConstants, perplexity
+from sdsl.model.optimum import law_optimal_draft_sizes
 from sdsl.plan.acceptance_laws import (
     LAWS_FILE_COLUMNS,
     CommittedLaw,
@@ -136,7 +136,7 @@ def law_constant_variants(
     """``N*`` of every law under every constant set for the target of ``inputs`` (a
     :class:`sdsl.plan.core.PlanInputs`: ``M``, ``D'``, ``D``, integer or continuous ``gamma`` and
     the search range ``inputs.n_range``), laws outer, constants inner, all solved by one call of
-    :func:`sdsl.model.law_optimum.law_optimal_draft_sizes`."""
+    :func:`sdsl.model.optimum.law_optimal_draft_sizes`."""
     if not laws or not constants:
         raise ValueError("law_constant_variants needs at least one law and one constant set")
     d = float(inputs.draft_tokens[0] if d_draft is None else d_draft)
@@ -244,9 +244,9 @@ def _laws(inputs) -> list[CommittedLaw]:
 
 
 def _check_arguments(inputs, n_star, n_boot, seed, level, headline):
-    """The arguments of :func:`n_star_intervals`, checked by :mod:`sdsl._validate` (one line naming
+    """The arguments of :func:`n_star_intervals`, checked by :mod:`sdsl.validation` (one line naming
     the argument and what is allowed): ``(inputs, n_star, n_boot, seed, level, headline)``."""
-    from sdsl import _validate as V
+    from sdsl import validation as V
     from sdsl.plan.core import PlanInputs
 
     if not isinstance(inputs, PlanInputs):

@@ -93,8 +93,8 @@ def lookup_rows(hardware: str = "h100-sxm", batch: float = 1, context: float = 0
         is ``"planned"``, ``"refused: mixture of experts"`` or ``"tokens unknown"``; refused rows
         also carry ``refused``, the planner's one-line message.
     """
-    from sdsl import _validate as V
     from sdsl import plan as P
+    from sdsl import validation as V
     from sdsl.model import hardware as H
     from sdsl.model.deploy import integer_draft_length
 

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sdsl import _validate as V
-from sdsl._validate import shown
+from sdsl import validation as V
+from sdsl.validation import shown
 
 if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: `sdsl plan` runs without it
     import pandas as pd
@@ -149,7 +149,7 @@ def get_preset(name: str) -> Target:
 
 def positive_number(value: Any, name: str, unit: str, bounds: tuple[float, float] | None = None) -> float:
     """``value`` as a finite float > 0 (and inside ``bounds``, if given); otherwise a ``ValueError``
-    naming ``name`` (as the user typed it: :func:`sdsl._validate.shown`) and its unit.
+    naming ``name`` (as the user typed it: :func:`sdsl.validation.shown`) and its unit.
 
     Accepts numbers and numeric strings (``"70.6e9"``), as given on the command line."""
     if bounds is None:
@@ -167,7 +167,7 @@ def resolve_target(preset: str | None = None, target_params: Any = None, target_
     """The target from a preset and/or explicit ``target_params`` (M) and ``target_tokens`` (D').
 
     Explicit values override the preset's. Without a preset both are required. ``M`` must lie in
-    :data:`sdsl._validate.TARGET_PARAMS` and ``D'`` in :data:`sdsl._validate.TOKENS`."""
+    :data:`sdsl.validation.TARGET_PARAMS` and ``D'`` in :data:`sdsl.validation.TOKENS`."""
     base = get_preset(preset) if preset is not None else None
     if base is None and (target_params is None or target_tokens is None):
         missing = [
@@ -237,7 +237,7 @@ def resolve_draft_tokens(draft_tokens: Any, target: Target) -> tuple[float, ...]
 
 def resolve_n_range(n_range: Any, m: float) -> tuple[float, float]:
     """The searched range of draft sizes ``(low, high)`` in parameters: ``low < high <= M``, both
-    in :data:`sdsl._validate.MODEL_PARAMS`.
+    in :data:`sdsl.validation.MODEL_PARAMS`.
 
     ``None``: ``(1e7, M/2)`` (``(M/4, M/2)`` for a target under 4e7)."""
     if n_range is None:
@@ -255,7 +255,7 @@ def resolve_n_range(n_range: Any, m: float) -> tuple[float, float]:
 
 def resolve_candidates(candidates: Any, m: float | None = None) -> dict[str, float]:
     """Candidate drafts as ``{label: parameters}``: a mapping, a list of sizes (labelled by size)
-    or ``None``; each size in :data:`sdsl._validate.MODEL_PARAMS` and below ``m`` if given."""
+    or ``None``; each size in :data:`sdsl.validation.MODEL_PARAMS` and below ``m`` if given."""
     if candidates is None:
         return {}
     if isinstance(candidates, Mapping):

@@ -764,10 +764,10 @@ def _api() -> list[tuple[str, Callable[[], Any], tuple[str, ...]]]:
     import numpy as np
 
     import sdsl
-    from sdsl import _validate as V
     from sdsl import data
     from sdsl import deployment as DP
     from sdsl import plan as P
+    from sdsl import validation as V
     from sdsl._schema import records
     from sdsl.build import pipeline
     from sdsl.model import deploy as D

@@ -27,8 +27,8 @@ def test_bad_api_call(call, expected, tmp_path, monkeypatch):
 
 
 def test_exact_integers_and_names_as_typed():
-    from sdsl import _validate as V
     from sdsl import plan as P
+    from sdsl import validation as V
 
     assert P.check_inputs("opt-13b", n_boot=100, seed="9007199254740993").seed == 9007199254740993
     with V.argument_names({"n_range": "--n-range"}):

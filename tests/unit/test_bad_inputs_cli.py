@@ -70,7 +70,7 @@ def test_closed_pipe_is_no_traceback():
 
 def test_seed_is_kept_exactly():
     """--seed 9007199254740993 (2**53 + 1) is not rounded through a float."""
-    from sdsl import _validate as V
+    from sdsl import validation as V
 
     assert V.seed("9007199254740993") == 9007199254740993
     status = main(["plan", "--preset", "opt-13b", "--bootstrap", "100", "--seed", "9007199254740993"])

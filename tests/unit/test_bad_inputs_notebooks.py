@@ -42,7 +42,7 @@ def test_every_notebook_calls_its_check_right_after_the_parameters_cell(chapter)
 def test_namespace_parameters_keeps_the_variables_only():
     import types
 
-    from sdsl._validate import namespace_parameters
+    from sdsl.validation import namespace_parameters
 
     ns = {
         "In": [],

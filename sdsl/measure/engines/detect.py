@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from sdsl._validate import shown
 from sdsl.measure.engines.prometheus import looks_like_prometheus, normalise_text, parse_scrape
 from sdsl.measure.engines.types import EngineRead, label_text
+from sdsl.validation import shown
 
 __all__ = ["FORMATS", "STDIN", "detect_format", "read_text", "read_texts", "read_files"]
 

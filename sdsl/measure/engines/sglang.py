@@ -38,10 +38,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sdsl._validate import shown
 from sdsl.measure.engines import estimate as E
 from sdsl.measure.engines.prometheus import Scrape, counter_values, delta_values
 from sdsl.measure.engines.types import EngineRead, Labels, Skipped, label_text
+from sdsl.validation import shown
 
 __all__ = ["read_sglang", "PREFIX"]
 

@@ -27,7 +27,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 
-from sdsl._validate import shown
 from sdsl.measure.engines import estimate as E
 from sdsl.measure.engines.prometheus import Scrape, counter_values, delta_values
 from sdsl.measure.engines.types import (
@@ -37,6 +36,7 @@ from sdsl.measure.engines.types import (
     Skipped,
     label_text,
 )
+from sdsl.validation import shown
 
 __all__ = ["read_trtllm", "PREFIX"]
 

@@ -39,10 +39,10 @@ import json
 import math
 from typing import Any
 
-from sdsl._validate import shown
 from sdsl.measure.engines import estimate as E
 from sdsl.measure.engines.types import EngineRead, Labels, label_text
 from sdsl.measure.engines.vllm import SpecCounters, pool_engines, readings_from_counters
+from sdsl.validation import shown
 
 __all__ = [
     "BENCH_KEYS",

@@ -19,8 +19,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
+from sdsl import tolerance as policy  # noqa: E402
 from sdsl.book.outputs import save_figure, save_table  # noqa: E402
-from sdsl.build import manifest, policy, status  # noqa: E402
+from sdsl.build import manifest, status  # noqa: E402
 from sdsl.build.compare import compare_samples, compare_tables, compare_trees  # noqa: E402
 
 

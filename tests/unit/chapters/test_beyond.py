@@ -12,7 +12,7 @@ import pytest
 import sdsl
 from sdsl import data
 from sdsl.chapters import beyond as lc
-from sdsl.model import law_optimum, sensitivity
+from sdsl.model import optimum, sensitivity
 
 
 @pytest.fixture(scope="module")
@@ -296,7 +296,7 @@ def test_batched_solver_matches_one_at_a_time_and_brute_force(fitted):
             if i:
                 continue
             n = np.geomspace(one.n_star / 1.05, one.n_star * 1.05, 200_001)
-            a = fl.alpha(law_optimum._features_at(n, r["m"], r["d_draft"], r["d_target"], c), r["target"])
+            a = fl.alpha(optimum._features_at(n, r["m"], r["d_draft"], r["d_target"], c), r["target"])
             t = sdsl.tokens_per_flop(a, n, r["m"], sdsl.optimal_gamma(a, n, r["m"]))
             assert b.n_star == pytest.approx(n[np.argmax(t)], rel=2e-6)  # the dense grid's step is 5e-7
             assert b.tokens_per_flop >= t.max() * (1 - 1e-12)

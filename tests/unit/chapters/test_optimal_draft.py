@@ -9,6 +9,8 @@ import pytest
 import sdsl
 from sdsl import data
 from sdsl.chapters import optimal_draft as optimum
+from sdsl.model.grid import n_grid
+from sdsl.model.optimum import brute_force, gamma_grid_search, plane_alpha
 
 
 @pytest.fixture(scope="module")
@@ -93,16 +95,17 @@ def test_gamma_closed_form_matches_brute_force_over_the_domain(alpha, ratio):
 
 def test_gamma_grid_search_picks_the_grid_maximum():
     grid = np.array([0.0, 1.0, 5.0, 10.0, 11.0, 40.0])
-    g = optimum.gamma_grid_search(0.65, 2e8, 7e10, grid)
+    g = gamma_grid_search(0.65, 2e8, 7e10, grid)
     assert g == 11.0  # the closed form is 10.728; 11 beats 10 on Eq. 9
     t = sdsl.tokens_per_flop(0.65, 2e8, 7e10, grid)
     assert grid[np.argmax(t)] == g
 
 
-def test_brute_force_optimum_agrees_with_the_closed_form_within_a_grid_step():
+def test_brute_force_over_sizes_and_lengths_agrees_with_the_closed_form_within_a_grid_step():
     r = optimum.configurations().iloc[3]
     n = np.geomspace(1.5e8, 2.5e8, 801)
-    b = optimum.brute_force_optimum(r.m, r.d_draft, r.d_target, n, np.arange(0, 20.0005, 0.01))
+    alpha = plane_alpha(r.m, r.d_draft, r.d_target)
+    b = {k: v[0] for k, v in brute_force(alpha, [r.m], n, gamma_grid=np.arange(0, 20.0005, 0.01)).items()}
     o = sdsl.optimal_draft_size(r.m, r.d_draft, r.d_target)
     half_step = n[1] / n[0] - 1
     assert abs(b["n_star"] / o.n_star - 1) <= half_step
@@ -110,12 +113,12 @@ def test_brute_force_optimum_agrees_with_the_closed_form_within_a_grid_step():
     assert b["tokens_per_flop"] == pytest.approx(o.tokens_per_flop, rel=1e-6)
 
 
-def test_paper_n_grid():
-    g_log, g_lin = optimum.paper_n_grid("log"), optimum.paper_n_grid("linear")
+def test_table7_n_grid():
+    g_log, g_lin = n_grid("log"), n_grid("linear")
     assert g_log.size == g_lin.size == 10_000
     assert g_log[0] == g_lin[0] == 1e8 and g_log[-1] == pytest.approx(1e10) and g_lin[-1] == 1e10
     with pytest.raises(ValueError, match="spacing"):
-        optimum.paper_n_grid("cubic")
+        n_grid("cubic")
 
 
 def test_variants_integer_and_hoffmann(t5):

@@ -40,6 +40,7 @@ import pytest
 import sdsl
 from sdsl import data
 from sdsl.chapters import scaling as grid
+from sdsl.model.optimum import optimal_draft_table
 
 WIDE = 1e14  # the upper end of D and D' that reproduces Tables 8 and 9 (see the chapter)
 
@@ -150,17 +151,17 @@ def test_invalid_table7_grids_raise():
 )
 def test_invalid_n_grid_raises(n, match):
     with pytest.raises(ValueError, match=match):
-        grid.optimal_draft_sizes([13e9, 20e9], 1e12, 1e12, n)
+        optimal_draft_table([13e9, 20e9], 1e12, 1e12, n)
 
 
 def test_invalid_configurations_raise():
     n = grid.n_grid("log", points=100)
     with pytest.raises(ValueError, match="m"):
-        grid.optimal_draft_sizes([13e9, -1.0], 1e12, 1e12, n)
+        optimal_draft_table([13e9, -1.0], 1e12, 1e12, n)
     with pytest.raises(ValueError, match="broadcast"):
-        grid.optimal_draft_sizes([13e9, 14e9], [1e12, 1e12, 1e12], 1e12, n)
+        optimal_draft_table([13e9, 14e9], [1e12, 1e12, 1e12], 1e12, n)
     with pytest.raises(ValueError, match="1-D"):
-        grid.optimal_draft_sizes(np.full((2, 2), 13e9), 1e12, 1e12, n)
+        optimal_draft_table(np.full((2, 2), 13e9), 1e12, 1e12, n)
 
 
 # ------------------------------------------------------------------------------ the solver
@@ -177,7 +178,7 @@ def test_solver_agrees_with_scalar_optimiser_on_a_seeded_sample(primary):
             "d_target": np.exp(rng.uniform(np.log(1e12), np.log(1e14), 8)),
         }
     )
-    extra_sol = grid.optimal_draft_sizes(extra["m"], extra["d_draft"], extra["d_target"])
+    extra_sol = optimal_draft_table(extra["m"], extra["d_draft"], extra["d_target"], grid.n_grid())
     both = pd.concat([rows, extra_sol], ignore_index=True)
     assert len(both) >= 10
     for r in both.itertuples():
@@ -196,14 +197,14 @@ def test_coarse_to_fine_argmax_equals_exhaustive(n_spacing):
     cfg = grid.table7_grid("log", WIDE, WIDE)
     cfg = cfg.iloc[np.random.default_rng(7).choice(len(cfg), size=96, replace=False)]
     n = grid.n_grid(n_spacing)
-    fast = grid.optimal_draft_sizes(cfg["m"], cfg["d_draft"], cfg["d_target"], n, refine=False)
-    full = grid.optimal_draft_sizes(cfg["m"], cfg["d_draft"], cfg["d_target"], n, refine=False, exhaustive=True)
+    fast = optimal_draft_table(cfg["m"], cfg["d_draft"], cfg["d_target"], n, refine=False)
+    full = optimal_draft_table(cfg["m"], cfg["d_draft"], cfg["d_target"], n, refine=False, exhaustive=True)
     np.testing.assert_array_equal(fast["grid_index"], full["grid_index"])
 
 
 def test_raw_grid_argmax_is_within_one_step_of_the_refined_optimum(primary):
     n = grid.n_grid("linear")
-    raw = grid.optimal_draft_sizes(primary["m"], primary["d_draft"], primary["d_target"], n, refine=False)
+    raw = optimal_draft_table(primary["m"], primary["d_draft"], primary["d_target"], n, refine=False)
     assert (raw["n_star"] == raw["n_star_grid"]).all()
     assert np.isin(raw["n_star"], n).all()
     step = n[1] - n[0]
@@ -213,7 +214,7 @@ def test_raw_grid_argmax_is_within_one_step_of_the_refined_optimum(primary):
 
 def test_optimum_at_the_edge_of_the_grid_is_flagged():
     n = np.geomspace(2e8, 5e8, 50)  # N* of M = 13e9 is about 1.1e8: below the grid
-    sol = grid.optimal_draft_sizes(13e9, 1e12, 1e12, n)
+    sol = optimal_draft_table(13e9, 1e12, 1e12, n)
     assert bool(sol["on_edge"].iloc[0]) and sol["n_star"].iloc[0] == n[0]
 
 
@@ -339,7 +340,7 @@ def test_data_effects_and_ratio_band(primary):
 
 def test_integer_draft_length_agrees_with_scalar_optimiser():
     cfg = grid.table7_grid("log", WIDE, WIDE).iloc[[0, 100, 287]]
-    sol = grid.optimal_draft_sizes(cfg["m"], cfg["d_draft"], cfg["d_target"], integer=True)
+    sol = optimal_draft_table(cfg["m"], cfg["d_draft"], cfg["d_target"], grid.n_grid(), integer=True)
     for r in sol.itertuples():
         ref = sdsl.optimal_draft_size(r.m, r.d_draft, r.d_target, integer=True, n_bounds=(1e8, 1e10))
         assert r.n_star == pytest.approx(ref.n_star, rel=1e-6)

@@ -9,7 +9,7 @@ import pytest
 
 from sdsl.model import hardware as H
 from sdsl.model import laws
-from sdsl.model import optimal_draft as optimum
+from sdsl.model import optimum as optimum
 
 M, D_T = 70553706496, 15e12
 Y = float(laws.perplexity(M, D_T))

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 import sdsl
-from sdsl.model import optimal_draft as OD
 from sdsl.model import optimum as O
 from sdsl.model.laws import PAPER_EQ5, AcceptanceCoefficients
 
@@ -33,7 +32,7 @@ def test_solve_matches_brute_force(integer):
     lo, hi = np.full(m.size, 1e7), m
     o = O.solve(alpha, m, O.log_grid(lo, hi, 97), integer)
     assert o.interior.all()
-    ref = O.brute_force(alpha, m, lo, hi, integer)
+    ref = O.brute_force(alpha, m, O.log_grid(lo, hi, 200_001), integer)["n_star"]
     step = np.log(hi / lo) / 200_000
     assert np.all(np.abs(np.log(o.n_star / ref)) <= step)
     # and T there is at least as large as anywhere on the dense grid
@@ -57,7 +56,7 @@ def test_n_star_is_insensitive_to_one_ulp_noise():
 
 def test_scalar_call_is_a_one_row_call_and_reproduces_table5():
     o = sdsl.optimal_draft_size(14_167_290_880, 180e9, 3e12)
-    many = OD.optimal_draft_sizes([14_167_290_880], 180e9, 3e12)
+    many = O.optimal_draft_sizes([14_167_290_880], 180e9, 3e12)
     assert o.n_star == many.n_star[0] and o.interior
     # D' = 4e12 reproduces the printed N* (method notes, section 8)
     assert sdsl.optimal_draft_size(14_167_290_880, 180e9, 4e12).n_star == pytest.approx(124_039_820.3, rel=1e-6)
@@ -91,6 +90,6 @@ def test_bad_grids_are_refused():
     with pytest.raises(ValueError, match="at least 3"):
         O.solve(O.plane_alpha([1e10], 1e12, 1e12), [1e10], [1e8, 1e9])
     with pytest.raises(ValueError, match="one row per configuration"):
-        OD.optimal_draft_sizes([13e9, 20e9], 1e12, 1e12, np.ones((3, 5)))
+        O.optimal_draft_sizes([13e9, 20e9], 1e12, 1e12, np.ones((3, 5)))
     with pytest.raises(ValueError, match="step"):
         O.solve(O.plane_alpha([1e10], 1e12, 1e12), [1e10], O.log_grid([1e7], [1e10], 10), step=0.0)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from sdsl import data
 from sdsl.model.laws import BESIROGLU_2024, HOFFMANN_2022, PAPER_EQ5, perplexity
-from sdsl.model.optimal_draft import DraftOptimum, optimal_draft_size, throughput_curve
+from sdsl.model.optimum import DraftOptimum, optimal_draft_size, throughput_curve
 from sdsl.model.throughput import (
     expected_tokens,
     flops_per_iteration,

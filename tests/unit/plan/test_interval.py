@@ -11,7 +11,7 @@ import pytest
 from sdsl import data
 from sdsl import plan as P
 from sdsl.model.laws import BESIROGLU_2024, HOFFMANN_2022, perplexity
-from sdsl.model.optimum import brute_force
+from sdsl.model.optimum import brute_force, log_grid
 from sdsl.plan import interval as I
 
 
@@ -90,7 +90,8 @@ def _brute(law: I.CommittedLaw, inputs, c) -> float:
             {"x": x, "y": np.broadcast_to(y, np.shape(n)), "ln_n": np.log(n), "ln_d": np.full(np.shape(n), math.log(d))}
         )
 
-    return float(brute_force(alpha, [m], [inputs.n_range[0]], [inputs.n_range[1]])[0])
+    grid = log_grid([inputs.n_range[0]], [inputs.n_range[1]], 200_001)
+    return float(brute_force(alpha, [m], grid)["n_star"][0])
 
 
 def test_every_variant_is_the_brute_force_maximum(llama):

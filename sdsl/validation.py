@@ -1,41 +1,184 @@
-"""Checks of single values and of lists, mappings and paths (:mod:`sdsl._validate`): numbers,
-integers, seeds, bootstrap draws, choices, text, intervals, sequences, mappings, files and folders,
-and the ranges the package accepts (:data:`MODEL_PARAMS`, :data:`TARGET_PARAMS`, :data:`TOKENS`)."""
+"""Every argument check of the package, in one place: the arguments of the command line, the
+public API and the notebooks' parameters.
+
+The command line (:mod:`sdsl.cli`), the public API (:mod:`sdsl.plan`, :mod:`sdsl.model`) and the
+notebooks (each chapter's ``check_parameters``, called in the cell after its parameters cell) check
+their arguments with these functions, so that one message serves all three. A bad value raises a
+``ValueError`` whose message is one line naming the argument as the user typed it, what is allowed
+and what was given; nothing is computed before the check.
+
+The name in a message is the parameter's name (``n_range``) unless the caller runs inside
+:func:`argument_names`, which maps parameter names to what the user typed there (the command line
+maps ``n_range`` to ``--n-range``): :func:`shown` gives that name.
+
+Numbers: ``bool`` is never a number; numeric strings (``"70.6e9"``) are accepted where
+``strings=True`` (the command line), never by the notebooks' checks (papermill already converts
+``-p`` values): there a string is refused naming its type (``got the string '200' (a str, not a
+number: give 200 without quotes)``), also where a check shared with the command line would read it
+(:func:`no_numeric_text`). Integers are read exactly: ``"9007199254740993"`` stays that integer, and a float
+is accepted as an integer only if it is integral and below 2**53 (where floats are exact).
+
+Sections: names and messages; array arguments of the model layer (:func:`as_positive`, ...);
+single values, lists, mappings, paths and the accepted ranges (:func:`number`, :data:`TOKENS`,
+...); a notebook's parameters, each declared once with its default and its check
+(:class:`Parameter`, :class:`Parameters`: the chapter's declaration, which the notebook's
+``parameters`` cell and its check cell both read). The checks of the method's own inputs (loss-law
+constants, plane coefficients, an optimum inside the range) are the model's
+(:func:`sdsl.model.laws.check_loss_constants`, :func:`sdsl.model.optimum.optimum_inside`).
+"""
 
 from __future__ import annotations
 
+import contextvars
+import difflib
 import math
 import numbers
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
-from sdsl._validate.messages import _fail, _fail_text, _what, show, shown, suggestion
+if TYPE_CHECKING:  # numpy.typing costs import time; the annotations are strings
+    from numpy.typing import ArrayLike
 
-__all__ = [
-    "MIN_DRAWS",
-    "MAX_DRAWS",
-    "MAX_SEED",
-    "MODEL_PARAMS",
-    "TARGET_PARAMS",
-    "TOKENS",
-    "number",
-    "integer",
-    "boolean",
-    "choice",
-    "text",
-    "sequence",
-    "interval",
-    "level",
-    "draws",
-    "seed",
-    "existing_file",
-    "folder",
-    "mapping",
-]
+
+# ---------------------------------------------------------------------------------------------
+# names and messages
+
+
+_NAMES: contextvars.ContextVar[Mapping[str, str]] = contextvars.ContextVar("sdsl_argument_names", default={})  # noqa: B039 (read, never mutated)
+
+
+@contextmanager
+def argument_names(names: Mapping[str, str]) -> Iterator[None]:
+    """Within the block, messages name the arguments of ``names`` (parameter name -> as typed,
+    e.g. ``{"n_range": "--n-range"}``) as the user typed them."""
+    token = _NAMES.set({**_NAMES.get(), **names})
+    try:
+        yield
+    finally:
+        _NAMES.reset(token)
+
+
+def shown(name: str) -> str:
+    """``name`` as the user typed it (:func:`argument_names`); the parameter name otherwise.
+
+    A name with a suffix (``"n_range low"``) maps its first word."""
+    names = _NAMES.get()
+    if name in names:
+        return names[name]
+    head, sep, rest = name.partition(" ")
+    return f"{names[head]}{sep}{rest}" if sep and head in names else name
+
+
+def one_line(message: Any) -> str:
+    """``message`` on one line (runs of whitespace, newlines included, become one space)."""
+    return " ".join(str(message).split())
+
+
+def show(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` on one line, cut to ``limit`` characters (an array of 97 values is not a message)."""
+    if isinstance(value, np.ndarray) and value.size > 4:
+        flat = value.ravel()
+        return f"an array of {value.size} values ({show(flat[0].item())}, {show(flat[1].item())}, ...)"
+    text = one_line(repr(value))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def suggestion(word: Any, options: Iterable[Any]) -> str:
+    """``"did you mean 'x'? "`` for the options closest to ``word`` (difflib), or ``""``."""
+    opts = [str(o) for o in options]
+    close = difflib.get_close_matches(str(word), opts, n=3, cutoff=0.5)
+    if not close:
+        lower = {o.lower(): o for o in opts}
+        close = [lower[c] for c in difflib.get_close_matches(str(word).lower(), list(lower), n=3, cutoff=0.5)]
+    return f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+
+
+def _fail(name: str, allowed: str, value: Any) -> NoReturn:
+    raise ValueError(f"{shown(name)} must be {allowed}, got {show(value)}")
+
+
+def numeric_text(value: str) -> list[str] | None:
+    """The numbers written in ``value`` (``"200"``, ``"1e8, 1e9"``: separated by commas or spaces), or
+    ``None`` when it is not only numbers."""
+    parts = value.replace(",", " ").split()
+    try:
+        [float(t) for t in parts]
+    except ValueError:
+        return None
+    return parts or None
+
+
+def _fail_text(name: str, allowed: str, value: str) -> NoReturn:
+    """A string where a number is wanted: name its type and, for numeric text, what to write instead."""
+    parts = numeric_text(value)
+    hint = (
+        ""
+        if parts is None
+        else f": give {parts[0]} without quotes"
+        if len(parts) == 1
+        else f": give [{', '.join(parts)}]"
+    )
+    raise ValueError(f"{shown(name)} must be {allowed}, got the string {show(value)} (a str, not a number{hint})")
+
+
+def _what(what: str) -> str:
+    return f" ({what})" if what else ""
+
+
+# ---------------------------------------------------------------------------------------------
+# array arguments of the model layer
+
+
+def as_float_array(value: ArrayLike, name: str) -> np.ndarray:
+    """``value`` as a float array; a non-numeric or non-finite entry raises naming ``name``."""
+    if isinstance(value, (bool, np.bool_, str)):
+        raise ValueError(f"{shown(name)} must be numeric, got {show(value)}")
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{shown(name)} must be numeric, got {show(value)}") from None
+    if not np.all(np.isfinite(arr)):
+        bad = np.ravel(arr)[~np.isfinite(np.ravel(arr))]
+        count = f" ({bad.size} of {arr.size} values)" if arr.size > 1 else ""
+        raise ValueError(f"{shown(name)} must be finite, got {bad[0].item()!r}{count}")
+    return arr
+
+
+def as_positive(value: ArrayLike, name: str) -> np.ndarray:
+    """``value`` as a float array of numbers > 0."""
+    arr = as_float_array(value, name)
+    if np.any(arr <= 0):
+        bad = arr[arr <= 0] if arr.ndim else arr
+        raise ValueError(f"{shown(name)} must be > 0, got {np.ravel(bad)[0].item()!r}")
+    return arr
+
+
+def as_open_unit(value: ArrayLike, name: str) -> np.ndarray:
+    """``value`` as a float array inside the open interval (0, 1)."""
+    arr = as_float_array(value, name)
+    if np.any((arr <= 0) | (arr >= 1)):
+        bad = np.ravel(arr[(arr <= 0) | (arr >= 1)] if arr.ndim else arr)[0]
+        raise ValueError(f"{shown(name)} must lie in the open interval (0, 1), got {bad.item()!r}")
+    return arr
+
+
+def as_in_range(value: ArrayLike, name: str, low: float, high: float) -> np.ndarray:
+    """``value`` as a float array inside the closed interval [low, high]."""
+    arr = as_float_array(value, name)
+    if np.any((arr < low) | (arr > high)):
+        bad = np.ravel(arr[(arr < low) | (arr > high)] if arr.ndim else arr)[0]
+        raise ValueError(f"{shown(name)} must lie in [{low:g}, {high:g}], got {bad.item()!r}")
+    return arr
+
+
+# ---------------------------------------------------------------------------------------------
+# single values, lists, mappings and paths
+
 
 #: Bootstrap draws (resamples): 0 for none, else at least MIN_DRAWS (below it the 2.5 % tails of a
 #: 95 % percentile interval hold at most two draws each) and at most MAX_DRAWS (the draws are held
@@ -330,3 +473,88 @@ def folder(value: Any, name: str, must_exist: bool = False, what: str = "") -> s
     if must_exist and not os.path.isdir(path):
         raise ValueError(f"{shown(name)} must be an existing folder{_what(what)}: {str(value)!r} does not exist")
     return path
+
+
+# ---------------------------------------------------------------------------------------------
+# a notebook's parameters
+
+
+def unknown_names(given: Iterable[str], allowed: Iterable[str], what: str = "parameter", where: str = "") -> None:
+    """Raise for the first name of ``given`` not in ``allowed``, with the closest suggested and every
+    allowed name listed: ``unknown parameter 'presett' of notebook 'plan_draft'; did you mean
+    'preset'? allowed: ...`` (``where``: ``"of notebook 'plan_draft'"``)."""
+    allowed = list(allowed)
+    for name in given:
+        if name not in allowed:
+            raise ValueError(
+                f"unknown {what} {name!r}{' ' + where if where else ''}; {suggestion(name, allowed)}"
+                f"allowed: {', '.join(allowed)}"
+            )
+
+
+Rule = Callable[[Any, str], Any]
+
+
+def rule(check: Callable[..., Any], **options: Any) -> Rule:
+    """A rule ``(value, name) -> value`` of a check with its options bound, for :func:`check_parameters`
+    (the notebooks' values are Python objects: numeric text is refused)."""
+    if check in (number, integer, interval, seed, draws, level):
+        options.setdefault("strings", False)
+    if check in (integer, seed, draws):
+        options.setdefault("floats", False)
+    return lambda value, name: check(value, name, **options)
+
+
+def optional(inner: Rule) -> Rule:
+    """A rule that accepts ``None`` and checks anything else with ``inner``."""
+    return lambda value, name: None if value is None else inner(value, name)
+
+
+#: Names IPython itself puts into a kernel's namespace (beside ``_``-names, modules and functions).
+_KERNEL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
+
+
+def namespace_parameters(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """The variables of a notebook's namespace right after its parameters cell (and papermill's
+    injected-parameters cell): every name but IPython's own, ``_``-names, modules, functions and
+    classes. A notebook's check cell passes them all to its chapter's ``check_parameters``, so that a
+    name papermill injected that the notebook does not have (``-p presett x``) is refused, not
+    silently left unused."""
+    import types
+
+    skip = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
+    return {
+        k: v
+        for k, v in namespace.items()
+        if not k.startswith("_") and k not in _KERNEL_NAMES and not isinstance(v, skip)
+    }
+
+
+def check_parameters(chapter: str, given: Mapping[str, Any], rules: Mapping[str, Rule]) -> dict[str, Any]:
+    """The parameters of notebook ``chapter`` checked by their rules (given in the notebook's order),
+    in that order: an unknown name is refused (the closest suggested) before any value is looked at."""
+    unknown_names(given, rules, "parameter", f"of notebook {chapter!r}")
+    return {name: check(given[name], name) for name, check in rules.items() if name in given}
+
+
+def _no_numeric_text(value: Any, name: str) -> None:
+    if isinstance(value, str):
+        if numeric_text(value) is not None:
+            _fail_text(name, "a number", value)
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _no_numeric_text(v, f"{name}[{i}]")
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            _no_numeric_text(v, f"{name}[{k!r}]")
+
+
+def no_numeric_text(given: Mapping[str, Any], names: Iterable[str]) -> None:
+    """Refuse a number written as text (``n_boot="200"``, ``n_range="1e8,1e9"``) in the values of
+    ``names`` among ``given``, in a list, tuple or mapping too: a notebook's parameters are Python
+    values (papermill's ``-p`` converts numbers itself), so numeric text is a mistake there, even
+    where a check shared with the command line would read it. The message names the parameter, the
+    type and the value; other text (a preset's name) is left to the parameter's own check."""
+    for name in names:
+        if name in given:
+            _no_numeric_text(given[name], name)

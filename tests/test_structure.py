@@ -1,0 +1,320 @@
+"""The package's shape: no import cycle of any kind, few re-exports and only from a package
+``__init__``, a bounded number of modules, public names only in the notebooks, no issue numbers in
+the code, one home for the command line, layers that import one way, one N* search, chapter
+modules named as their notebooks."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from sdsl.build.runs import load_runs
+from sdsl.paths import NOTEBOOKS, ROOT
+
+PACKAGE = ROOT / "sdsl"
+MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _resolve(module: str, path: Path, node: ast.ImportFrom) -> str | None:
+    """The absolute module an ``ImportFrom`` names (relative imports resolved)."""
+    if not node.level:
+        return node.module
+    base = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+KNOWN = {_name(p): p for p in MODULES}
+
+
+def _imports(module: str, path: Path) -> set[str]:
+    """Every ``sdsl`` module ``module`` imports, wherever the import stands: at module level, under
+    ``TYPE_CHECKING``, inside a function. ``from P import n`` is an import of ``P.n`` when that is a
+    module, else of ``P`` (the name comes from ``P``'s namespace: an ``__init__`` counts)."""
+    out: set[str] = set()
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name in KNOWN)
+        elif isinstance(node, ast.ImportFrom):
+            src = _resolve(module, path, node)
+            if not src or src not in KNOWN:
+                continue
+            subs = {f"{src}.{a.name}" for a in node.names if f"{src}.{a.name}" in KNOWN}
+            out |= subs
+            if len(subs) < len(node.names):
+                out.add(src)
+    return out - {module}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycle_of_any_kind():
+    """Type-only imports, imports inside functions and imports through a package ``__init__`` all
+    count: a cycle among them is a cycle of the concepts, whatever defers its import."""
+    graph = {m: _imports(m, p) for m, p in KNOWN.items()}
+    cycles = _cycles(graph)
+    assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+def _bound_by_import(module: str, path: Path) -> dict[str, str]:
+    """Names a module binds at module level (``TYPE_CHECKING`` blocks included) by importing a
+    non-module name from ``sdsl``: name -> the module it came from."""
+    out: dict[str, str] = {}
+
+    def walk(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.If):
+                walk(node.body)
+                walk(node.orelse)
+            elif isinstance(node, ast.Try):
+                walk(node.body)
+                for h in node.handlers:
+                    walk(h.body)
+            elif isinstance(node, ast.ImportFrom):
+                src = _resolve(module, path, node)
+                if src and src in KNOWN:
+                    for a in node.names:
+                        if f"{src}.{a.name}" not in KNOWN:
+                            out[a.asname or a.name] = src
+
+    walk(_tree(path).body)
+    return out
+
+
+def _all(path: Path) -> set[str]:
+    for node in _tree(path).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            try:
+                return set(ast.literal_eval(node.value))
+            except ValueError:
+                return set()
+    return set()
+
+
+def re_exports() -> set[tuple[str, str]]:
+    """``(module, name)`` for every re-exported name: a name a module binds by importing it from
+    another ``sdsl`` module and then offers as its own, by listing it in its ``__all__`` or by
+    another module (of the package, its tests, benchmarks or tools) importing it from there. A name
+    imported only to be used is not one."""
+    bound = {m: _bound_by_import(m, p) for m, p in KNOWN.items()}
+    out = {(m, n) for m, names in bound.items() for n in names if n in _all(KNOWN[m])}
+    importers = list(KNOWN.items()) + [
+        (_name(p), p) for folder in ("tests", "benchmarks", "tools") for p in (ROOT / folder).rglob("*.py")
+    ]
+    for m, p in importers:
+        for node in ast.walk(_tree(p)):
+            if isinstance(node, ast.ImportFrom):
+                src = _resolve(m, p, node) if p.is_relative_to(PACKAGE) else node.module
+                if src in bound:
+                    out |= {(src, a.name) for a in node.names if a.name in bound[src]}
+    return out
+
+
+#: At most this many re-exported names in the whole package, all of them in a package ``__init__``.
+MAX_RE_EXPORTS = 40
+
+
+def test_re_exports_only_from_a_package_init_and_few():
+    found = re_exports()
+    outside = sorted(f"{m}.{n}" for m, n in found if KNOWN[m].name != "__init__.py")
+    assert not outside, f"{len(outside)} names re-exported outside a package __init__, e.g. {outside[:8]}"
+    assert len(found) <= MAX_RE_EXPORTS, f"{len(found)} re-exported names, at most {MAX_RE_EXPORTS}"
+
+
+#: A ceiling on the package's modules (127 when it was set): a new module is a new concept, not a
+#: split of an old one; raise it with the reason.
+MAX_MODULES = 130
+
+
+def test_the_package_stays_small():
+    assert len(MODULES) <= MAX_MODULES, f"{len(MODULES)} modules in sdsl/, at most {MAX_MODULES}"
+
+
+#: ``import sdsl._x``, ``from sdsl.a._x import``, ``from sdsl import _x``.
+PRIVATE = re.compile(r"^\s*(?:from|import)\s+sdsl(?:\.\w+)*\._\w+|^\s*from\s+sdsl(?:\.\w+)*\s+import\s+.*\b_\w+", re.M)
+
+
+def test_notebooks_import_no_private_module():
+    hits = [
+        f"{p.name}: {m.group(0).strip()}"
+        for p in sorted(NOTEBOOKS.glob("*.md"))
+        for m in PRIVATE.finditer(p.read_text(encoding="utf-8"))
+    ]
+    assert not hits, f"notebooks import private sdsl modules: {hits}"
+
+
+#: Words that speak of the project's issues rather than of the project ("issue 17", "#23",
+#: "ticket"); an external project's pull request ("vLLM PR #24049") is a citation.
+TICKET = re.compile(r"\b(?:issue|ticket)s?\s*#?\d+|\bticket|(?<!PR )(?<![\w&])#\d{1,5}\b", re.I)
+
+
+def _docs_and_comments(path: Path) -> list[tuple[int, str]]:
+    import io
+    import tokenize
+
+    text = path.read_text(encoding="utf-8")
+    out = [
+        (tok.start[0], tok.string)
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+        if tok.type == tokenize.COMMENT
+    ]
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            doc = ast.get_docstring(node, clean=False)
+            if doc:
+                out.append((getattr(node, "lineno", 1), doc))
+    return out
+
+
+def test_the_code_speaks_of_the_project_not_of_issues():
+    hits = [
+        f"{p.relative_to(ROOT)}:{line}: {m.group(0)!r}"
+        for p in MODULES
+        for line, text in _docs_and_comments(p)
+        for m in TICKET.finditer(text)
+    ]
+    assert not hits, f"issue numbers in docstrings or comments: {hits}"
+
+
+def test_no_sha_keyed_yaml_index():
+    assert not (PACKAGE / "_yaml_index.json").exists(), "sdsl/_yaml_index.json: read the YAML with PyYAML"
+
+
+def test_the_command_line_has_one_home():
+    """The command line lives in ``sdsl/cli.py`` (or a ``cli`` package); deployment belongs to
+    ``sdsl/plan/``."""
+    stray = sorted(p.name for p in PACKAGE.glob("cli_*.py"))
+    if (PACKAGE / "deployment.py").exists():
+        stray.append("deployment.py")
+    assert not stray, f"top-level command-line modules outside their home: {stray}"
+
+
+def test_the_model_layer_imports_no_chapter_book_or_build_code():
+    for p in (PACKAGE / "model").glob("*.py"):
+        text = p.read_text(encoding="utf-8")
+        bad = re.findall(r"^\s*(?:from|import) sdsl\.(chapters|book|build|measure|plan)\b", text, flags=re.MULTILINE)
+        assert not bad, f"{p.name} imports sdsl.{bad[0]}: the model layer must not depend on it"
+
+
+def test_the_experiment_sits_between_measure_and_the_chapters():
+    """``sdsl.experiment`` trains and measures with the model and measure layers; only the
+    chapters (and the book and build above them) may import it, never the layers below."""
+    for p in (PACKAGE / "experiment").glob("*.py"):
+        text = p.read_text(encoding="utf-8")
+        bad = re.findall(
+            r"^\s*(?:from|import) sdsl\.(chapters|book|build|plan|cli|cli_deploy|deployment)\b",
+            text,
+            flags=re.MULTILINE,
+        )
+        assert not bad, f"experiment/{p.name} imports sdsl.{bad[0]}: the experiment must not depend on it"
+    for layer in ("model", "measure", "plan"):
+        for p in (PACKAGE / layer).rglob("*.py"):
+            text = p.read_text(encoding="utf-8")
+            assert not re.search(r"^\s*(?:from|import) sdsl\.experiment\b", text, flags=re.MULTILINE), (
+                f"{layer}/{p.name} imports sdsl.experiment: the layers below it must not depend on it"
+            )
+
+
+def test_one_search_for_n_star():
+    """No scalar minimiser or golden section anywhere but the one kernel (sdsl.model.optimum) and
+    its numpy root finder (sdsl.model.solvers)."""
+    pattern = re.compile(r"minimize_scalar|find_minimum|golden|fminbound|minimize_bounded")
+    hits = [
+        p.relative_to(ROOT).as_posix()
+        for p in MODULES
+        if p.name not in ("optimum.py", "solvers.py") and pattern.search(p.read_text(encoding="utf-8"))
+    ]
+    assert not hits, f"a search of its own in {hits}; call sdsl.model.optimum.solve"
+
+
+def test_every_chapter_module_is_named_as_its_notebook():
+    chapters = {p.stem for p in (PACKAGE / "chapters").glob("*.py") if p.stem != "__init__"}
+    notebooks = set(load_runs())
+    assert chapters <= notebooks, f"chapter modules without a notebook: {sorted(chapters - notebooks)}"
+    for stem in notebooks:
+        assert (NOTEBOOKS / f"{stem}.md").is_file()
+
+
+def test_the_linter_and_the_formatter_see_every_tracked_python_file():
+    # an exclude pattern such as "build" once matched sdsl/build/ and tests/build/ too, and the
+    # whole build subpackage escaped `ruff check` and `ruff format --check` unnoticed
+    import subprocess
+    import sys
+
+    tracked = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "*.py"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    if not tracked:
+        pytest.skip("not a git checkout: no list of tracked files to compare with")
+    shown = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--show-files", str(ROOT)], capture_output=True, text=True, cwd=ROOT
+    ).stdout.split()
+    seen = {str(Path(p).resolve().relative_to(ROOT)) for p in shown if p.endswith(".py")}
+    expected = {p for p in tracked if not p.startswith(("data/", "book/"))}
+    assert sorted(expected - seen) == []
+
+
+def test_pytest_collects_every_test_folder():
+    # pytest's default norecursedirs holds "build", which once skipped tests/build/ in every run
+    import fnmatch
+    import tomllib
+
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
+    patterns = cfg.get("norecursedirs")
+    assert patterns is not None, "norecursedirs must be set: pytest's default skips any folder named build"
+    folders = {p.parent for p in (ROOT / "tests").rglob("test_*.py")}
+    skipped = sorted(
+        str(f.relative_to(ROOT))
+        for f in folders
+        for part in f.relative_to(ROOT).parts
+        if any(fnmatch.fnmatch(part, pat) for pat in patterns)
+    )
+    assert skipped == []
