@@ -766,12 +766,12 @@ def _api() -> list[tuple[str, Callable[[], Any], tuple[str, ...]]]:
     import sdsl
     from sdsl import _validate as V
     from sdsl import data
-    from sdsl import deployment as DP
     from sdsl import plan as P
     from sdsl._schema import records
     from sdsl.build import pipeline
     from sdsl.model import deploy as D
     from sdsl.model import speedup as S
+    from sdsl.plan import deployment as DP
     from sdsl.plan import interval as I
     from sdsl.plan import lookup as L
 
