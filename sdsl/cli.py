@@ -1,4 +1,4 @@
-"""The ``sdsl`` command line: plan a draft for a target from the shell.
+"""The ``sdsl`` command line: every sub-command's options, how it runs and what it prints.
 
 ::
 
@@ -69,7 +69,7 @@ class _Parser(argparse.ArgumentParser):
         self.register("action", "store", _Once)
 
     def error(self, message: str) -> NoReturn:
-        from sdsl._validate import one_line, suggestion
+        from sdsl._validate.messages import one_line, suggestion
 
         hint = ""
         m = re.match(r"unrecognized arguments: (\S+)", message)
@@ -101,6 +101,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"sdsl {sdsl.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_plan_parser(sub)
+    _add_speedup_parser(sub)
+    _add_presets_parser(sub)
+    _add_alpha_parser(sub)
+    return parser
+
+
+def _add_plan_parser(sub: Any) -> None:
+    """``sdsl plan``: N* and what it takes to deploy it."""
     p = sub.add_parser(
         "plan",
         help="optimal draft size N*, integer draft length, acceptance rate, wall-clock speedup, engine settings",
@@ -181,30 +190,10 @@ def build_parser() -> argparse.ArgumentParser:
         "candidates when asked for) instead of a table",
     )
     _add_deployment_options(p)
-    _add_speedup_parser(sub)
-    pr = sub.add_parser(
-        "presets",
-        help="list the target presets (parameters, tokens, draft family tokens); --plan plans each",
-        description="List the target presets of data/presets.csv: M in parameters, D' and D in tokens; "
-        "with --plan, N*, the integer gamma*, alpha and the tokens per FLOP ratio of each "
-        "dense target (mixture-of-experts targets are refused).",
-    )
-    _add_presets_options(pr)
-    _add_alpha_options(
-        sub.add_parser(
-            "alpha",
-            help="alpha with its interval from a serving engine's metrics, log or per-request JSON",
-            description="Alpha with its interval per model and engine from what a serving engine wrote (format "
-            "detected), per-position rates with the constant-alpha test, drafts shorter than k, and what the "
-            "measured alpha implies through the plan. Exit status: 0 with an alpha, 1 when every series is "
-            "idle or unusable, 2 on bad input.",
-        )
-    )
-    return parser
 
 
 def _add_deployment_options(p: argparse.ArgumentParser) -> None:
-    """The wall-clock, hardware and engine options of ``sdsl plan``."""
+    """The wall-clock, hardware and engine options of ``sdsl plan`` (:mod:`sdsl.plan.deployment`)."""
     w = p.add_argument_group(
         "wall-clock speedup (Leviathan et al. 2023, Theorem 3.8; default: c = N*/M, the FLOP model's batch-1 "
         "memory-bound limit; give one of the three sources below)"
@@ -313,8 +302,15 @@ def _add_speedup_parser(sub: Any) -> None:
     )
 
 
-def _add_presets_options(p: argparse.ArgumentParser) -> None:
-    """The options of ``sdsl presets``."""
+def _add_presets_parser(sub: Any) -> None:
+    """``sdsl presets``: the target presets, planned with ``--plan``."""
+    p = sub.add_parser(
+        "presets",
+        help="list the target presets (parameters, tokens, draft family tokens); --plan plans each",
+        description="List the target presets of data/presets.csv: M in parameters, D' and D in tokens; "
+        "with --plan, N*, the integer gamma*, alpha and the tokens per FLOP ratio of each "
+        "dense target (mixture-of-experts targets are refused).",
+    )
     p.add_argument(
         "--plan",
         action="store_true",
@@ -325,8 +321,16 @@ def _add_presets_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
 
 
-def _add_alpha_options(p: argparse.ArgumentParser) -> None:
-    """The options of ``sdsl alpha`` (the engine readers are imported when it runs)."""
+def _add_alpha_parser(sub: Any) -> None:
+    """``sdsl alpha``: its options only (the engine readers are imported when it runs)."""
+    p = sub.add_parser(
+        "alpha",
+        help="alpha with its interval from a serving engine's metrics, log or per-request JSON",
+        description="Alpha with its interval per model and engine from what a serving engine wrote (format "
+        "detected), per-position rates with the constant-alpha test, drafts shorter than k, and what the "
+        "measured alpha implies through the plan. Exit status: 0 with an alpha, 1 when every series is "
+        "idle or unusable, 2 on bad input.",
+    )
     p.add_argument(
         "files",
         nargs="+",
@@ -800,7 +804,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sub.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse: --help, --version (0) and usage errors (2)
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
-    from sdsl._validate import argument_names, one_line
+    from sdsl._validate.messages import argument_names, one_line
 
     try:
         with argument_names(_flags(sub)):
