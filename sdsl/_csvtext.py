@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from sdsl.validation import one_line
+
 
 class YamlError(ValueError):
     """The text is not valid YAML; the message is PyYAML's, on one line."""
@@ -88,10 +90,6 @@ __all__ = ["DataError", "CsvText", "read_csv_text", "check_sha256", "yml_beside"
 
 class DataError(ValueError):
     """A data file or table does not match its schema (the message names file, line and column)."""
-
-
-def one_line(message: object) -> str:
-    return " ".join(str(message).split())
 
 
 def yaml_problem(path: Path, exc: YamlError) -> str:

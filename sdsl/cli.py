@@ -1,4 +1,4 @@
-"""The ``sdsl`` command line: plan a draft for a target from the shell.
+"""The ``sdsl`` command line: every sub-command's options, how it runs and what it prints.
 
 ::
 
@@ -23,11 +23,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from sdsl.plan.deployment import WallClockInputs
 
 __all__ = ["main", "build_parser"]
 
@@ -85,7 +89,6 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``sdsl`` (sub-commands ``plan``, ``speedup``, ``presets`` and ``alpha``)."""
     import sdsl
-    from sdsl import cli_deploy
 
     parser = _Parser(
         prog="sdsl",
@@ -98,6 +101,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"sdsl {sdsl.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_plan_parser(sub)
+    _add_speedup_parser(sub)
+    _add_presets_parser(sub)
+    _add_alpha_parser(sub)
+    return parser
+
+
+def _add_plan_parser(sub: Any) -> None:
+    """``sdsl plan``: N* and what it takes to deploy it."""
     p = sub.add_parser(
         "plan",
         help="optimal draft size N*, integer draft length, acceptance rate, wall-clock speedup, engine settings",
@@ -177,33 +189,190 @@ def build_parser() -> argparse.ArgumentParser:
         "num_speculative_tokens, engines, suggested_draft, interval, warnings, plus n_star_ci95 and "
         "candidates when asked for) instead of a table",
     )
-    cli_deploy.add_plan_arguments(p)
-    cli_deploy.add_speedup_parser(sub)
-    pr = sub.add_parser(
+    _add_deployment_options(p)
+
+
+def _add_deployment_options(p: argparse.ArgumentParser) -> None:
+    """The wall-clock, hardware and engine options of ``sdsl plan`` (:mod:`sdsl.plan.deployment`)."""
+    w = p.add_argument_group(
+        "wall-clock speedup (Leviathan et al. 2023, Theorem 3.8; default: c = N*/M, the FLOP model's batch-1 "
+        "memory-bound limit; give one of the three sources below)"
+    )
+    w.add_argument(
+        "--cost-ratio",
+        metavar="C",
+        help="cost coefficient c: seconds of a draft step over seconds of a target step (dimensionless, >= 0; from 1 on speculation never pays)",
+    )
+    w.add_argument("--draft-latency", metavar="S", help="measured seconds of one draft step (one token)")
+    w.add_argument(
+        "--target-latency", metavar="S", help="measured seconds of one target step (one token, plain decoding)"
+    )
+    w.add_argument(
+        "--verify-latency",
+        metavar="S",
+        help="measured seconds of one target pass verifying --verify-tokens "
+        "tokens (default: Theorem 3.8's assumption, the cost of one step)",
+    )
+    w.add_argument("--verify-tokens", metavar="K", help="tokens of that verification pass (gamma + 1, an integer >= 2)")
+    h = p.add_argument_group(
+        "hardware model (a roofline of one decoding step; re-optimises N* and gamma* for wall-clock time)"
+    )
+    h.add_argument(
+        "--hardware",
+        metavar="NAME",
+        help="accelerator preset of data/accelerators.csv: a100-80gb, h100-sxm, h200, cpu-here",
+    )
+    h.add_argument("--gpus", metavar="G", default=None, help="devices in tensor parallel (ideal scaling; default 1)")
+    h.add_argument(
+        "--dtype",
+        metavar="T",
+        help="weights and KV cache: bf16 (GPU default), fp16, fp8, fp32; only the "
+        "bytes change, the peak compute stays the preset's (weight-only quantisation)",
+    )
+    h.add_argument(
+        "--batch",
+        metavar="B",
+        action="append",
+        help="sequences decoded together (repeatable or comma-separated, e.g. 1,8,64; default 1)",
+    )
+    h.add_argument(
+        "--context",
+        metavar="L",
+        action="append",
+        help="tokens in each sequence's KV cache (repeatable or comma-separated; default 0)",
+    )
+    h.add_argument(
+        "--overlap",
+        action="store_true",
+        help="drafting overlapped with verification (Saguaro, MineDraft): "
+        "an iteration costs max(draft, verify) instead of their sum",
+    )
+    h.add_argument(
+        "--step-overhead",
+        metavar="S",
+        help="fixed seconds per forward pass (kernel launches, framework; default: the preset's, 0 for the GPUs)",
+    )
+    h.add_argument("--gamma-max", metavar="G", help="largest draft length searched, 1 to 1024 (default 32)")
+    e = p.add_argument_group(
+        "engine settings (vLLM, SGLang, TensorRT-LLM and llama.cpp; with --hardware they carry --gpus, --dtype "
+        "and the draft length of each --batch)"
+    )
+    e.add_argument(
+        "--draft-model",
+        metavar="ID",
+        help="draft repository id or path written into the engine settings "
+        "(default: the suggested published draft, else a placeholder)",
+    )
+    e.add_argument("--target-model", metavar="ID", help="target repository id or path (default: the preset's)")
+
+
+def _add_speedup_parser(sub: Any) -> None:
+    """``sdsl speedup``: Theorem 3.8 for one acceptance rate and cost."""
+    s = sub.add_parser(
+        "speedup",
+        help="wall-clock speedup of speculative decoding (Theorem 3.8), best draft length, break-even alpha",
+        description=(
+            "Expected wall-clock speedup over plain decoding, S = (1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + v)), "
+            "with c the time of a draft step over a target step and v the cost of verifying gamma + 1 tokens "
+            "over one target step (1 in Leviathan et al. 2023, Theorem 3.8; v = 1 + k gamma from a measured "
+            "verification). Prints S at --gamma, the best integer and continuous gamma, and the break-even "
+            "alpha below which speculation loses (c + k, Corollary 3.9)."
+        ),
+    )
+    s.add_argument("--alpha", metavar="A", required=True, help="acceptance rate, in (0, 1)")
+    s.add_argument("--gamma", metavar="G", help="draft length to evaluate (integer >= 0)")
+    s.add_argument(
+        "--cost-ratio",
+        "--c",
+        dest="cost_ratio",
+        metavar="C",
+        help="cost coefficient c (draft step over target step, >= 0; from 1 on speculation never pays)",
+    )
+    s.add_argument("--draft-latency", metavar="S", help="measured seconds of one draft step (instead of --cost-ratio)")
+    s.add_argument("--target-latency", metavar="S", help="measured seconds of one target step")
+    s.add_argument(
+        "--verify-latency", metavar="S", help="measured seconds of one verification pass of --verify-tokens tokens"
+    )
+    s.add_argument("--verify-tokens", metavar="K", help="tokens of that pass (gamma + 1, integer >= 2)")
+    s.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (alpha, c, verify_slope, gamma, speedup, "
+        "gamma_continuous, gamma_integer, speedup_at_best, break_even_alpha)",
+    )
+
+
+def _add_presets_parser(sub: Any) -> None:
+    """``sdsl presets``: the target presets, planned with ``--plan``."""
+    p = sub.add_parser(
         "presets",
         help="list the target presets (parameters, tokens, draft family tokens); --plan plans each",
         description="List the target presets of data/presets.csv: M in parameters, D' and D in tokens; "
         "with --plan, N*, the integer gamma*, alpha and the tokens per FLOP ratio of each "
         "dense target (mixture-of-experts targets are refused).",
     )
-    cli_deploy.add_presets_arguments(pr)
-    from sdsl import cli_alpha  # the options only: the readers are imported when alpha runs
-
-    cli_alpha.add_arguments(
-        sub.add_parser(
-            "alpha",
-            help="alpha with its interval from a serving engine's metrics, log or per-request JSON",
-            description="Alpha with its interval per model and engine from what a serving engine wrote (format "
-            "detected), per-position rates with the constant-alpha test, drafts shorter than k, and what the "
-            "measured alpha implies through the plan. Exit status: 0 with an alpha, 1 when every series is "
-            "idle or unusable, 2 on bad input.",
-        )
+    p.add_argument(
+        "--plan",
+        action="store_true",
+        help="plan every dense target: N*, integer gamma*, alpha, the "
+        "tokens per FLOP ratio and, where the architecture is known, the wall-clock speedup on an H100 SXM "
+        "at batch 1 (mixture-of-experts targets refused, unknown tokens said to be unknown)",
     )
-    return parser
+    p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
 
 
-def _one_line(msg: object) -> str:
-    return " ".join(str(msg).split())
+def _add_alpha_parser(sub: Any) -> None:
+    """``sdsl alpha``: its options only (the engine readers are imported when it runs)."""
+    p = sub.add_parser(
+        "alpha",
+        help="alpha with its interval from a serving engine's metrics, log or per-request JSON",
+        description="Alpha with its interval per model and engine from what a serving engine wrote (format "
+        "detected), per-position rates with the constant-alpha test, drafts shorter than k, and what the "
+        "measured alpha implies through the plan. Exit status: 0 with an alpha, 1 when every series is "
+        "idle or unusable, 2 on bad input.",
+    )
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="a saved /metrics scrape (vLLM, llama.cpp, SGLang, TensorRT-LLM, or a pasted Prometheus "
+        "query table), a vLLM log, vLLM per-request JSON, a 'vllm bench serve --save-result' JSON, or vLLM's "
+        "LLM.get_metrics() saved as json.dump([dataclasses.asdict(m) for m in llm.get_metrics()], f); the "
+        "format is detected; - reads standard input",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the text report")
+    p.add_argument(
+        "--delta",
+        action="store_true",
+        help="FILES are successive scrapes of one server, earliest first: report the traffic between "
+        "the first and the last (a restart is told from files in the wrong order through _created)",
+    )
+    p.add_argument(
+        "--format",
+        dest="fmt",
+        metavar="FMT",
+        help="skip detection: vllm-prometheus, llamacpp-prometheus, sglang-prometheus, trtllm-prometheus, "
+        "vllm-log, vllm-requests, vllm-bench or vllm-get-metrics",
+    )
+    p.add_argument(
+        "--gamma",
+        metavar="K",
+        help="draft length k, for exports that do not carry it (TensorRT-LLM without max_draft_len; "
+        "SGLang without spec_num_steps, with tree drafts: the number of steps; a vllm bench serve result "
+        "without per-position rates); refused when it differs from the k an export carries",
+    )
+    p.add_argument("--level", metavar="L", default="0.95", help="confidence level of the intervals (default 0.95)")
+    p.add_argument(
+        "--seed",
+        metavar="S",
+        help="seed of the bootstrap over requests of vLLM per-request JSON, an integer in [0, 2^63 - 1] (default 0)",
+    )
+    plan = p.add_argument_group("what alpha implies (optional): the target and the draft that was measured")
+    plan.add_argument("--preset", metavar="NAME", help="target preset of data/presets.csv ('sdsl presets')")
+    plan.add_argument("--target-params", metavar="M", help="target size M, in parameters")
+    plan.add_argument("--target-tokens", metavar="D'", help="target pre-training tokens D'")
+    plan.add_argument("--draft-params", metavar="N", help="size N of the measured draft, in parameters")
+    plan.add_argument("--draft-tokens", metavar="D", help="pre-training tokens D of the draft family")
 
 
 def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:
@@ -235,10 +404,9 @@ def _plan(args: argparse.Namespace) -> int:
         n_boot=0 if args.bootstrap is None else args.bootstrap,
         seed=("0" if args.seed is None else args.seed) if args.bootstrap is not None else None,
     )
-    from sdsl import cli_deploy
-    from sdsl.deployment import deployment_report
+    from sdsl.plan.deployment import deployment_report
 
-    wall = cli_deploy.wall_clock_inputs(args)
+    wall = _wall_clock_inputs(args)
     opt = P.plan(inputs)
     result: dict[str, Any] = {
         "n_star": opt.n_star,
@@ -284,7 +452,7 @@ def _plan(args: argparse.Namespace) -> int:
         ("alpha at N*", f"{opt.alpha:.4f}"),
         ("T(N*)", f"{opt.tokens_per_flop:.4g} tokens per FLOP"),
     ]
-    rows += cli_deploy.plan_rows(report)
+    rows += _plan_rows(report)
     for r in cands.itertuples() if cands is not None and len(cands) else ():
         rows.append(
             (
@@ -298,24 +466,324 @@ def _plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _presets(args: argparse.Namespace) -> int:
-    from sdsl import cli_deploy
+def _wall_clock_inputs(args: argparse.Namespace) -> WallClockInputs:
+    """The validated :class:`sdsl.plan.deployment.WallClockInputs` of ``sdsl plan``'s options."""
+    from sdsl.plan.deployment import check_wall_clock
 
-    return cli_deploy.run_presets_plan(args) if args.plan else cli_deploy.run_presets_list(args)
+    return check_wall_clock(
+        cost_ratio=args.cost_ratio,
+        draft_latency=args.draft_latency,
+        target_latency=args.target_latency,
+        verify_latency=args.verify_latency,
+        verify_tokens=args.verify_tokens,
+        hardware=args.hardware,
+        gpus=args.gpus,
+        dtype=args.dtype,
+        batch=args.batch,
+        context=args.context,
+        overlap=args.overlap,
+        step_overhead=args.step_overhead,
+        gamma_max=args.gamma_max,
+    )
+
+
+def _g(x: Any, fmt: str = ".4g") -> str:
+    return "n/a" if x is None else format(x, fmt)
+
+
+def _plan_rows(rep: dict[str, Any]) -> list[tuple[str, str]]:
+    """The text rows of a deployment report (after N*, gamma*, alpha and T(N*))."""
+    w = rep["wall_clock"]
+    rows = [
+        (
+            "gamma* continuous / integer",
+            f"{rep['gamma_star_continuous']:.4g} / {rep['gamma_star_integer']} tokens per "
+            f"iteration (rounding gives up {100 * rep['rounding_loss']:.3f} % of tokens per FLOP)",
+        ),
+        (
+            "N* with an integer gamma",
+            f"{rep['n_star_integer_gamma']:.4g} parameters (gives up {100 * rep['rounding_loss_reoptimised']:.3f} %)",
+        ),
+        (
+            "tokens per FLOP ratio",
+            f"{rep['tokens_per_flop_ratio']:.3f}x (T(N*) * 2M: tokens per FLOP over plain decoding; "
+            f"not a wall-clock speedup)",
+        ),
+        ("wall-clock speedup", f"{_g(w['speedup'], '.3f')}x at gamma = {w['gamma_integer']}: {w['source']}"),
+    ]
+    if "break_even_alpha" in w:
+        rows.append(
+            (
+                "cost coefficient c",
+                f"{w['cost_coefficient']:.4g} (verification slope {w['verify_cost_slope']:.4g}); "
+                f"speculation loses below alpha = {w['break_even_alpha']:.4f}",
+            )
+        )
+    for r in w.get("by_batch_and_context", []):
+        n = "no draft" if r["n_star"] is None else f"N* {r['n_star']:.4g}"
+        rows.append(
+            (
+                f"batch {r['batch']:g}, context {r['context']:g}",
+                f"{n}, gamma* {r['gamma_star']}, speedup {r['speedup']:.3f}x (the FLOP N*: gamma "
+                f"{r['flop_n_star_gamma']}, {r['flop_n_star_speedup']:.3f}x); verification {r['target_bound']}-bound"
+                f"{'' if r['fits_in_memory'] else '; does not fit in memory'}",
+            )
+        )
+    s = rep["suggested_draft"]
+    if s is not None:
+        g = s.get("gamma_hardware", s["gamma_integer"])
+        rows.append(
+            (
+                "suggested draft",
+                f"{s['model']} ({s['params']:.4g} parameters, alpha {s['alpha']:.4f}, best "
+                f"gamma {g}): {100 * s['share_of_optimum']:.1f} % of the optimum's tokens per FLOP",
+            )
+        )
+    rows += _engine_rows(rep["engines"])
+    rows += _interval_rows(rep["interval"])
+    for wmsg in rep["warnings"]:
+        rows.append(("warning", wmsg))
+    return rows
+
+
+_ENGINE_NAMES = (("vllm", "vLLM"), ("sglang", "SGLang"), ("trtllm", "TensorRT-LLM"), ("llamacpp", "llama.cpp"))
+
+
+def _engine_rows(e: dict[str, Any]) -> list[tuple[str, str]]:
+    """The text rows of the engine settings: one command per engine and planned batch size (one
+    TensorRT-LLM configuration with its per-batch schedule), the version each was checked against."""
+    if not e.get("vllm"):
+        return [("engines", e["note"])]
+    rows = []
+    for key, name in _ENGINE_NAMES:
+        s = e[key]
+        for r in s.get("by_batch") or [{"batch": None, "command": s["command"]}]:
+            rows.append((name if r["batch"] is None else f"{name}, batch {r['batch']}", r["command"]))
+        rows.append((f"  {name} version", f"checked against {s['version']}; needs {s['requires']}"))
+        if s.get("note"):
+            rows.append((f"  {name} note", s["note"]))
+    return rows + [("engine draft", e["draft"]), ("engine target", e["target"])]
+
+
+_SOURCE_NAMES = {"law": "acceptance law", "constants": "loss-law constants", "coefficients": "plane's coefficients"}
+
+
+def _interval_rows(iv: dict[str, Any]) -> list[tuple[str, str]]:
+    """The text rows of the ``N*`` interval (:func:`sdsl.plan.interval.n_star_intervals`): the
+    headline with its sources, each source, the combination and what is left out."""
+    h, by = iv["headline"], iv["by_source"]
+    names = ", ".join(_SOURCE_NAMES[k] for k in h["sources"])
+    rows = [
+        (
+            "N* interval (headline)",
+            f"[{_g(h.get('low'))}, {_g(h.get('high'))}] parameters over: {names}"
+            + (f"; left out: {', '.join(_SOURCE_NAMES[k] for k in h['left_out'])}" if h["left_out"] else "")
+            + " (an envelope of model choices, not a probability)",
+        )
+    ]
+    law = by["law"]
+    groups: dict[str, list[str]] = {}
+    for v in law["laws"]:
+        groups.setdefault(v["fitted_on"], []).append(
+            f"{v['label']} {_g(v['n_star'])}" + ("" if v["status"] == "interior" else f" ({v['status']})")
+        )
+    rows.append(
+        (
+            "  by acceptance law",
+            f"[{_g(law.get('low'))}, {_g(law.get('high'))}]: "
+            + "; ".join(f"{k}: {', '.join(g)}" for k, g in groups.items()),
+        )
+    )
+    con = by["constants"]
+    rows.append(
+        (
+            "  by loss-law constants",
+            f"[{_g(con.get('low'))}, {_g(con.get('high'))}]: "
+            + "; ".join(f"{v['constants']} {_g(v['n_star'])}" for v in con["sets"]),
+        )
+    )
+    co = by["coefficients"]
+    if co["computed"]:
+        rows.append(
+            (
+                "  by plane's coefficients",
+                f"[{_g(co['low'])}, {_g(co['high'])}]: {co['kind']} "
+                f"({co['draws']} draws, seed {co['seed']}, {co['dropped']} dropped)",
+            )
+        )
+    else:
+        rows.append(("  by plane's coefficients", f"not computed: {co['why']}"))
+    c = iv["combined"]
+    if c is not None and c["sources"] != h["sources"]:
+        rows.append(("  combined (all computed)", f"[{_g(c['low'])}, {_g(c['high'])}]"))
+    rows.append(("N* interval leaves out", "; ".join(iv["excludes"])))
+    return rows
+
+
+def _speedup(args: argparse.Namespace) -> int:
+    """``sdsl speedup``: Theorem 3.8 for one acceptance rate and cost."""
+    from sdsl import validation as V
+    from sdsl.model.speedup import speedup_report
+    from sdsl.plan.deployment import check_wall_clock
+
+    alpha = V.number(args.alpha, "alpha", low=0, high=1, low_open=True, high_open=True, what="acceptance rate")
+    if args.cost_ratio is None and args.draft_latency is None and args.target_latency is None:
+        raise ValueError("give the cost of drafting: --cost-ratio C, or --draft-latency and --target-latency (seconds)")
+    wc = check_wall_clock(
+        cost_ratio=args.cost_ratio,
+        draft_latency=args.draft_latency,
+        target_latency=args.target_latency,
+        verify_latency=args.verify_latency,
+        verify_tokens=args.verify_tokens,
+    )
+    gamma = (
+        None
+        if args.gamma is None
+        else V.integer(args.gamma, "gamma", low=0, high=1024, what="tokens drafted per iteration")
+    )
+    assert wc.c is not None  # a cost ratio or the latencies were given: both set c
+    rep = speedup_report(alpha, wc.c, gamma, wc.verify_slope)
+    d = rep.as_dict()
+    if args.json:
+        print(json.dumps(d))
+        return 0
+    rows = [
+        ("alpha", f"{rep.alpha:.4g}"),
+        ("cost coefficient c", f"{rep.c:.4g} (draft step over target step)"),
+        ("verification cost", f"1 + {rep.verify_slope:.4g} gamma target steps"),
+    ]
+    if gamma is not None:
+        rows.append((f"speedup at gamma = {gamma}", f"{rep.speedup:.4f}x (wall-clock, Theorem 3.8)"))
+    gc = "unbounded (drafting is free)" if d["gamma_continuous"] is None else f"{rep.gamma_continuous:.4g}"
+    rows += [
+        ("best gamma (continuous)", gc),
+        ("best gamma (integer)", f"{rep.gamma_integer}: speedup {rep.speedup_at_best:.4f}x"),
+        (
+            "break-even alpha",
+            f"{rep.break_even_alpha:.4f} (below it no draft length beats plain decoding)"
+            if rep.c + rep.verify_slope < 1
+            else f"none: c + k = {rep.c + rep.verify_slope:.4g} >= 1, a draft step costs at least a target step, so "
+            f"no acceptance rate below 1 makes speculation pay; serve without a draft",
+        ),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k:<{width}}  {v}")
+    return 0
+
+
+def _presets(args: argparse.Namespace) -> int:
+    return _presets_plan(args) if args.plan else _presets_list(args)
+
+
+def _presets_list(args: argparse.Namespace) -> int:
+    """``sdsl presets``: the presets of ``data/presets.csv``."""
+    from sdsl.plan import preset_records
+
+    rows = preset_records()
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {
+                        k: (None if isinstance(v, float) and math.isnan(v) else v)
+                        for k, v in r.items()
+                        if not k.endswith("_source")
+                    }
+                    for r in rows
+                ]
+            )
+        )
+        return 0
+    print(f"{'preset':<21} {'model':<21} {'M (params)':>11} {'D_prime (tokens)':>17} {'D (tokens)':>11}  note")
+    for r in rows:
+        note = (
+            "mixture of experts: refused"
+            if r["architecture"] == "moe"
+            else "draft only"
+            if r["role"] == "draft"
+            else ""
+        )
+        tok = "unknown" if math.isnan(r["tokens"]) else f"{r['tokens']:.3g}"
+        dt = "unknown" if r["draft_tokens"] is None or math.isnan(r["draft_tokens"]) else f"{r['draft_tokens']:.3g}"
+        print(f"{r['preset']:<21} {r['model']:<21} {r['params']:>11.4g} {tok:>17} {dt:>11}  {note}")
+    return 0
+
+
+def _presets_plan(args: argparse.Namespace) -> int:
+    """``sdsl presets --plan``: the lookup table of :func:`sdsl.plan.lookup.lookup_rows` (the book's
+    table, the same numbers)."""
+    from sdsl.plan.lookup import lookup_rows
+
+    out = lookup_rows()
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    print(
+        f"{'preset':<21} {'M (params)':>11} {'D_prime':>8} {'D':>8} {'N* (params)':>12} {'gamma*':>6} {'alpha':>7} "
+        f"{'ratio':>6} {'wall-clock':>10} {'hw gamma':>8} {'gpus':>4}"
+    )
+    for r in out:
+        if r["status"] != "planned":
+            tok = "unknown" if r["tokens"] is None else f"{r['tokens']:.3g}"
+            print(f"{r['preset']:<21} {r['params']:>11.4g} {tok:>8}  {r['status']}: {r['note']}")
+            continue
+        known = r["wall_clock_speedup"] is not None
+        wall = f"{r['wall_clock_speedup']:.3f}x" if known else "n/a"
+        print(
+            f"{r['preset']:<21} {r['params']:>11.4g} {r['tokens']:>8.3g} {r['draft_tokens']:>8.3g} "
+            f"{r['n_star']:>12.4g} {r['gamma_star_integer']:>6d} {r['alpha']:>7.4f} {r['tokens_per_flop_ratio']:>5.3f}x "
+            f"{wall:>10} {r['wall_clock_gamma'] if known else '':>8} {r['gpus'] if known else '':>4}"
+        )
+    hw = next((r["hardware"] for r in out if r["hardware"]), "the GPU preset")
+    print(
+        "ratio: tokens per FLOP over plain decoding (T(N*) * 2M), not a wall-clock speedup; wall-clock: Theorem 3.8 "
+        f"on the roofline of {hw} at batch 1, empty KV cache, a draft of N* parameters at its best integer gamma "
+        "(hw gamma) on the fewest devices (gpus, tensor parallel) that hold both models (n/a: architecture unknown); 'sdsl plan --preset NAME --hardware h100-sxm --batch 1,64' for a deployment"
+    )
+    return 0
+
+
+def _alpha(args: argparse.Namespace) -> int:
+    """``sdsl alpha``: validate, read, print; exit status 0 with at least one alpha, 1 when every
+    series was idle or unusable (:mod:`sdsl.measure.report`)."""
+    from sdsl import validation as V
+    from sdsl.measure.implications import resolve_context
+    from sdsl.measure.report import build_report, report_dict, report_text
+
+    level = V.level(args.level, what="confidence level")
+    gamma = None if args.gamma is None else V.integer(args.gamma, "gamma", low=1, high=1024, what="draft length k")
+    seed = 0 if args.seed is None else V.seed(args.seed, "seed")
+    if args.fmt is not None:
+        from sdsl.measure.engines import FORMATS
+
+        args.fmt = V.choice(args.fmt, "fmt", list(FORMATS), "format of the files")
+    if args.delta and len(args.files) < 2:
+        raise ValueError(
+            f"{V.shown('delta')} needs at least two files (successive scrapes, earliest first), got {len(args.files)}"
+        )
+    ctx = resolve_context(args.preset, args.target_params, args.target_tokens, args.draft_params, args.draft_tokens)
+    try:
+        rep = build_report(args.files, delta=args.delta, fmt=args.fmt, level=level, gamma=gamma, seed=seed, context=ctx)
+    except ImportError as exc:  # prometheus_client is in the measure extra
+        raise ValueError(
+            f"reading engine exports needs the measure extra (pip install -e '.[measure]'): {exc}"
+        ) from None
+    if args.seed is not None and not any(r.source == "vllm-requests" for r in rep.reads):
+        raise ValueError(
+            f"{V.shown('seed')} {args.seed} is used only by the bootstrap over requests of vLLM "
+            f"per-request JSON, and no file is one: drop {V.shown('seed')}"
+        )
+    if args.json:
+        print(json.dumps(report_dict(rep), allow_nan=False))
+    else:
+        print(report_text(rep))
+    return 0 if rep.n_readings else 1
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    if args.command == "plan":
-        return _plan(args)
-    if args.command == "alpha":
-        from sdsl.measure.report import run
-
-        return run(args)
-    if args.command == "speedup":
-        from sdsl.cli_deploy import run_speedup
-
-        return run_speedup(args)
-    return _presets(args)
+    command = {"plan": _plan, "speedup": _speedup, "presets": _presets, "alpha": _alpha}[args.command]
+    return command(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -336,7 +804,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sub.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse: --help, --version (0) and usage errors (2)
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
-    from sdsl.validation import argument_names
+    from sdsl.validation import argument_names, one_line
 
     try:
         with argument_names(_flags(sub)):
@@ -344,7 +812,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # inside the try: a closed pipe is seen here, not at interpreter exit
         return status
     except ValueError as exc:
-        print(f"sdsl {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+        print(f"sdsl {args.command}: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         # the reader went away (`sdsl presets | head`): not an error of ours; silence the final flush

@@ -26,13 +26,13 @@ from typing import Any
 
 from sdsl._machine import cpu_flags, cpu_model
 from sdsl.build.runs import PATH_PARAMETERS
+from sdsl.data import sha256
 
 __all__ = [
     "PACKAGES",
     "MANIFEST_NAME",
     "PROVENANCE_NAME",
     "KERNEL_ENVIRONMENT",
-    "sha256",
     "artifact_kind",
     "list_files",
     "tree_digest",
@@ -75,15 +75,6 @@ KERNEL_ENVIRONMENT = (
     "MKL_CBWR",
     "SDSL_ULP_NOISE",
 )
-
-
-def sha256(path: Path | str) -> str:
-    """Hex sha256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 16), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def artifact_kind(relpath: str) -> str:

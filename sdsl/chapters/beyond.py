@@ -62,6 +62,7 @@ from sdsl.model.alpha_laws import (
     law_table,
     parameter_table,
 )
+from sdsl.model.configurations import configurations
 from sdsl.model.crossval import (
     bootstrap_rmse,
     compare_laws,
@@ -69,7 +70,6 @@ from sdsl.model.crossval import (
     cv_predictions,
 )
 from sdsl.model.law_variants import (
-    configurations,
     elasticity_table,
     n_star_spread,
     n_star_variants,

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     pass
 
 __all__ = [
-    "Measurement",
+    "AcceptanceRun",
     "measure_acceptance",
     "summarize_measurement",
     "model_perplexity",
@@ -44,7 +44,7 @@ REQUEST_COLUMNS = ["gamma", "prompt_id", "prompt_tokens", "new_tokens", "iterati
 
 # --------------------------------------------------------------------------- measuring
 @dataclass
-class Measurement:
+class AcceptanceRun:
     """Result of :func:`measure_acceptance`: a tidy per-iteration table (columns
     ``ITERATION_COLUMNS``), a per-request table (``REQUEST_COLUMNS``) and the run's settings."""
 
@@ -98,7 +98,7 @@ def _settings(
     seed: int,
     n_prompts: int,
 ) -> dict[str, Any]:
-    """The run's settings, as :attr:`Measurement.settings` records them."""
+    """The run's settings, as :attr:`AcceptanceRun.settings` records them."""
 
     def name(m: Any) -> str:
         return str(m) if isinstance(m, (str, os.PathLike)) else type(m).__name__
@@ -130,7 +130,7 @@ def measure_acceptance(
     progress: bool = True,
     top_k: int = 0,
     top_p: float = 1.0,
-) -> Measurement:
+) -> AcceptanceRun:
     """Run speculative decoding of every prompt at every draft length and record what Tables 1,
     2 and 6 of the paper need: per iteration the drafted and accepted counts, per request TTFT,
     TPOT and total time.
@@ -181,11 +181,11 @@ def measure_acceptance(
         seed=seed,
         n_prompts=len(prompts),
     )
-    return Measurement(iterations, requests, settings)
+    return AcceptanceRun(iterations, requests, settings)
 
 
 def summarize_measurement(
-    m: Measurement, rng: np.random.Generator, *, level: float = 0.95, n_resamples: int = 2000
+    m: AcceptanceRun, rng: np.random.Generator, *, level: float = 0.95, n_resamples: int = 2000
 ) -> pd.DataFrame:
     """One row per draft length: alpha by the truncated-geometric MLE (profile interval), by the
     cluster bootstrap over prompts, by inverting the mean tokens per iteration, and directly as

@@ -1,5 +1,5 @@
-"""``sdsl alpha FILE...``: alpha with its interval from whatever a serving engine wrote, and what
-the measured alpha implies through the plan.
+"""The report of ``sdsl alpha FILE...`` (:mod:`sdsl.cli` runs it): alpha with its interval from
+whatever a serving engine wrote, and what the measured alpha implies through the plan.
 
 For each file (:func:`sdsl.measure.engines.read_files`, format detected from the content): alpha
 with its interval per model and engine, how it was obtained, the per-position conditional rates
@@ -16,26 +16,14 @@ Exit status: 0 with at least one alpha, 1 when every series was idle or unusable
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sdsl.measure.implications import Implication, PlanContext, implications, resolve_context
+from sdsl.measure.implications import Implication, PlanContext, implications
 
-__all__ = [
-    "PlanContext",
-    "Implication",
-    "Report",
-    "resolve_context",
-    "implications",
-    "build_report",
-    "report_text",
-    "report_dict",
-    "run",
-]
+__all__ = ["Report", "build_report", "report_text", "report_dict"]
 
 
 @dataclass(frozen=True)
@@ -299,37 +287,3 @@ def report_dict(rep: Report) -> dict:
         }
     )
     return _num({"files": files, "plan_inputs": ctx, "notes": list(rep.notes), "n_readings": rep.n_readings})
-
-
-def run(args: argparse.Namespace) -> int:
-    """``sdsl alpha``: validate, read, print; the exit status (module docstring)."""
-    from sdsl import validation as V
-
-    level = V.level(args.level, what="confidence level")
-    gamma = None if args.gamma is None else V.integer(args.gamma, "gamma", low=1, high=1024, what="draft length k")
-    seed = 0 if args.seed is None else V.seed(args.seed, "seed")
-    if args.fmt is not None:
-        from sdsl.measure.engines import FORMATS
-
-        args.fmt = V.choice(args.fmt, "fmt", list(FORMATS), "format of the files")
-    if args.delta and len(args.files) < 2:
-        raise ValueError(
-            f"{V.shown('delta')} needs at least two files (successive scrapes, earliest first), got {len(args.files)}"
-        )
-    ctx = resolve_context(args.preset, args.target_params, args.target_tokens, args.draft_params, args.draft_tokens)
-    try:
-        rep = build_report(args.files, delta=args.delta, fmt=args.fmt, level=level, gamma=gamma, seed=seed, context=ctx)
-    except ImportError as exc:  # prometheus_client is in the measure extra
-        raise ValueError(
-            f"reading engine exports needs the measure extra (pip install -e '.[measure]'): {exc}"
-        ) from None
-    if args.seed is not None and not any(r.source == "vllm-requests" for r in rep.reads):
-        raise ValueError(
-            f"{V.shown('seed')} {args.seed} is used only by the bootstrap over requests of vLLM "
-            f"per-request JSON, and no file is one: drop {V.shown('seed')}"
-        )
-    if args.json:
-        print(json.dumps(report_dict(rep), allow_nan=False))
-    else:
-        print(report_text(rep))
-    return 0 if rep.n_readings else 1

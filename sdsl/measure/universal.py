@@ -218,7 +218,7 @@ def measure_universal(
     (use :func:`summarize_universal`: there is no shared vocabulary for ``min(p, q)``). TTFT and TPOT
     are not observable inside ``generate`` and are NaN.
     """
-    from sdsl.measure.harness import Measurement, _gamma_list, _record, _seed_for, _settings
+    from sdsl.measure.harness import AcceptanceRun, _gamma_list, _record, _seed_for, _settings
     from sdsl.measure.local import load_model, load_tokenizer
 
     if not prompts:
@@ -261,7 +261,7 @@ def measure_universal(
         n_prompts=len(prompts),
     )
     settings["method"] = "transformers universal assisted generation (different tokenizers)"
-    return Measurement(iterations, requests, settings)
+    return AcceptanceRun(iterations, requests, settings)
 
 
 def summarize_universal(m, rng: np.random.Generator, **kwargs) -> pd.DataFrame:

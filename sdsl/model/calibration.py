@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from sdsl.model.hardware import Accelerator, ModelShape, step_time
+from sdsl.model.hardware import Accelerator, Architecture, step_time
 
 __all__ = [
     "CPU_NAME",
@@ -43,11 +43,11 @@ __all__ = [
 CPU_NAME = "cpu-here"
 
 
-def shape_of(row: Mapping[str, Any]) -> ModelShape:
-    """The :class:`ModelShape` of a row of ``cpu_step_times`` (or any row with ``params``, ``layers``,
+def shape_of(row: Mapping[str, Any]) -> Architecture:
+    """The :class:`Architecture` of a row of ``cpu_step_times`` (or any row with ``params``, ``layers``,
     ``heads``, ``kv_heads``, ``head_dim``, ``embedding_params`` and ``tied_embeddings``)."""
     tied = int(row["tied_embeddings"]) == 1
-    return ModelShape(
+    return Architecture(
         params=float(row["params"]),
         layers=float(row["layers"]),
         q_dim=float(row["heads"]) * float(row["head_dim"]),

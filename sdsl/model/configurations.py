@@ -1,6 +1,6 @@
 """The paper's settings, from ``data/models``: the pre-training tokens of each draft family, the
-(target, draft family) configurations of its Table 5, and the Eq. 5 coefficients a chapter
-parameter names (method notes, section 6)."""
+(target, draft family) configurations of its tables (Table 5's, or the acceptance tables' targets),
+and the Eq. 5 coefficients a chapter parameter names (method notes, section 6)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,20 @@ from sdsl.validation import as_positive
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["TABLE5_TARGETS", "TABLE5_FAMILIES", "resolve_coefficients", "family_tokens", "configurations"]
+__all__ = [
+    "TABLE5_TARGETS",
+    "TABLE5_FAMILIES",
+    "ACCEPTANCE_TARGETS",
+    "resolve_coefficients",
+    "family_tokens",
+    "configurations",
+]
 
 #: Targets and draft families of the paper's Table 5.
 TABLE5_TARGETS: tuple[str, ...] = ("Qwen1.5-14B", "Qwen1.5-32B")
 TABLE5_FAMILIES: tuple[str, ...] = ("OPT", "Qwen1.5", "Qwen2.5")
+#: The five targets of the acceptance measurements of Tables 1 and 2.
+ACCEPTANCE_TARGETS: tuple[str, ...] = ("OPT-13B", "OPT-30B", "OPT-66B", "Qwen1.5-14B", "Qwen1.5-32B")
 
 
 def resolve_coefficients(values: Sequence[float] | None = None) -> AcceptanceCoefficients:
@@ -53,7 +62,8 @@ def configurations(
     d_target: Mapping[str, float] | None = None,
     models: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """The (target, draft family) settings of Table 5: ``target, m, d_target, draft_family, d_draft``.
+    """(target, draft family) settings, by default Table 5's: ``target, m, d_target, draft_family, d_draft``
+    (:data:`ACCEPTANCE_TARGETS` for the targets of Tables 1 and 2).
 
     ``M`` and ``D'`` are the target's parameters and tokens in ``data/models``, ``D`` the family's
     tokens (:func:`family_tokens`). ``d_target`` overrides ``D'`` per target, e.g.

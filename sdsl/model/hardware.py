@@ -43,7 +43,7 @@ The accelerator, its presets and the FLOP-model limit are in :mod:`sdsl.model.ac
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,7 +55,7 @@ from sdsl.validation import as_float_array
 
 __all__ = [
     "Accelerator",
-    "ModelShape",
+    "Architecture",
     "REFERENCE_SHAPE",
     "HardwarePlan",
     "draft_shape",
@@ -72,7 +72,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class ModelShape:
+class Architecture:
     """The parts of a dense transformer's architecture that set the cost of a step."""
 
     params: float
@@ -88,12 +88,12 @@ class ModelShape:
     def __post_init__(self) -> None:
         for f in ("params", "layers"):
             if not (getattr(self, f) > 0):
-                raise ValueError(f"model shape: {f} must be > 0, got {getattr(self, f)!r}")
+                raise ValueError(f"architecture: {f} must be > 0, got {getattr(self, f)!r}")
         for f in ("q_dim", "kv_dim"):  # 0: attention's cost left out (the FLOP-model limit)
             if not (getattr(self, f) >= 0):
-                raise ValueError(f"model shape: {f} must be >= 0, got {getattr(self, f)!r}")
+                raise ValueError(f"architecture: {f} must be >= 0, got {getattr(self, f)!r}")
         if not 0 <= self.embedding_params < self.params:
-            raise ValueError(f"model shape: embedding_params must lie in [0, params), got {self.embedding_params!r}")
+            raise ValueError(f"architecture: embedding_params must lie in [0, params), got {self.embedding_params!r}")
 
     @property
     def streamed_params(self) -> float:
@@ -107,10 +107,10 @@ class ModelShape:
 
 #: Llama-3-8B (hidden 4096, 32 layers, 32 heads, 8 KV heads of 128, vocabulary 128256, untied
 #: embeddings; its config.json): the shape :func:`shape_like` scales when a target's is unknown.
-REFERENCE_SHAPE = ModelShape(params=8030261248, layers=32, q_dim=4096, kv_dim=1024, embedding_params=128256 * 4096)
+REFERENCE_SHAPE = Architecture(params=8030261248, layers=32, q_dim=4096, kv_dim=1024, embedding_params=128256 * 4096)
 
 
-def shape_like(params: float, reference: ModelShape = REFERENCE_SHAPE, tied: bool = False) -> ModelShape:
+def shape_like(params: float, reference: Architecture = REFERENCE_SHAPE, tied: bool = False) -> Architecture:
     """A model of ``params`` parameters with the aspect ratio of ``reference``: layers and widths
     scale as ``(params / reference.params)**(1/3)`` (so ``params ~ layers * width**2``).
 
@@ -118,7 +118,7 @@ def shape_like(params: float, reference: ModelShape = REFERENCE_SHAPE, tied: boo
     ----------
     params : float
         Parameters of the model, > 0.
-    reference : ModelShape
+    reference : Architecture
         The architecture whose proportions are kept.
     tied : bool
         Tied embeddings (no untied input embedding); otherwise the reference's embedding is scaled
@@ -126,14 +126,14 @@ def shape_like(params: float, reference: ModelShape = REFERENCE_SHAPE, tied: boo
 
     Returns
     -------
-    ModelShape
+    Architecture
     """
     p = float(params)
     if not (p > 0 and math.isfinite(p)):
         raise ValueError(f"params must be a positive number of parameters, got {params!r}")
     s = (p / reference.params) ** (1.0 / 3.0)
     emb = 0.0 if tied else min(reference.embedding_params * s, 0.5 * p)
-    return ModelShape(
+    return Architecture(
         params=p,
         layers=max(reference.layers * s, 1.0),
         q_dim=reference.q_dim * s,
@@ -142,18 +142,18 @@ def shape_like(params: float, reference: ModelShape = REFERENCE_SHAPE, tied: boo
     )
 
 
-def draft_shape(n: float, target: ModelShape) -> ModelShape:
+def draft_shape(n: float, target: Architecture) -> Architecture:
     """The assumed shape of a draft of ``n`` parameters for ``target``: the target's aspect ratio
     and grouped-query ratio, tied embeddings (as most small open models have)."""
     return shape_like(n, target, tied=True)
 
 
-def step_time(shape: ModelShape, acc: Accelerator, batch: float, context: float, tokens) -> np.ndarray:
+def step_time(shape: Architecture, acc: Accelerator, batch: float, context: float, tokens) -> np.ndarray:
     """Seconds of one forward pass by the roofline (see the module's docstring).
 
     Parameters
     ----------
-    shape : ModelShape
+    shape : Architecture
     acc : Accelerator
     batch : float
         Sequences in the batch, >= 1.
@@ -189,7 +189,9 @@ def _roofline_terms(ns, layers, q_dim, kv_elems, acc: Accelerator, b: float, ctx
     return flops / acc.peak_flops, nbytes / acc.bandwidth
 
 
-def _draft_step_times(n: np.ndarray, target: ModelShape, acc: Accelerator, batch: float, context: float) -> np.ndarray:
+def _draft_step_times(
+    n: np.ndarray, target: Architecture, acc: Accelerator, batch: float, context: float
+) -> np.ndarray:
     """:func:`step_time` of one token for drafts of sizes ``n`` (vectorised :func:`draft_shape`)."""
     s = (np.asarray(n, dtype=float) / target.params) ** (1.0 / 3.0)
     layers = np.maximum(target.layers * s, 1.0)
@@ -199,8 +201,8 @@ def _draft_step_times(n: np.ndarray, target: ModelShape, acc: Accelerator, batch
 
 
 def iteration_time(
-    draft: ModelShape,
-    target: ModelShape,
+    draft: Architecture,
+    target: Architecture,
     acc: Accelerator,
     gamma,
     batch: float = 1,
@@ -257,7 +259,7 @@ class HardwarePlan:
         return out
 
 
-def _bound(shape: ModelShape, acc: Accelerator, batch: float, context: float, tokens: float) -> str:
+def _bound(shape: Architecture, acc: Accelerator, batch: float, context: float, tokens: float) -> str:
     t_c, t_m = _roofline_terms(
         shape.streamed_params, shape.layers, shape.q_dim, shape.kv_elements_per_token(), acc, batch, context, tokens
     )
@@ -267,7 +269,7 @@ def _bound(shape: ModelShape, acc: Accelerator, batch: float, context: float, to
 def speedup_at(
     n: float,
     alpha: float,
-    target: ModelShape,
+    target: Architecture,
     acc: Accelerator,
     batch: float = 1,
     context: float = 0,
@@ -285,7 +287,7 @@ def speedup_at(
 
 
 def plan_on_hardware(
-    m_shape: ModelShape,
+    m_shape: Architecture,
     alpha_of_n: Callable[[np.ndarray], np.ndarray],
     acc: Accelerator,
     n_range: tuple[float, float],
@@ -299,7 +301,7 @@ def plan_on_hardware(
 
     Parameters
     ----------
-    m_shape : ModelShape
+    m_shape : Architecture
         The target.
     alpha_of_n : callable
         Acceptance rate of a draft of ``N`` parameters (vectorised), e.g. the loss law and the
@@ -397,13 +399,13 @@ def plan_on_hardware(
     return plan
 
 
-def target_shape(params: float, shape: dict | None) -> tuple[ModelShape, bool]:
-    """The :class:`ModelShape` of a target from its preset's architecture columns (``layers``,
+def target_shape(params: float, shape: Mapping[str, float] | None) -> tuple[Architecture, bool]:
+    """The :class:`Architecture` of a target from its preset's architecture columns (``layers``,
     ``hidden``, ``heads``, ``kv_heads``, ``head_dim``, ``vocab``, ``tied_embeddings``), or, when they
     are unknown, :func:`shape_like` of Llama-3-8B; the flag says whether the shape is known."""
     if shape:
         emb = 0.0 if int(shape["tied_embeddings"]) else float(shape["vocab"]) * float(shape["hidden"])
-        return ModelShape(
+        return Architecture(
             params=float(params),
             layers=float(shape["layers"]),
             q_dim=float(shape["heads"]) * float(shape["head_dim"]),

@@ -31,7 +31,6 @@ from sdsl.model.sensitivity import _elasticity_frame
 __all__ = [
     "TABLE4_QUANTITIES",
     "table4_check",
-    "configurations",
     "n_star_variants",
     "table5_check",
     "n_star_spread",
@@ -75,38 +74,6 @@ def table4_check(fitted: Mapping[str, FittedLaw], data: pd.DataFrame, table4: pd
                     "ours": float(ours[k]),
                     "paper": float(r[k]),
                     "deviation": float(ours[k]) - float(r[k]),
-                }
-            )
-    return pd.DataFrame(rows)
-
-
-def configurations(
-    models: pd.DataFrame | None = None,
-    targets: Sequence[str] | None = None,
-    families: Sequence[str] = ("OPT", "Qwen1.5", "Qwen2.5"),
-) -> pd.DataFrame:
-    """(target, draft family) configurations with ``m``, ``d_target`` and the family's ``d_draft``
-    (tokens of the family's drafts in the ``models`` table). Default targets: the five of
-    Tables 1 and 2."""
-    from sdsl import data as _data
-
-    mod = _data.load("models") if models is None else models
-    targets = list(targets) if targets is not None else ["OPT-13B", "OPT-30B", "OPT-66B", "Qwen1.5-14B", "Qwen1.5-32B"]
-    idx = mod.set_index("model")
-    drafts = mod[mod["role"] == "draft"]
-    rows = []
-    for t in targets:
-        for fam in families:
-            toks = drafts.loc[drafts["family"] == fam, "tokens"].unique()
-            if len(toks) != 1:
-                raise ValueError(f"draft family {fam!r} has {len(toks)} token counts in the models table; need one")
-            rows.append(
-                {
-                    "target": t,
-                    "m": float(idx.loc[t, "params"]),
-                    "d_target": float(idx.loc[t, "tokens"]),
-                    "draft_family": fam,
-                    "d_draft": float(toks[0]),
                 }
             )
     return pd.DataFrame(rows)

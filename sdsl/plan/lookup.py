@@ -98,7 +98,7 @@ def lookup_rows(hardware: str = "h100-sxm", batch: float = 1, context: float = 0
     from sdsl.model import hardware as H
     from sdsl.model.deploy import integer_draft_length
 
-    # the checks of sdsl plan --batch/--context/--hardware (sdsl.deployment.check_wall_clock)
+    # the checks of sdsl plan --batch/--context/--hardware (sdsl.plan.deployment.check_wall_clock)
     batch = V.integer(batch, "batch", low=1, what="sequences decoded together", strings=False)
     context = V.integer(context, "context", low=0, what="tokens in each KV cache", strings=False)
     acc = H.get_accelerator(V.text(hardware, "hardware", "an accelerator preset"))

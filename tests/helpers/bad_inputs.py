@@ -765,13 +765,13 @@ def _api() -> list[tuple[str, Callable[[], Any], tuple[str, ...]]]:
 
     import sdsl
     from sdsl import data
-    from sdsl import deployment as DP
     from sdsl import plan as P
     from sdsl import validation as V
     from sdsl._schema import records
     from sdsl.build import pipeline
     from sdsl.model import deploy as D
     from sdsl.model import speedup as S
+    from sdsl.plan import deployment as DP
     from sdsl.plan import interval as I
     from sdsl.plan import lookup as L
 

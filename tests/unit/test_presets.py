@@ -127,10 +127,8 @@ def test_draft_only_presets_are_refused_as_targets():
 
 
 def test_presets_differing_only_in_case_are_refused(monkeypatch):
-    from sdsl.plan import targets
-
     rows = [dict(r) for r in ROWS]
     twin = dict(next(r for r in rows if r["preset"] == "llama-3-70b"), preset="Llama-3-70B", model="Other")
-    monkeypatch.setattr(targets, "preset_records", lambda: (*rows, twin))
+    monkeypatch.setattr(P, "preset_records", lambda: (*rows, twin))
     with pytest.raises(ValueError, match="'llama-3-70b' and 'Llama-3-70B', which differ only in case"):
         P.get_preset("opt-13b")

@@ -13,6 +13,7 @@ import sdsl
 from sdsl import data
 from sdsl.chapters import beyond as lc
 from sdsl.model import optimum, sensitivity
+from sdsl.model.configurations import ACCEPTANCE_TARGETS
 
 
 @pytest.fixture(scope="module")
@@ -277,7 +278,7 @@ def test_batched_solver_matches_one_at_a_time_and_brute_force(fitted):
     one-configuration search gives, and the continuous-gamma optima agree with a brute-force
     maximum of T on a dense grid of log N."""
     rng = np.random.default_rng(7)
-    cfg = lc.configurations()
+    cfg = lc.configurations(ACCEPTANCE_TARGETS)
     for name in ("plane_paper", "log_x", "loglin_nd_pooled", "target_mean"):
         fl = fitted[name]
         rows = cfg.iloc[rng.choice(len(cfg), 5, replace=False)]

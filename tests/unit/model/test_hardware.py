@@ -19,14 +19,14 @@ def alpha_of_n(n, d=15e12):
     return laws.acceptance_rate(laws.perplexity(n, d), Y)
 
 
-LLAMA70 = H.ModelShape(params=M, layers=80, q_dim=8192, kv_dim=1024, embedding_params=128256 * 8192)
+LLAMA70 = H.Architecture(params=M, layers=80, q_dim=8192, kv_dim=1024, embedding_params=128256 * 8192)
 
 
 def test_step_time_by_hand():
     acc = H.Accelerator(
         "toy", peak_flops=1e12, bandwidth=1e11, memory=1e12, step_overhead=1e-3, layer_overhead=1e-4, bytes_per_param=2
     )
-    s = H.ModelShape(params=1e9, layers=10, q_dim=1000, kv_dim=100)
+    s = H.Architecture(params=1e9, layers=10, q_dim=1000, kv_dim=100)
     # memory: 2e9 + 2*10*100*2*(b=2)(L=100 + k=1) bytes; compute: 2e9*2 + 4*10*1000*2*(101) FLOPs
     mem = (2e9 + 2 * 10 * 100 * 2 * 2 * 101) / 1e11
     comp = (2 * 1e9 * 2 + 4 * 10 * 1000 * 2 * 101) / 1e12
@@ -44,7 +44,7 @@ def test_flop_model_is_the_batch1_memory_bound_limit(m, d_draft, d_target):
     plan with an integer gamma: same N* (1e-9: both are the one kernel on proportional objectives), same gamma*, and a
     speedup equal to the tokens-per-FLOP ratio T(N*) * 2M."""
     y = float(laws.perplexity(m, d_target))
-    shape = H.ModelShape(params=m, layers=40, q_dim=0, kv_dim=0)
+    shape = H.Architecture(params=m, layers=40, q_dim=0, kv_dim=0)
     hp = H.plan_on_hardware(
         shape, lambda n: laws.acceptance_rate(laws.perplexity(n, d_draft), y), H.flop_limit(), (1e7, m / 2)
     )

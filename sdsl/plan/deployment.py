@@ -20,7 +20,7 @@
   warnings where the acceptance plane (or a law of the interval) is evaluated outside the data it
   was fitted on.
 
-Only numpy is imported (no pandas, no scipy): ``sdsl plan`` must answer in 0.3 s.
+Only numpy is imported (no pandas, no scipy): ``sdsl plan`` runs from the base install.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from sdsl.model import speedup as S
 from sdsl.model.laws import acceptance_rate, perplexity
 from sdsl.model.optimum import DraftOptimum, optimal_draft_size
 from sdsl.model.throughput import optimal_gamma, optimal_tokens_per_flop
+from sdsl.plan import PlanInputs, preset_records
 from sdsl.plan.interval import n_star_intervals
 from sdsl.validation import shown
 
@@ -193,7 +194,7 @@ def check_wall_clock(
     )
 
 
-def perplexity_warnings(inputs, opt: DraftOptimum) -> list[str]:
+def perplexity_warnings(inputs: PlanInputs, opt: DraftOptimum) -> list[str]:
     """Warnings where the predicted perplexities of the draft at ``N*`` and of the target lie outside
     the ranges the acceptance plane was fitted on (``inputs.alpha.ppl_range``)."""
     rng = inputs.alpha.ppl_range
@@ -215,12 +216,10 @@ def _alpha(n, d, y, inputs):
     return acceptance_rate(perplexity(n, d, inputs.constants), y, inputs.alpha.coefficients)
 
 
-def suggest_draft(inputs, opt: DraftOptimum) -> dict[str, Any] | None:
+def suggest_draft(inputs: PlanInputs, opt: DraftOptimum) -> dict[str, Any] | None:
     """The published dense model of the target's tokenizer group (``data/presets.csv``), smaller than
     half the target and with known tokens, whose throughput (Eq. 9, integer ``gamma``, its own
     pre-training tokens as ``D``) comes closest to the optimum's; None when there is none."""
-    from sdsl.plan import preset_records
-
     t = inputs.target
     if not t.tokenizer:
         return None
@@ -267,7 +266,11 @@ def _theorem_38(alpha: float, c: float, k: float) -> dict[str, Any]:
 
 
 def deployment_report(
-    inputs, opt: DraftOptimum, wc: WallClockInputs, draft_model: str | None = None, target_model: str | None = None
+    inputs: PlanInputs,
+    opt: DraftOptimum,
+    wc: WallClockInputs,
+    draft_model: str | None = None,
+    target_model: str | None = None,
 ) -> dict[str, Any]:
     """Everything ``sdsl plan`` prints beyond ``N*``: see the module's docstring.
 
@@ -379,6 +382,7 @@ def deployment_report(
                 "(give --cost-ratio, --draft-latency/--target-latency or --hardware for your deployment)"
             )
         else:
+            assert wc.c is not None  # a cost ratio or the latencies: both set c
             c, k = wc.c, wc.verify_slope
             label = (
                 "Theorem 3.8 with the given cost ratio c"
@@ -426,14 +430,12 @@ def deployment_report(
     return _json_safe(out)
 
 
-def _engine_deployment(inputs, wc: WallClockInputs, out: dict[str, Any], sugg, warnings: list[str]) -> dict:
+def _engine_deployment(inputs: PlanInputs, wc: WallClockInputs, out: dict[str, Any], sugg, warnings: list[str]) -> dict:
     """What the engine settings carry from the roofline plan: the devices in tensor parallel (checked
     against the target's heads, and the suggested draft's), the precision and the draft length of
     each planned batch size (at the first context length)."""
     if wc.source != "hardware":
         return {}
-    from sdsl.plan import preset_records
-
     hw, shape, draft_tp = wc.hardware, inputs.target.shape, None
     assert hw is not None  # a "hardware" source always carries its accelerator
     tp = int(hw.count)

@@ -1,15 +1,15 @@
-"""sdsl.deployment: what sdsl plan adds to N* (integer draft length, wall clock, engines, warnings)."""
+"""sdsl.plan.deployment: what sdsl plan adds to N* (integer draft length, wall clock, engines, warnings)."""
 
 from __future__ import annotations
 
 import pytest
 
-from sdsl import deployment as DP
 from sdsl import plan as P
 from sdsl.model import deploy as D
 from sdsl.model import laws
 from sdsl.model import speedup as S
 from sdsl.model import throughput as theory
+from sdsl.plan import deployment as DP
 
 
 def _report(preset="llama-3-70b", **wall):
