@@ -203,6 +203,10 @@ def execute_notebook(
                 language="python",
                 kernel_manager_class=killable_kernel_manager(),
                 shutdown_kernel="immediate",
+                # the wait for a cell's last output after its reply: nbclient's default of 4 s failed
+                # cells of three chapters on a machine loaded 6 times over (a kernel that dies is
+                # still reported at once: nbclient checks that it is alive while it waits)
+                iopub_timeout=120,
             )
         except Exception as exc:  # papermill's PapermillExecutionError and kernel failures
             if getattr(exc, "ename", None) == "ValueError" and "check_parameters" in _error_text(exc):
