@@ -571,8 +571,10 @@ def main(argv: list[str] | None = None) -> int:
             state = "up to date" if r.skipped else f"ran in {r.seconds:.1f} s"
             print(f"{r.chapter:<{width}}  {state}")
         if args.command == "book":
+            t1 = time.perf_counter()
             index = build_book(force=args.force)
-            print(f"book: {index} ({time.perf_counter() - t0:.1f} s in all)")
+            t2 = time.perf_counter()
+            print(f"book: {index} (notebooks {t1 - t0:.1f} s, book {t2 - t1:.1f} s)")
     except Interrupted as exc:
         print(exc.line(parser.prog), file=sys.stderr)
         return exc.status
