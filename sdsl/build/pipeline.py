@@ -200,6 +200,8 @@ def _execute(
                     language="python",
                     kernel_manager_class=manager,
                     shutdown_kernel="immediate",
+                    # not after every cell: each save serializes and validates the whole notebook
+                    request_save_on_cell_execute=False,
                 )
         except Exception as exc:  # papermill's PapermillExecutionError and kernel failures
             if getattr(exc, "ename", None) == "ValueError" and "check_parameters" in _error_text(exc):
@@ -213,8 +215,8 @@ def _execute(
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
-        _strip_staging_paths(staged_nb, staging, final_root / chapter)
-        present_notebook(staged_nb, final_root)  # parameter cells off the page, no absolute paths
+        # parameter cells off the page; the final artifacts folder, relative, instead of the staging one
+        present_notebook(staged_nb, final_root, moved={str(staging): str(final_root / chapter)})
         write_provenance(staging, source_md, parameters, digest)
         try:
             shutil.copyfile(staged_nb, staged_out)
@@ -222,20 +224,6 @@ def _execute(
         finally:
             staged_out.unlink(missing_ok=True)
     return out_path
-
-
-def _strip_staging_paths(nb_path: Path, staging: Path, final: Path) -> None:
-    """Replace the temporary staging folder by the final artifacts folder in the executed
-    notebook (parameters cell and outputs), so that the book shows stable paths, and tag papermill's
-    injected-parameters cell ``remove-cell``: it holds the machine's absolute artifacts path."""
-    import nbformat
-
-    nb = nbformat.reads(nb_path.read_text(encoding="utf-8").replace(str(staging), str(final)), as_version=4)
-    for cell in nb.cells:
-        tags = cell.metadata.get("tags", [])
-        if "injected-parameters" in tags and "remove-cell" not in tags:
-            cell.metadata["tags"] = [*tags, "remove-cell"]
-    nbformat.write(nb, str(nb_path))
 
 
 def _stamp_path(chapter: str, output_dir: Path) -> Path:
