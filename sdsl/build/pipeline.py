@@ -11,7 +11,12 @@ notebook leaves the previous artifacts whole (a killed run's leftovers are undon
 SIGTERM kills the kernel and stops the run at once, in one line. The book is built beside the
 published one and swapped in on success. A folder holding what the tools did not make is refused.
 A notebook whose inputs (its source, its parameters, the ``sdsl`` package, ``data/`` and the lock
-file) have not changed since its last successful run is not executed again.
+file) have not changed since its last successful run is not executed again, nor its parameters
+checked again (they passed with those inputs), and a run that executes nothing keeps the machine
+recorded in the manifest: a build with nothing changed imports no chapter and no torch. Kernels
+talk to papermill over Unix sockets in the run's staging folder (:func:`sdsl.build.staging.kernel_manager`).
+The command prints one line per notebook (ran, with its time, or up to date) and the book's path;
+Sphinx's output only when the book build fails.
 
 Chapters listed under ``last:`` in ``runs.yml`` (the scorecard) read the other chapters'
 artifacts: they run after all the others have succeeded, and their inputs include those
