@@ -143,8 +143,10 @@ _VECTOR_FLAGS = ("avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl")
 def machine_info(torch: bool = True) -> dict[str, Any]:
     """The machine a run was made on: CPU model and vector flags, core count, the BLAS libraries
     in use with their kernel (threadpoolctl), numpy's enabled vector extensions, torch's CPU
-    capability (``torch=False`` skips importing torch) and the kernel-selecting environment."""
+    capability (``torch=False`` skips importing torch) and the kernel-selecting environment. The
+    BLAS libraries are those of numpy and scipy (imported here), whatever the caller imported."""
     import numpy as np
+    import scipy.linalg  # noqa: F401 - loads scipy's BLAS, which the numbers use too: always listed
     from threadpoolctl import threadpool_info
 
     info: dict[str, Any] = {

@@ -11,7 +11,12 @@ notebook leaves the previous artifacts whole (a killed run's leftovers are undon
 SIGTERM kills the kernel and stops the run at once, in one line. The book is built beside the
 published one and swapped in on success. A folder holding what the tools did not make is refused.
 A notebook whose inputs (its source, its parameters, the ``sdsl`` package, ``data/`` and the lock
-file) have not changed since its last successful run is not executed again.
+file) have not changed since its last successful run is not executed again, nor its parameters
+checked again (they passed with those inputs), and a run that executes nothing keeps the machine
+recorded in the manifest: a build with nothing changed imports no chapter and no torch. Kernels
+talk to papermill over Unix sockets in the run's staging folder (:func:`sdsl.build.staging.kernel_manager`).
+The command prints one line per notebook (ran, with its time, or up to date) and the book's path;
+Sphinx's output only when the book build fails.
 
 Chapters listed under ``last:`` in ``runs.yml`` (the scorecard) read the other chapters'
 artifacts: they run after all the others have succeeded, and their inputs include those
@@ -42,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sdsl.build.manifest import machine_info, tree_digest, write_manifest, write_provenance
+from sdsl.build.manifest import machine_info, read_manifest, tree_digest, write_manifest, write_provenance
 from sdsl.build.parameters import ParameterError, check_notebook_parameters, notebook_parameters
 from sdsl.build.present import present_notebook
 from sdsl.build.publish import publish, staging_name
@@ -54,7 +59,7 @@ from sdsl.build.staging import (
     claim,
     clean_stale,
     digest_files,
-    killable_kernel_manager,
+    kernel_manager,
     refuse_foreign,
     terminate_as_exit,
 )
@@ -68,6 +73,7 @@ __all__ = [
     "notebook_parameters",
     "check_notebook_parameters",
     "RunResult",
+    "shared_digest",
     "inputs_digest",
     "execute_notebook",
     "clean_stale",
@@ -91,15 +97,23 @@ class RunResult:
     skipped: bool
 
 
-def inputs_digest(chapter: str, parameters: dict[str, Any]) -> str:
-    """Hash of everything a chapter's outputs depend on: its notebook, its parameters, the
-    ``sdsl`` package, ``data/`` and the lock file."""
+def shared_digest() -> hashlib._Hash:
+    """The hash, not finished, of the inputs every chapter shares: the ``sdsl`` package, ``data/``
+    and the lock file (computed once per run, then extended per chapter by :func:`inputs_digest`)."""
     h = hashlib.sha256()
-    digest_files([NOTEBOOKS / f"{chapter}.md"], h)
-    h.update(json.dumps(parameters, sort_keys=True, default=str).encode())
     digest_files([p for p in (ROOT / "sdsl").rglob("*.py")], h)
     digest_files([p for p in DATA.rglob("*") if p.is_file()], h)
     digest_files([ROOT / "requirements.lock"], h)
+    return h
+
+
+def inputs_digest(chapter: str, parameters: dict[str, Any], shared: hashlib._Hash | None = None) -> str:
+    """Hash of everything a chapter's outputs depend on: the ``sdsl`` package, ``data/`` and the
+    lock file (``shared``, :func:`shared_digest`, computed here when not given), its notebook and
+    its parameters."""
+    h = (shared if shared is not None else shared_digest()).copy()
+    digest_files([NOTEBOOKS / f"{chapter}.md"], h)
+    h.update(json.dumps(parameters, sort_keys=True, default=str).encode())
     return h.hexdigest()
 
 
@@ -116,25 +130,6 @@ def _error_text(exc: Exception) -> str:
 
     text = str(exc)
     return re.sub(r"\x1b\[[0-9;]*m", "", text)
-
-
-#: A kernel that dies before it answers has run no cell: started again up to this many times.
-KERNEL_START_ATTEMPTS = 3
-_KERNEL_START_FAILURE = "Kernel died before replying to kernel_info"
-
-
-def _execute_with_kernel_retries(execute, *args, **kwargs):
-    """``execute(*args, **kwargs)`` (papermill's), started again when the kernel died before it
-    answered: jupyter_client picks the kernel's TCP ports before the kernel binds them, so two
-    kernels started at once can collide ("Address already in use"). No cell has run then, so
-    nothing is repeated; any other failure is raised at once."""
-    for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
-        try:
-            return execute(*args, **kwargs)
-        except Exception as exc:  # noqa: BLE001 - only the kernel-start failure is retried
-            if _KERNEL_START_FAILURE not in str(exc) or attempt == KERNEL_START_ATTEMPTS:
-                raise
-            time.sleep(0.5 * attempt)
 
 
 def execute_notebook(
@@ -155,11 +150,18 @@ def execute_notebook(
     (a ``ValueError``) for an unknown or invalid parameter (:func:`check_notebook_parameters`),
     both before anything runs or is written.
     """
-    import papermill
-
     parameters = {} if parameters is None else parameters
     check_notebook_parameters(chapter, parameters, notebooks=NOTEBOOKS)
-    parameters = dict(parameters)
+    return _execute(chapter, dict(parameters), output_dir, artifacts, digest)
+
+
+def _execute(
+    chapter: str, parameters: dict[str, Any], output_dir: Path | str, artifacts: Path | str | None, digest: str | None
+) -> Path:
+    """:func:`execute_notebook` once its parameters have been checked (:func:`run` checks them all
+    before it starts any)."""
+    import papermill
+
     final_root = refuse_foreign(
         Path(artifacts).resolve() if artifacts is not None else artifacts_root(), "artifacts folder"
     )
@@ -192,22 +194,24 @@ def execute_notebook(
         # chapters that read other chapters' artifacts (the scorecard) find them here
         os.environ["SDSL_ARTIFACTS"] = str(final_root)
         try:
-            _execute_with_kernel_retries(
-                papermill.execute_notebook,
-                str(source),
-                str(staged_nb),
-                parameters=params,
-                kernel_name=KERNEL,
-                progress_bar=False,
-                cwd=str(NOTEBOOKS),
-                language="python",
-                kernel_manager_class=killable_kernel_manager(),
-                shutdown_kernel="immediate",
-                # the wait for a cell's last output after its reply: nbclient's default of 4 s failed
-                # cells of three chapters on a machine loaded 6 times over (a kernel that dies is
-                # still reported at once: nbclient checks that it is alive while it waits)
-                iopub_timeout=120,
-            )
+            with kernel_manager(tmp) as manager:
+                papermill.execute_notebook(
+                    str(source),
+                    str(staged_nb),
+                    parameters=params,
+                    kernel_name=KERNEL,
+                    progress_bar=False,
+                    cwd=str(NOTEBOOKS),
+                    language="python",
+                    kernel_manager_class=manager,
+                    shutdown_kernel="immediate",
+                    # not after every cell: each save serializes and validates the whole notebook
+                    request_save_on_cell_execute=False,
+                    # the wait for a cell's last output after its reply: nbclient's default of 4 s
+                    # failed cells of three chapters on a machine loaded 6 times over (a kernel that
+                    # dies is still reported at once: nbclient checks that it is alive while it waits)
+                    iopub_timeout=120,
+                )
         except Exception as exc:  # papermill's PapermillExecutionError and kernel failures
             if getattr(exc, "ename", None) == "ValueError" and "check_parameters" in _error_text(exc):
                 # the notebook's own check (the cell after its parameters) refused a value
@@ -220,8 +224,8 @@ def execute_notebook(
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
-        _strip_staging_paths(staged_nb, staging, final_root / chapter)
-        present_notebook(staged_nb, final_root)  # parameter cells off the page, no absolute paths
+        # parameter cells off the page; the final artifacts folder, relative, instead of the staging one
+        present_notebook(staged_nb, final_root, moved={str(staging): str(final_root / chapter)})
         write_provenance(staging, source_md, parameters, digest)
         try:
             shutil.copyfile(staged_nb, staged_out)
@@ -231,47 +235,76 @@ def execute_notebook(
     return out_path
 
 
-def _strip_staging_paths(nb_path: Path, staging: Path, final: Path) -> None:
-    """Replace the temporary staging folder by the final artifacts folder in the executed
-    notebook (parameters cell and outputs), so that the book shows stable paths, and tag papermill's
-    injected-parameters cell ``remove-cell``: it holds the machine's absolute artifacts path."""
-    import nbformat
-
-    nb = nbformat.reads(nb_path.read_text(encoding="utf-8").replace(str(staging), str(final)), as_version=4)
-    for cell in nb.cells:
-        tags = cell.metadata.get("tags", [])
-        if "injected-parameters" in tags and "remove-cell" not in tags:
-            cell.metadata["tags"] = [*tags, "remove-cell"]
-    nbformat.write(nb, str(nb_path))
-
-
 def _stamp_path(chapter: str, output_dir: Path) -> Path:
     return output_dir / f".{chapter}.inputs"
 
 
-def _run_one(
-    chapter: str, params: dict[str, Any], output_dir: Path, artifacts: Path, force: bool, last: bool = False
-) -> RunResult:
-    digest = inputs_digest(chapter, params)
-    if last:  # a chapter that reads the others' artifacts depends on them too
-        digest += ":" + tree_digest(artifacts, exclude=[chapter])
+def _up_to_date(chapter: str, digest: str, output_dir: Path, artifacts: Path) -> bool:
+    """The chapter's executed notebook and artifacts are there and were made from inputs of this
+    ``digest`` (its stamp, written when the run went through)."""
     stamp = _stamp_path(chapter, output_dir)
-    executed = output_dir / f"{chapter}.ipynb"
-    if (
-        not force
-        and executed.is_file()
+    return (
+        (output_dir / f"{chapter}.ipynb").is_file()
         and (artifacts / chapter).is_dir()
         and stamp.is_file()
         and stamp.read_text() == digest
-    ):
-        return RunResult(chapter, executed, 0.0, True)
+    )
+
+
+def _inputs_unchanged(chapter: str, digest: str, output_dir: Path) -> bool:
+    """The chapter's last run went through with inputs of this ``digest`` (its own part of the stamp;
+    a chapter under ``last:`` adds the other chapters' artifacts after a colon): its parameters
+    passed their check then, and nothing that check reads has changed since."""
+    stamp = _stamp_path(chapter, output_dir)
+    return stamp.is_file() and stamp.read_text().split(":", 1)[0] == digest
+
+
+def _run_one(chapter: str, params: dict[str, Any], output_dir: Path, artifacts: Path, digest: str) -> RunResult:
+    """Execute one chapter whose parameters were checked; its stamp records ``digest`` once it went
+    through."""
+    stamp = _stamp_path(chapter, output_dir)
     if stamp.exists():
         stamp.unlink()
     t0 = time.perf_counter()
-    path = execute_notebook(chapter, params, output_dir, artifacts, digest)
+    path = _execute(chapter, params, output_dir, artifacts, digest)
     seconds = time.perf_counter() - t0
     stamp.write_text(digest)
     return RunResult(chapter, path, seconds, False)
+
+
+_PROBE = "import json, sys; from sdsl.build.manifest import machine_info; json.dump(machine_info(), sys.stdout)"
+
+
+def _start_machine_probe() -> subprocess.Popen:
+    """:func:`~sdsl.build.manifest.machine_info` in a process of its own, started when notebooks
+    are about to run: its imports (torch's above all) then overlap the notebooks instead of
+    following them."""
+    return subprocess.Popen([sys.executable, "-c", _PROBE], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+
+
+def _machine(probe: subprocess.Popen | None) -> dict[str, Any]:
+    """What ``probe`` found (:func:`machine_info` here when it failed or there is none)."""
+    if probe is not None:
+        out, _ = probe.communicate()
+        if probe.returncode == 0:
+            try:
+                found = json.loads(out)
+            except ValueError:
+                found = None
+            if isinstance(found, dict):
+                return found
+    return machine_info()
+
+
+def _recorded_machine(artifacts: Path) -> dict[str, Any] | None:
+    """The machine recorded in the artifacts tree's manifest, ``None`` when there is none (or it
+    is damaged): when a run executed nothing, its artifacts were made there, not here."""
+    try:
+        manifest = read_manifest(artifacts)
+    except ValueError:
+        return None
+    machine = manifest.get("machine") if manifest is not None else None
+    return machine if isinstance(machine, dict) else None
 
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
@@ -323,8 +356,13 @@ def run(
                 f"overrides name chapter {chapter!r}, which this run does not execute; it runs {list(runs)}"
             )
         runs[chapter] = {**runs[chapter], **params}
+    shared = shared_digest()
+    digests = {c: inputs_digest(c, p, shared) for c, p in runs.items()}
+    stamps_dir = Path(output_dir).resolve()
     for chapter, params in runs.items():  # every name and value, before anything runs
-        check_notebook_parameters(chapter, params, notebooks=NOTEBOOKS)
+        # a chapter whose inputs are those of its last run that went through passed this check then
+        if force or not _inputs_unchanged(chapter, digests[chapter], stamps_dir):
+            check_notebook_parameters(chapter, params, notebooks=NOTEBOOKS)
     artifacts = refuse_foreign(
         Path(artifacts).resolve() if artifacts is not None else artifacts_root(), "artifacts folder"
     )
@@ -334,14 +372,46 @@ def run(
         if (artifacts / chapter).exists() and not os.access(artifacts / chapter, os.W_OK):
             raise OutputError(f"artifacts folder {artifacts / chapter} is not writable: nothing was run or published")
     clean_stale(artifacts)
-    results: list[RunResult] = []
+    done: dict[str, RunResult] = {}
+    first = [c for c in runs if c not in last]
+    pending = [c for c in first if force or not _up_to_date(c, digests[c], output_dir, artifacts)]
+    for chapter in first:
+        if chapter not in pending:
+            done[chapter] = RunResult(chapter, output_dir / f"{chapter}.ipynb", 0.0, True)
+    probes: list[subprocess.Popen] = [_start_machine_probe()] if pending else []
+    try:
+        return _run_pending(
+            runs, all_chapters, last, pending, done, digests, output_dir, artifacts, jobs, force, probes
+        )
+    finally:
+        for probe in probes:
+            if probe.poll() is None:
+                probe.kill()
+                probe.wait()
+
+
+def _run_pending(
+    runs: dict[str, dict[str, Any]],
+    all_chapters: list[str],
+    last: list[str],
+    pending: list[str],
+    done: dict[str, RunResult],
+    digests: dict[str, str],
+    output_dir: Path,
+    artifacts: Path,
+    jobs: int,
+    force: bool,
+    probes: list[subprocess.Popen],
+) -> list[RunResult]:
+    """The second half of :func:`run`: execute the ``pending`` chapters, then those under ``last:``,
+    then write the manifest (the machine from the probe in ``probes``, started with the first
+    notebook that runs) and the status page."""
     errors: list[str] = []
-    first = {c: p for c, p in runs.items() if c not in last}
     with terminate_as_exit():
-        if jobs <= 1 or len(first) <= 1:
-            for chapter, params in first.items():
+        if jobs <= 1 or len(pending) <= 1:
+            for chapter in pending:
                 try:
-                    results.append(_run_one(chapter, params, output_dir, artifacts, force))
+                    done[chapter] = _run_one(chapter, runs[chapter], output_dir, artifacts, digests[chapter])
                 except NotebookError as exc:
                     errors.append(str(exc))
         else:
@@ -350,13 +420,13 @@ def run(
                 d = last_duration(output_dir / f"{c}.ipynb")
                 return d if d != float("inf") else last_duration(EXECUTED / f"{c}.ipynb")
 
-            order = sorted(first, key=lambda c: -seconds(c))
+            order = sorted(pending, key=lambda c: -seconds(c))
             pool = ProcessPoolExecutor(max_workers=jobs)
             try:
-                futures = {c: pool.submit(_run_one, c, first[c], output_dir, artifacts, force) for c in order}
-                for chapter in first:
+                futures = {c: pool.submit(_run_one, c, runs[c], output_dir, artifacts, digests[c]) for c in order}
+                for chapter in pending:
                     try:
-                        results.append(futures[chapter].result())
+                        done[chapter] = futures[chapter].result()
                     except NotebookError as exc:
                         errors.append(str(exc))
             except BaseException:
@@ -368,15 +438,24 @@ def run(
             if errors:
                 errors.append(f"notebook {chapter!r} not executed: it reads the artifacts of the chapters that failed")
                 continue
+            # a chapter that reads the others' artifacts depends on them too
+            digest = digests[chapter] + ":" + tree_digest(artifacts, exclude=[chapter])
+            if not force and _up_to_date(chapter, digest, output_dir, artifacts):
+                done[chapter] = RunResult(chapter, output_dir / f"{chapter}.ipynb", 0.0, True)
+                continue
+            if not probes:
+                probes.append(_start_machine_probe())
             try:
-                results.append(_run_one(chapter, runs[chapter], output_dir, artifacts, force, last=True))
+                done[chapter] = _run_one(chapter, runs[chapter], output_dir, artifacts, digest)
             except NotebookError as exc:
                 errors.append(str(exc))
-        write_manifest(artifacts, machine_info())
+        executed = any(not r.skipped for r in done.values())
+        machine = None if executed else _recorded_machine(artifacts)
+        write_manifest(artifacts, machine if machine is not None else _machine(probes[0] if probes else None))
         write_status(output_dir, all_chapters)
     if errors:
         raise NotebookError("\n\n".join(errors))
-    return results
+    return [done[c] for c in runs if c in done]
 
 
 def _copy_artifacts(book: Path) -> None:
@@ -449,16 +528,21 @@ def build_book(builder_args: list[str] | None = None, force: bool = False, book:
             "--all",
             *(builder_args or []),
         ]
-        proc = subprocess.Popen(cmd, cwd=ROOT)
+        # Sphinx's progress is kept back: shown, all of it, only when the build fails
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
-            code = proc.wait()
+            output, _ = proc.communicate()
         finally:
             if proc.poll() is None:
                 proc.terminate()
                 proc.wait(timeout=30)
+        code = proc.returncode
         new = Path(tmp) / "_build" / "html"
         if code != 0 or not (new / "index.html").is_file():
-            raise RuntimeError(f"jupyter-book build failed (exit {code}): {' '.join(cmd)}; the previous book is kept")
+            raise RuntimeError(
+                f"{output.rstrip()}\n\njupyter-book build failed (exit {code}, its output above): "
+                f"{' '.join(cmd)}; the previous book is kept"
+            )
         publish([(new, html)], Path(tmp))
         stamp.write_text(digest)
     return index
@@ -479,12 +563,15 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     try:
         results = run(getattr(args, "chapters", None) or None, force=args.force, jobs=args.jobs)
+        width = max((len(r.chapter) for r in results), default=0)
         for r in results:
-            state = "unchanged, skipped" if r.skipped else f"executed in {r.seconds:.1f} s"
-            print(f"{r.chapter:>20}: {state}")
+            state = "up to date" if r.skipped else f"ran in {r.seconds:.1f} s"
+            print(f"{r.chapter:<{width}}  {state}")
         if args.command == "book":
+            t1 = time.perf_counter()
             index = build_book(force=args.force)
-            print(f"book: {index} ({time.perf_counter() - t0:.1f} s in all)")
+            t2 = time.perf_counter()
+            print(f"book: {index} (notebooks {t1 - t0:.1f} s, book {t2 - t1:.1f} s)")
     except Interrupted as exc:
         print(exc.line(parser.prog), file=sys.stderr)
         return exc.status

@@ -76,17 +76,26 @@ def present_cells(nb: dict[str, Any], root: Path | str = ROOT, extra: dict[str, 
     return {**nb, "cells": cells}
 
 
-def present_notebook(nb_path: Path | str, artifacts_root: Path | str | None = None, root: Path | str = ROOT) -> Path:
+def present_notebook(
+    nb_path: Path | str,
+    artifacts_root: Path | str | None = None,
+    root: Path | str = ROOT,
+    moved: dict[str, str] | None = None,
+) -> Path:
     """Rewrite the executed notebook ``nb_path`` in place with :func:`present_cells`; an
     ``artifacts_root`` outside ``root`` (a run into a folder of the user's) is written as
-    ``artifacts``."""
+    ``artifacts``. ``moved`` maps folders the run wrote into (its staging folder) to where their
+    content now lies, replaced first, so that the page names the final folder. One read and one
+    write of the notebook."""
     import nbformat
 
     path = Path(nb_path)
     extra = {}
     if artifacts_root is not None and not Path(artifacts_root).resolve().is_relative_to(Path(root).resolve()):
         extra[str(Path(artifacts_root).resolve())] = "artifacts"
-    nb = nbformat.read(path, as_version=4)
-    presented = present_cells(json.loads(nbformat.writes(nb)), root, extra)
+    text = path.read_text(encoding="utf-8")
+    for old, new in (moved or {}).items():
+        text = text.replace(old, new)
+    presented = present_cells(json.loads(text), root, extra)
     nbformat.write(nbformat.from_dict(presented), path)
     return path

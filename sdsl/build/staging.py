@@ -9,6 +9,7 @@ The folders' ownership (:func:`claim` and the rest, from :mod:`sdsl._owned`) is 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -32,7 +33,7 @@ __all__ = [
     "clear_owned",
     "digest_files",
     "is_owned",
-    "killable_kernel_manager",
+    "kernel_manager",
     "refuse_foreign",
     "terminate_as_exit",
     "writable",
@@ -108,10 +109,14 @@ def _terminate(signum: int, frame: object) -> None:
     raise Interrupted(signum)
 
 
+#: The longest ``ipc://`` socket path the kernel can bind (``sun_path`` holds 108 bytes on Linux,
+#: with the port number and the terminating NUL after the folder).
+_SOCKET_PATH_MAX = 100
+
+
 @functools.cache
-def killable_kernel_manager() -> type:
-    """jupyter_client's ``AsyncKernelManager``, whose kernels SIGTERM kills (:data:`ON_TERMINATE`):
-    the run stops at once rather than after the running cell, and its kernel does not outlive it."""
+def _tracked_kernel_manager() -> type:
+    """jupyter_client's ``AsyncKernelManager``, whose kernels SIGTERM kills (:data:`ON_TERMINATE`)."""
     import weakref
 
     from jupyter_client import AsyncKernelManager
@@ -131,6 +136,33 @@ def killable_kernel_manager() -> type:
 
     ON_TERMINATE[:] = [kill]
     return Tracked
+
+
+@contextmanager
+def kernel_manager(folder: Path) -> Iterator[type]:
+    """Within the block, a kernel manager class for papermill whose kernel talks to it over Unix
+    sockets (the ``ipc`` transport) in ``folder``, a staging folder of the run, with its connection
+    file there too: no TCP port is opened, so the kernel has no unencrypted traffic to warn about and
+    two kernels started at once cannot pick the same port; the next run's :func:`clean_stale`
+    removes what a killed run left there. A ``folder`` too deep for a socket path gets a short one
+    in the system's temporary folder (``sdsl-kernel-*``) for the block. SIGTERM kills its kernel
+    (:data:`ON_TERMINATE`): the run stops at once rather than after the running cell."""
+    import tempfile
+
+    base = _tracked_kernel_manager()
+    with contextlib.ExitStack() as stack:
+        folder = Path(folder)
+        if len(str(folder / "kernel-ipc-00000")) > _SOCKET_PATH_MAX:
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="sdsl-kernel-")))
+
+        class InFolder(base):  # type: ignore[misc, valid-type]
+            def __init__(self, *args, **kwargs):
+                kwargs.setdefault("transport", "ipc")
+                kwargs.setdefault("connection_file", str(folder / "kernel.json"))
+                kwargs.setdefault("ip", str(folder / "kernel-ipc"))
+                super().__init__(*args, **kwargs)
+
+        yield InFolder
 
 
 @contextmanager

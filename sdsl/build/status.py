@@ -14,9 +14,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
 from sdsl.build.runs import PATH_PARAMETERS as _PATH_PARAMETERS
 
 __all__ = [
@@ -62,9 +59,11 @@ def last_duration(executed: Path | str) -> float:
     return float(duration) if duration is not None else math.inf
 
 
-def status_table(executed_dir: Path | str, chapters: Iterable[str]) -> pd.DataFrame:
-    """Per chapter, what papermill recorded in its executed notebook: ``chapter``, ``seconds``,
-    ``finished`` (UTC) and ``parameters`` (``defaults`` when the run used the notebook's own)."""
+def status_table(executed_dir: Path | str, chapters: Iterable[str]) -> list[dict[str, Any]]:
+    """Per chapter, in the order given, a row of what papermill recorded in its executed notebook:
+    ``chapter``, ``seconds`` (NaN when it never ran), ``finished`` (UTC) and ``parameters``
+    (``defaults`` when the run used the notebook's own). Plain rows, not a data frame: the build
+    that finds nothing to do does not import pandas."""
     rows = []
     for chapter in chapters:
         path = Path(executed_dir) / f"{chapter}.ipynb"
@@ -81,7 +80,7 @@ def status_table(executed_dir: Path | str, chapters: Iterable[str]) -> pd.DataFr
                 "parameters": ", ".join(f"{k}={v!r}" for k, v in sorted(params.items())) or "defaults",
             }
         )
-    return pd.DataFrame(rows, columns=["chapter", "seconds", "finished", "parameters"])
+    return rows
 
 
 def commit_info(root: Path | str | None = None) -> str:
@@ -192,7 +191,7 @@ def write_status(
 
     executed_dir = Path(executed_dir)
     table = status_table(executed_dir, list(chapters))
-    total = float(np.nansum(table["seconds"].to_numpy(dtype=float)))
+    total = math.fsum(r["seconds"] for r in table if not math.isnan(r["seconds"]))
     lines = [
         "# Build status",
         "",
@@ -205,11 +204,12 @@ def write_status(
         "| chapter | seconds | finished (UTC) | parameters |",
         "|:--|--:|:--|:--|",
     ]
-    for r in table.itertuples(index=False):
-        secs = "" if math.isnan(r.seconds) else f"{r.seconds:.1f}"
-        params = str(r.parameters).replace("|", "\\|")
-        link = f"{{doc}}`{r.chapter}`" if (executed_dir / f"{r.chapter}.ipynb").is_file() else r.chapter
-        lines.append(f"| {link} | {secs} | {r.finished} | {params} |")
+    for r in table:
+        secs = "" if math.isnan(r["seconds"]) else f"{r['seconds']:.1f}"
+        params = str(r["parameters"]).replace("|", "\\|")
+        chapter = r["chapter"]
+        link = f"{{doc}}`{chapter}`" if (executed_dir / f"{chapter}.ipynb").is_file() else chapter
+        lines.append(f"| {link} | {secs} | {r['finished']} | {params} |")
     lines += ["", f"Total execution time of the last runs: {total:.1f} s.", ""]
     manifest_path = Path(artifacts if artifacts is not None else artifacts_root()) / MANIFEST_NAME
     manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sdsl.build import manifest, pipeline, runs
@@ -78,6 +80,44 @@ def test_parameters_from_runs_file_reach_the_notebook_and_outputs_land(toy):
     [changed] = pipeline.run(output_dir=out, artifacts=art, jobs=1)
     assert not changed.skipped
     assert (art / "toy" / "second.csv").read_text().splitlines() == ["value", "10"]
+
+
+def test_a_run_with_nothing_changed_checks_and_probes_nothing(toy, monkeypatch):
+    out, art = toy / "executed", toy / "artifacts"
+    pipeline.run(output_dir=out, artifacts=art, jobs=1)
+    recorded = manifest.read_manifest(art)["machine"]
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("an up-to-date chapter was checked or its machine probed again")
+
+    # its stamp says its parameters passed their check with these very inputs
+    monkeypatch.setattr(pipeline, "check_notebook_parameters", refuse)
+    monkeypatch.setattr(pipeline, "_start_machine_probe", refuse)
+    monkeypatch.setattr(pipeline, "machine_info", refuse)
+    [again] = pipeline.run(output_dir=out, artifacts=art, jobs=1)
+    assert again.skipped
+    assert manifest.read_manifest(art)["machine"] == recorded  # the machine that made the artifacts
+    # a changed parameter is checked before anything runs
+    (toy / "notebooks" / "runs.yml").write_text("runs:\n  toy: {value: 5.0}\n")
+    with pytest.raises(AssertionError, match="checked or its machine probed"):
+        pipeline.run(output_dir=out, artifacts=art, jobs=1)
+    assert (art / "toy" / "second.csv").read_text().splitlines() == ["value", "8"]
+
+
+def test_the_kernel_sockets_lie_in_the_run_s_staging_folder(tmp_path):
+    from sdsl.build import staging
+
+    with staging.kernel_manager(tmp_path) as manager:
+        km = manager(kernel_name="python3")
+        assert km.transport == "ipc"
+        assert Path(km.connection_file).parent == tmp_path and Path(km.ip).parent == tmp_path
+    deep = tmp_path / ("d" * 120)
+    deep.mkdir()
+    with staging.kernel_manager(deep) as manager:  # too deep for a socket path: a short folder of its own
+        km = manager(kernel_name="python3")
+        short = Path(km.ip).parent
+        assert short.is_dir() and short.name.startswith("sdsl-kernel-") and len(km.ip) < 100
+    assert not short.exists()
 
 
 def test_failed_notebook_raises_with_traceback_and_leaves_no_partial_artifacts(toy):
@@ -203,8 +243,8 @@ def test_sigterm_during_a_run_kills_the_kernel_says_one_line_and_keeps_the_old_a
     # the cell sleeps 600 s: a run that waited for it would still be running at this timeout
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM, err
-    ours = [line for line in err.strip().splitlines() if not line.startswith("[IPKernelApp]")]  # the kernel's start
-    assert ours == [
+    # nothing else: the kernel talks over Unix sockets, so it has no unencrypted TCP to warn about
+    assert err.strip().splitlines() == [
         "python -m sdsl.build.pipeline: interrupted by SIGTERM: nothing of the unfinished notebooks was "
         "published; every chapter keeps its previous artifacts"
     ], err
@@ -248,8 +288,9 @@ def test_book_is_swapped_in_only_when_the_build_succeeds(toy_book):
     first = index.read_text()
     # a broken reference is a Sphinx warning, an error here: the previous book stays whole
     (toy_book / "intro.md").write_text("# Toy\n\nSee {ref}`nowhere`.\n")
-    with pytest.raises(RuntimeError, match="the previous book is kept"):
+    with pytest.raises(RuntimeError, match="the previous book is kept") as err:
         pipeline.build_book(book=toy_book)
+    assert "nowhere" in str(err.value)  # Sphinx's own output, shown because the build failed
     assert index.read_text() == first
     assert not [p.name for p in (toy_book / "_build").iterdir() if p.name.startswith(".staging-")]
 

@@ -313,8 +313,8 @@ def test_status_page_lists_times_and_parameters(tmp_path):
     _executed(exe / "acc.ipynb", {"artifacts_dir": "/x"}, 12.5)
     _executed(exe / "scaling.ipynb", {"artifacts_dir": "/x", "spacing": "log"}, 3.25)
     table = status.status_table(exe, ["acc", "scaling", "never"])
-    assert table["seconds"].tolist()[:2] == [12.5, 3.25]
-    assert table["parameters"].tolist() == ["defaults", "spacing='log'", ""]
+    assert [r["seconds"] for r in table][:2] == [12.5, 3.25]
+    assert [r["parameters"] for r in table] == ["defaults", "spacing='log'", ""]
     page = status.write_status(exe, ["acc", "scaling", "never"]).read_text()
     assert "| {doc}`acc` | 12.5 | 2026-01-01 10:00:12 | defaults |" in page
     assert "| never |  | not executed |  |" in page  # no link to a page that does not exist
