@@ -451,8 +451,11 @@ def check_parameters(**params: object) -> None:
             "artifacts_dir": V.optional(V.rule(V.folder)),
         },
     )
-    t = p.get("target", "OPT-13B")
-    coef = resolve_coefficients(p.get("coefficients"))
-    drafts = lat.loc[lat["target"] == t, "draft"]
+    # needs every value it combines: the notebook passes them all (its parameters cell holds the defaults)
+    if not {"target", "constants", "coefficients", "integer"} <= p.keys():
+        return
+    coef = resolve_coefficients(p["coefficients"])
+    drafts = lat.loc[lat["target"] == p["target"], "draft"]
+    t = p["target"]
     configs = {(float(mod.loc[t, "params"]), float(mod.loc[d, "tokens"]), float(mod.loc[t, "tokens"])) for d in drafts}
-    optimum_inside(sorted(configs), p.get("constants", "besiroglu2024"), coef, p.get("integer", False))
+    optimum_inside(sorted(configs), p["constants"], coef, p["integer"])

@@ -460,10 +460,12 @@ def check_parameters(**params: object) -> None:
             "rebuild_pair=True rebuilds the committed local pair; with draft and target given it would "
             "not be used: set it False or drop draft and target"
         )
+    if "n_prompts" not in p:  # the notebook passes it (its parameters cell holds the default)
+        return
     path = p.get("prompts_file") or DATA / "prompts.txt"
     try:
         count = len(read_prompts(path))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise ValueError(f"prompts_file {str(path)!r}: {V.one_line(exc)}") from None
-    if p.get("n_prompts", 16) > count:
+    if p["n_prompts"] > count:
         raise ValueError(f"n_prompts must be an integer in [1, {count}] (the prompts in {path}), got {p['n_prompts']}")

@@ -15,8 +15,8 @@ figure of the chapter comes from one function here:
   the chapter's readings of those tables; :func:`summary`: every number the chapter's prose cites
 
 :func:`implied_d_target`, :func:`deviation_hypotheses`, :func:`hypotheses_summary` and :func:`flatness`
-(why Table 5's Qwen1.5-14B rows differ) are :mod:`sdsl.audit.table5`'s, :func:`figure2` is drawn in
-:mod:`sdsl.chapters.figures.optimal_draft`; this module re-exports them.
+(why Table 5's Qwen1.5-14B rows differ) are :mod:`sdsl.audit.table5`'s, and this module re-exports
+them; :func:`figure2` is drawn at the end of this module.
 
 Equations: tokens per iteration ``E = (1 - alpha**(gamma+1)) / (1 - alpha)`` (Leviathan et al. 2023),
 cost ``C = 2 N gamma + 2 M``, throughput ``T = E / C`` (the paper's Eq. 9), acceptance
@@ -29,10 +29,13 @@ from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter
 
 from sdsl import data as _data
 from sdsl.audit.table5 import D_TARGET_ALTERNATIVE, deviation_hypotheses, flatness, hypotheses_summary, implied_d_target
-from sdsl.chapters.figures.optimal_draft import figure2
+from sdsl.book.style import family_color
 from sdsl.model.configurations import (
     TABLE5_FAMILIES,
     TABLE5_TARGETS,
@@ -464,17 +467,95 @@ def check_parameters(**params: object) -> None:
             "artifacts_dir": V.optional(V.rule(V.folder)),
         },
     )
-    targets, families, dt = p.get("targets", TABLE5_TARGETS), p.get("families", TABLE5_FAMILIES), p.get("d_target", {})
-    V.unknown_names(dt, targets, "target", "in d_target: not among targets, it would not be used")
-    lo, hi = p.get("n_min", 5e7), p.get("n_max", 5e9)
-    if not lo < hi:
-        raise ValueError(f"n_min must be below n_max, got n_min = {lo:g} and n_max = {hi:g}")
-    coef = resolve_coefficients(p.get("coefficients"))
-    d_of = {f: float(mod.loc[(mod["family"] == f) & (mod["role"] == "draft"), "tokens"].iloc[0]) for f in families}
+    # the checks across parameters need every value they combine: the notebook passes them all (its
+    # parameters cell holds the defaults), a caller that passes fewer gets the single-value checks only
+    if "targets" in p and "d_target" in p:
+        V.unknown_names(p["d_target"], p["targets"], "target", "in d_target: not among targets, it would not be used")
+    if "n_min" in p and "n_max" in p and not p["n_min"] < p["n_max"]:
+        raise ValueError(f"n_min must be below n_max, got n_min = {p['n_min']:g} and n_max = {p['n_max']:g}")
+    if not {"targets", "families", "d_target", "constants", "coefficients", "integer"} <= p.keys():
+        return
+    coef = resolve_coefficients(p["coefficients"])
+    d_of = {f: float(mod.loc[(mod["family"] == f) & (mod["role"] == "draft"), "tokens"].iloc[0]) for f in p["families"]}
     configs = [
-        (float(tgt.loc[t, "params"]), d_of[f], float(dt.get(t, tgt.loc[t, "tokens"])))
-        for t in targets
-        for f in families
+        (float(tgt.loc[t, "params"]), d_of[f], float(p["d_target"].get(t, tgt.loc[t, "tokens"])))
+        for t in p["targets"]
+        for f in p["families"]
     ]
-    optimum_inside(configs, p.get("constants", "besiroglu2024"), coef, p.get("integer", False))
-    plane_inside(configs, (lo, hi), p.get("constants", "besiroglu2024"), coef, "n_min and n_max")
+    optimum_inside(configs, p["constants"], coef, p["integer"])
+    if "n_min" in p and "n_max" in p:
+        plane_inside(configs, (p["n_min"], p["n_max"]), p["constants"], coef, "n_min and n_max")
+
+
+# ---------------------------------------------------------------------------------------------
+# the chapter's figures
+
+
+def figure2(curves: pd.DataFrame, drafts: pd.DataFrame, optima: pd.DataFrame) -> Figure:
+    """Figure 2: tokens per FLOP against draft size ``N``, one panel per draft family (its colour),
+    one curve per target labelled at the curve's right end; the drafts used in the experiments as
+    black markers on the curves, ``N*`` as a star.
+
+    ``curves`` from :func:`throughput_curves`, ``drafts`` from :func:`experiment_drafts`,
+    ``optima`` from :func:`table5`. The plotted artists carry ids (``gid``): ``curve|T|F``,
+    ``drafts|T|F`` and ``star|T|F`` for target ``T`` and family ``F``, so that tests can read back
+    what was drawn (``N`` is plotted in billions).
+    """
+    families = list(dict.fromkeys(curves["draft_family"]))
+    targets = list(dict.fromkeys(curves["target"]))
+    styles = ["-", "--", ":", "-."]
+    fig = Figure(figsize=(3.6 * len(families) + 0.8, 4.2), layout="constrained")
+    axes = fig.subplots(1, len(families), squeeze=False, sharey=True)[0]
+    for ax, fam in zip(axes, families):
+        col = family_color(fam)
+        for k, target in enumerate(targets):
+            c = curves[(curves["target"] == target) & (curves["draft_family"] == fam)]
+            if c.empty:
+                continue
+            x, y = c["n"].to_numpy() / 1e9, c["tokens_per_flop"].to_numpy()
+            (line,) = ax.plot(x, y, color=col, lw=1.8, ls=styles[k % len(styles)])
+            line.set_gid(f"curve|{target}|{fam}")
+            ax.annotate(
+                target,
+                xy=(x[-1], y[-1]),
+                xytext=(3, 0),
+                textcoords="offset points",
+                color=col,
+                fontsize=8,
+                va="center",
+                ha="left",
+            )
+            d = drafts[(drafts["target"] == target) & (drafts["draft_family"] == fam)]
+            (pts,) = ax.plot(d["n"] / 1e9, d["tokens_per_flop"], ls="none", marker="o", ms=5, color="black", zorder=3)
+            pts.set_gid(f"drafts|{target}|{fam}")
+            o = optima[(optima["target"] == target) & (optima["draft_family"] == fam)]
+            (star,) = ax.plot(
+                o["n_star"] / 1e9,
+                o["tokens_per_flop"],
+                ls="none",
+                marker="*",
+                ms=14,
+                color=col,
+                markeredgecolor="black",
+                zorder=4,
+            )
+            star.set_gid(f"star|{target}|{fam}")
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.set_title(f"{fam} drafts", fontsize=10)
+        ax.set_xlabel("draft size $N$ (billions of parameters)")
+        lo, hi = curves["n"].min() / 1e9, curves["n"].max() / 1e9
+        ax.set_xlim(lo, hi * 8.0)  # room for the labels at the right end of the curves
+    # the unit in the label, plain numbers on the ticks (no "1e-11" offset text)
+    axes[0].set_ylabel("throughput $\\mathcal{T}$ ($10^{-11}$ tokens per FLOP)")
+    axes[0].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v * 1e11:g}"))
+    axes[0].legend(
+        handles=[
+            Line2D([], [], ls="none", marker="o", ms=5, color="black"),
+            Line2D([], [], ls="none", marker="*", ms=12, color="0.7", markeredgecolor="black"),
+        ],
+        labels=["drafts of the paper's experiments", "optimal draft size $N^*$ (Table 5)"],
+        loc="upper right",
+        fontsize=8,
+    )
+    return fig
