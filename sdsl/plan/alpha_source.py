@@ -123,7 +123,7 @@ def fit_acceptance_plane(df: pd.DataFrame, label: str = "refit") -> AlphaModel:
 
 
 def _paper_alpha_model() -> AlphaModel:
-    from sdsl._schema import records
+    from sdsl.data import records
 
     t3 = {r["parameter"]: r for r in records("paper_table3")}
     se = np.array([t3[k]["std_error"] for k in ("A", "B", "C")], dtype=float)

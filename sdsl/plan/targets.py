@@ -67,8 +67,8 @@ def presets() -> pd.DataFrame:
 
 
 def preset_records() -> tuple[dict[str, Any], ...]:
-    """The presets as validated rows (:func:`sdsl._schema.records`, no pandas)."""
-    from sdsl._schema import records
+    """The presets as validated rows (:func:`sdsl.data.records`, no pandas)."""
+    from sdsl.data import records
 
     return records("presets")
 
