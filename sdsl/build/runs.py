@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sdsl._csvtext import YamlError, load_yaml, yaml_problem
+from sdsl.data import YamlError, load_yaml, yaml_problem
 from sdsl.paths import NOTEBOOKS, RUNS_FILE
 
 __all__ = ["PATH_PARAMETERS", "load_runs", "load_last"]

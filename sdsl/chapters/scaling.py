@@ -439,7 +439,7 @@ def check_parameters(**params: object) -> None:
     """The notebook's parameters checked before anything runs (the cell after the parameters cell): one
     ``ValueError`` naming the parameter and what is allowed."""
     from sdsl import validation as V
-    from sdsl._schema import records
+    from sdsl.data import records
     from sdsl.model.laws import check_loss_constants
 
     d_low = next(float(r["low"]) for r in records("paper_table7") if r["parameter"] == "D")

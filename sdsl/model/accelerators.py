@@ -81,7 +81,7 @@ def flop_limit(bytes_per_param: float = 2.0) -> Accelerator:
 
 def accelerator_names() -> list[str]:
     """Names of the presets of ``data/accelerators.csv`` (as typed after ``--hardware``)."""
-    from sdsl._schema import records
+    from sdsl.data import records
 
     return [r["accelerator"] for r in records("accelerators")]
 
@@ -91,7 +91,7 @@ def get_accelerator(name: str) -> Accelerator:
     unknown name raises ``ValueError`` suggesting the closest names."""
     import difflib
 
-    from sdsl._schema import records
+    from sdsl.data import records
 
     rows = records("accelerators")
     key = str(name).strip().lower()

@@ -239,7 +239,7 @@ def error_summary(errors: Sequence[Mapping[str, Any]]) -> dict[str, float]:
 
 def _main() -> int:
     """``python -m sdsl.model.calibration``: the roofline's error against data/cpu_step_times.csv."""
-    from sdsl._schema import records
+    from sdsl.data import records
 
     rows = [dict(r) for r in records("cpu_step_times")]
     bench = [dict(r) for r in records("cpu_microbench")]

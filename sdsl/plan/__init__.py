@@ -125,8 +125,8 @@ def presets() -> pd.DataFrame:
 
 
 def preset_records() -> tuple[dict[str, Any], ...]:
-    """The presets as validated rows (:func:`sdsl._schema.records`, no pandas)."""
-    from sdsl._schema import records
+    """The presets as validated rows (:func:`sdsl.data.records`, no pandas)."""
+    from sdsl.data import records
 
     return records("presets")
 
@@ -437,7 +437,7 @@ def fit_acceptance_plane(df: pd.DataFrame, label: str = "refit") -> AlphaModel:
 
 
 def _paper_alpha_model() -> AlphaModel:
-    from sdsl._schema import records
+    from sdsl.data import records
 
     t3 = {r["parameter"]: r for r in records("paper_table3")}
     se = np.array([t3[k]["std_error"] for k in ("A", "B", "C")], dtype=float)

@@ -121,7 +121,7 @@ def fitted_ranges() -> dict[str, tuple[float, float]]:
     """Where the laws of ``data/acceptance_laws.csv`` were fitted: the 50 pairs of Tables 1 and 2
     (``data/acceptance.csv``, sizes and tokens from ``data/models.csv``), as ``{feature: (low,
     high)}`` for ``x``, ``y`` (perplexities), ``ln_n`` and ``ln_d`` (given as ``N`` and ``D``)."""
-    from sdsl._schema import records
+    from sdsl.data import records
 
     acc = records("acceptance")
     size = {r["model"]: r for r in records("models")}
@@ -140,7 +140,7 @@ def fitted_ranges() -> dict[str, tuple[float, float]]:
 def committed_laws() -> tuple[CommittedLaw, ...]:
     """The refitted cross-target laws of ``data/acceptance_laws.csv`` (read without pandas), in file
     order, each with the ranges of :func:`fitted_ranges`."""
-    from sdsl._schema import records
+    from sdsl.data import records
 
     rng = fitted_ranges()
     laws: dict[str, dict[str, Any]] = {}

@@ -64,9 +64,9 @@ def _load(path: Path, schema: str | None = None) -> Callable[[], Any]:
 
 
 def _records(path: Path) -> Callable[[], Any]:
-    from sdsl import _schema
+    from sdsl import data
 
-    return lambda: _schema.records(path)
+    return lambda: data.records(path)
 
 
 def _measurements(path: Path) -> Callable[[], Any]:

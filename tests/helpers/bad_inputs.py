@@ -767,8 +767,8 @@ def _api() -> list[tuple[str, Callable[[], Any], tuple[str, ...]]]:
     from sdsl import data
     from sdsl import plan as P
     from sdsl import validation as V
-    from sdsl._schema import records
     from sdsl.build import pipeline
+    from sdsl.data import records
     from sdsl.model import deploy as D
     from sdsl.model import speedup as S
     from sdsl.plan import deployment as DP

@@ -1,5 +1,5 @@
 """Data damage: a copy of data/ in a temporary folder, damaged, loaded through the public
-loaders with an explicit path (sdsl.data.load, sdsl._schema.records, a measurements file of
+loaders with an explicit path (sdsl.data.load, sdsl.data.records, a measurements file of
 sdsl.plan, the acceptance chapter's measurements). Each gets a ValueError with one line naming the
 file, the line and the column; nothing is written. data/ itself is never touched."""
 

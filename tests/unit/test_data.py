@@ -425,7 +425,7 @@ def test_schema_errors(tmp_path):
 
 def test_the_whole_column_path_and_the_cell_path_accept_the_same_cells():
     """A numeric column is converted in one pass when every cell is a plain number in range, and
-    cell by cell otherwise (sdsl._schema._fast_numeric): the cells that only the second path
+    cell by cell otherwise (sdsl.data._fast_numeric): the cells that only the second path
     accepts come out the same, and a bad cell still gets its line and column named."""
     s = data.schema({"columns": [{"name": "n", "type": "int", "min": 0}, {"name": "x", "type": "float", "max": 10}]})
     plain = pd.DataFrame({"n": ["1", "2", "9007199254740993"], "x": ["0.5", "1e-3", "-2"]})

@@ -1,26 +1,27 @@
-"""sdsl._schema.records: the pandas-free reader validates exactly as sdsl.data.load does."""
+"""sdsl.data.records: the pandas-free reader validates exactly as sdsl.data.load does."""
 
 from __future__ import annotations
 
 import math
 
+import pandas as pd
 import pytest
 import yaml
 
-from sdsl import _schema, data
-from sdsl._csvtext import DuplicateKeyError, load_yaml
+from sdsl import data
+from sdsl.data import DuplicateKeyError, load_yaml
 from sdsl.paths import DATA
 
 
 def _same(a, b) -> bool:
     if a is None or (isinstance(a, float) and math.isnan(a)):
-        return b is None or b is data.pd.NA or (isinstance(b, float) and math.isnan(b))
+        return b is None or b is pd.NA or (isinstance(b, float) and math.isnan(b))
     return a == b
 
 
 @pytest.mark.parametrize("name", data.list_datasets())
 def test_records_equal_load(name):
-    recs = _schema.records(name)
+    recs = data.records(name)
     df = data.load(name)
     assert len(recs) == len(df) and list(recs[0]) == list(df.columns)
     for r, (_, row) in zip(recs, df.iterrows()):
@@ -52,7 +53,7 @@ def test_records_and_load_give_the_same_message(tmp_path, line, message):
     with pytest.raises(data.DataError) as a:
         data.load(csv)
     with pytest.raises(data.DataError) as b:
-        _schema.records(csv)
+        data.records(csv)
     assert str(a.value) == str(b.value) and message in str(b.value) and "line 2" in str(b.value)
 
 
