@@ -528,6 +528,9 @@ def start_ray(address: str | None, workers: int):
     env = {k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}
     env |= {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
     os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")
+    # Ray starts its workers 15 nice levels below the driver by default; the tasks are the run's
+    # work, so they keep the driver's priority (start the driver under nice to lower it)
+    os.environ.setdefault("RAY_worker_niceness", "0")
     kwargs: dict[str, Any] = {
         "include_dashboard": False,
         "logging_level": "ERROR",
