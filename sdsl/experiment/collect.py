@@ -34,8 +34,13 @@ PHASES = (
     "prediction",
     "test training",
     "test alpha",
+    "grid extension",
+    "extension training",
+    "extension alpha",
     "wall clock",
 )
+#: The phases that come after the committed prediction.
+TEST_PHASES = PHASES[PHASES.index("test training") :]
 
 if TYPE_CHECKING:
     from sdsl.experiment.runner import Experiment
@@ -214,7 +219,7 @@ def _prediction_provenance(exp: Experiment, timings: pd.DataFrame) -> dict[str, 
     """The committed prediction's file, sha256 and UTC time, and the first start of a test
     training task (which must come after it)."""
     rec = json.loads(exp.prediction_path().read_text())
-    test = timings[timings["phase"].isin(["test training", "test alpha", "wall clock"])]
+    test = timings[timings["phase"].isin(TEST_PHASES)]
     first = str(test["start_utc"].min()) if len(test) else None
     return {
         "file": "prediction_committed.csv",
@@ -223,6 +228,7 @@ def _prediction_provenance(exp: Experiment, timings: pd.DataFrame) -> dict[str, 
         "grid_n_stars": rec["grid_n_stars"],
         "test_runs": rec["test_runs"],
         "first_test_task_start_utc": first,
+        "grid_extension": json.loads(exp.extension_path().read_text()) if exp.extension_path().is_file() else None,
         "written_before_every_test_task": bool(first is None or first >= rec["written_utc"]),
     }
 

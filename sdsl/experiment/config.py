@@ -7,7 +7,7 @@ machine with a GPU; not run yet) and ``smoke`` (tiny models on a committed slice
 the CI run, about a minute). A run is one model shape trained on one token budget (and, for a
 test draft, a replicate). The split between calibration runs, which the fits see, and test
 drafts, which no fit sees, is part of the scale (:class:`Scale`); the test drafts' sizes follow
-from the prediction by the rule of :class:`TestGrid`.
+from the prediction by the rule of :class:`DraftGrid`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ __all__ = [
     "Recipe",
     "RunSpec",
     "Scale",
-    "TestGrid",
+    "DraftGrid",
     "get_scale",
 ]
 
@@ -88,7 +88,7 @@ class RunSpec:
 
 
 @dataclass(frozen=True)
-class TestGrid:
+class DraftGrid:
     """Where the test drafts go, chosen from the prediction ``N*`` before any of them is trained.
 
     Sizes ``N* step^k`` for ``k = -K .. K`` with ``step^K >= span`` (so the grid runs from at most
@@ -149,6 +149,23 @@ class TestGrid:
                 continue
             i += 1
         return [shapes[i] for i in idx]
+
+    def beyond(self, shapes: Sequence[ModelShape], upper: bool, count: int, vocab_size: int) -> list[ModelShape]:
+        """``count`` shapes beyond the largest (``upper``) or smallest of ``shapes``, sizes
+        ``step`` apart snapped to the nearest width as in :meth:`sizes`, new ones only, within the
+        widths (fewer where the widths end)."""
+        cand = [self.shape_of(w) for w in range(self.min_width, self.max_width + 1)]
+        ln = np.log([c.params(vocab_size) for c in cand])
+        have = {s.params(vocab_size) for s in shapes}
+        edge = np.log(max(have) if upper else min(have))
+        sign = 1.0 if upper else -1.0
+        out: list[ModelShape] = []
+        for j in range(1, int(count) + 1):
+            k = int(np.argmin(np.abs(ln - (edge + sign * j * np.log(self.step)))))
+            c = cand[k]
+            if c not in out and c.params(vocab_size) not in have and sign * (ln[k] - edge) > 0:
+                out.append(c)
+        return out
 
     def nearest(self, shapes: list[ModelShape], n_stars: Sequence[float], vocab_size: int) -> list[ModelShape]:
         """The ``seeds_near`` shapes of ``shapes`` nearest the geometric mean of ``n_stars`` in
@@ -240,7 +257,7 @@ class Scale:
     held_out_targets: tuple[ModelShape, ...]
     common_tokens: int
     extra_budgets: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    test_grid: TestGrid = TestGrid()
+    test_grid: DraftGrid = DraftGrid()
     recipe: Recipe = Recipe()
     measurement: Measurement = Measurement()
     prediction_laws: tuple[str, ...] = ("plane", "loglin_n_y", "log_x", "loglin_n")
@@ -317,7 +334,7 @@ class Scale:
         return [(d, t) for t in self.target_runs() for d in self.draft_runs()]
 
     def test_runs(self, n_stars: Sequence[float]) -> list[RunSpec]:
-        """The test drafts for the predictions ``n_stars`` (:class:`TestGrid`): replicate 1 of
+        """The test drafts for the predictions ``n_stars`` (:class:`DraftGrid`): replicate 1 of
         every grid shape, replicate 2 of the ones nearest the predictions."""
         shapes = self.test_grid.sizes(n_stars, self.vocab_size)
         out = [RunSpec(s, self.common_tokens, 1) for s in shapes]
@@ -363,7 +380,7 @@ SCALES: dict[str, Scale] = {
         **_FULL,
         common_tokens=2_000_000,
         extra_budgets={"w16l1": (500_000, 1_000_000), "w32l1": (500_000, 1_000_000)},
-        test_grid=TestGrid(step=1.25, span=3.0, layers=1, min_width=1, max_width=256, seeds_near=3),
+        test_grid=DraftGrid(step=1.25, span=3.0, layers=1, min_width=1, max_width=256, seeds_near=3),
         measurement=Measurement(temperatures=(1.0,), half_width=0.0, min_prompts=32, max_prompts=32),
         min_corpus_tokens=5_000_000,
     ),
@@ -379,7 +396,7 @@ SCALES: dict[str, Scale] = {
         max_epochs=4.0,
         needs_accelerator=True,
         extra_budgets={"w128l2": (5_000_000, 10_000_000), "w192l3": (5_000_000, 10_000_000)},
-        test_grid=TestGrid(step=1.25, span=3.0, layers=2, min_width=16, max_width=512, head_width=32),
+        test_grid=DraftGrid(step=1.25, span=3.0, layers=2, min_width=16, max_width=512, head_width=32),
         recipe=Recipe(batch_size=64, seq_len=256, curve_eval_windows=64, precision="bf16"),
         measurement=Measurement(temperatures=(1.0,), half_width=0.0, min_prompts=64, max_prompts=64),
         min_corpus_tokens=5_000_000,
@@ -393,7 +410,7 @@ SCALES: dict[str, Scale] = {
         held_out_targets=(ModelShape(28, 2, 2),),
         common_tokens=40_000,
         extra_budgets={"w8l1": (20_000,), "w16l1": (20_000,)},
-        test_grid=TestGrid(step=1.3, span=1.3, layers=1, min_width=1, max_width=64, seeds_near=1),
+        test_grid=DraftGrid(step=1.3, span=1.3, layers=1, min_width=1, max_width=64, seeds_near=1),
         recipe=Recipe(batch_size=8, seq_len=64, curve_points=10, curve_evals=2, curve_eval_windows=8, eval_windows=64),
         measurement=Measurement(
             temperatures=(1.0,),

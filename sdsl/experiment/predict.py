@@ -52,6 +52,7 @@ __all__ = [
     "law_by_name",
     "law_frame",
     "predict",
+    "smooth_optimum",
     "verdict",
 ]
 
@@ -307,6 +308,19 @@ def _smooth_fit(ln_n: np.ndarray, alpha: np.ndarray, sd: np.ndarray) -> np.ndarr
     w = 1.0 / np.maximum(sd, 1e-4)
     deg = 2 if np.unique(ln_n).size >= 3 else 1
     return np.polyfit(ln_n, alpha, deg, w=w)
+
+
+def smooth_optimum(n: np.ndarray, alpha: np.ndarray, sd: np.ndarray, m: float, grid_points: int = 400) -> dict:
+    """The maximum of ``2 M T(N)`` on the smooth fit of ``alpha`` against ``ln N`` over the range
+    of ``n``: ``n_star``, ``speedup`` and ``where`` (``interior``, or ``upper`` / ``lower`` when
+    it lies at an end of the range, so that the measured optimum is not bracketed)."""
+    ln = np.log(np.asarray(n, dtype=float))
+    g = np.linspace(ln.min(), ln.max(), grid_points)
+    al = np.clip(np.polyval(_smooth_fit(ln, np.asarray(alpha, float), np.asarray(sd, float)), g), 1e-9, 1 - 1e-9)
+    t = 2 * m * optimal_tokens_per_flop(al, np.exp(g), m)
+    j = int(np.argmax(t))
+    where = "upper" if j == grid_points - 1 else "lower" if j == 0 else "interior"
+    return {"n_star": float(np.exp(g[j])), "speedup": float(t[j]), "where": where}
 
 
 def empirical(

@@ -14,6 +14,9 @@ Phases, in order (:meth:`Experiment.phases`)::
                           written to prediction/prediction_committed.csv before any test draft
     test training         the test drafts of the grid around the prediction (in parallel)
     test alpha            alpha of every (test draft, target) pair, held-out targets included
+    grid extension        where a target's measured optimum lies at an end of the grid, sizes
+                          beyond that end (Experiment.extend_task)
+    extension training    those drafts, then their alpha with every target (extension alpha)
     wall clock            plain and speculative decoding of every test pair, one at a time
 
 Work folder ``out`` (default ``build/experiment/<scale>``)::
@@ -53,7 +56,7 @@ from sdsl.experiment import collect as _collect
 from sdsl.experiment import corpus as _corpus
 from sdsl.experiment import tokenizer as _tok
 from sdsl.experiment.collect import pair_key as _pair_key
-from sdsl.experiment.config import SCALES, RunSpec, Scale
+from sdsl.experiment.config import SCALES, ModelShape, RunSpec, Scale
 from sdsl.experiment.pairs import counts_to_iterations, make_prompts, measure_alpha, seed_for, teacher_forced_overlap
 from sdsl.experiment.results import atomic_write_text
 from sdsl.measure.estimators import alpha_from_accepted
@@ -63,6 +66,12 @@ __all__ = ["Experiment", "Task", "default_out", "run"]
 
 #: Assumed throughput for the cost estimates of the progress bar.
 _EST_FLOPS = 30e9
+
+
+#: Where the measured optimum of a target lies at an end of the test grid, the grid is extended
+#: once beyond that end by this many sizes, so that the measured N* is bracketed (the committed
+#: prediction is not touched; the extension drafts are test drafts like the others).
+GRID_EXTENSION = 5
 
 
 def default_out(scale: str) -> Path:
@@ -340,12 +349,54 @@ class Experiment:
         }
         return rec
 
-    def test_runs(self) -> list[RunSpec]:
-        """The test drafts of the committed prediction (empty before it is written)."""
+    def grid_runs(self) -> list[RunSpec]:
+        """The test drafts placed around the committed prediction (empty before it is written)."""
         p = self.prediction_path()
         if not p.is_file():
             return []
         return self.scale.test_runs(json.loads(p.read_text())["grid_n_stars"])
+
+    def extension_path(self) -> Path:
+        return self.out / "prediction" / "grid_extension.json"
+
+    def extension_runs(self) -> list[RunSpec]:
+        """The test drafts added beyond an end of the grid (:meth:`extend_task`; empty before)."""
+        p = self.extension_path()
+        if not p.is_file():
+            return []
+        return [RunSpec(ModelShape(*sh), self.scale.common_tokens, 1) for sh in json.loads(p.read_text())["shapes"]]
+
+    def test_runs(self) -> list[RunSpec]:
+        """Every test draft: the grid around the prediction and its extension."""
+        return self.grid_runs() + self.extension_runs()
+
+    def extend_task(self, advance) -> None:
+        """Where the smooth fit to a target's measured throughput on the grid peaks at an end of
+        it, the measured optimum is not bracketed: add :data:`GRID_EXTENSION` sizes beyond that
+        end (:meth:`sdsl.experiment.config.DraftGrid.beyond`), for every target at once. Written
+        to ``grid_extension.json`` (the ends found, the shapes added); the committed prediction is
+        not touched."""
+        from sdsl.experiment.predict import smooth_optimum
+
+        s, grid = self.scale, self.grid_runs()
+        ends: dict[str, str] = {}
+        for t in s.target_runs() + s.held_out_runs():
+            n = np.array([float(s.params(d.shape)) for d in grid])
+            recs = [self.alpha_record(d, t) for d in grid]
+            a = np.array([r["pair_alpha"]["alpha"] for r in recs])
+            sd = np.array([r["pair_alpha"]["half_width"] for r in recs]) / 1.96
+            ends[t.run_id] = smooth_optimum(n, a, sd, float(s.params(t.shape)))["where"]
+        shapes = [d.shape for d in grid]
+        added: list[ModelShape] = []
+        for side in ("upper", "lower"):
+            if side in ends.values():
+                added += s.test_grid.beyond(shapes, side == "upper", GRID_EXTENSION, s.vocab_size)
+        rec = {
+            "ends": ends,
+            "shapes": [[sh.width, sh.layers, sh.heads] for sh in added],
+            "runs": [RunSpec(sh, s.common_tokens, 1).run_id for sh in added],
+        }
+        atomic_write_text(self.extension_path(), json.dumps(rec, indent=1))
 
     def all_runs(self) -> dict[str, RunSpec]:
         return {r.run_id: r for r in self.scale.runs() + self.test_runs()}
@@ -376,8 +427,11 @@ class Experiment:
             lambda: Phase("calibration training", train(s.runs())),
             lambda: Phase("calibration alpha", alpha(s.calibration_pairs())),
             lambda: Phase("prediction", [Task("predict", "predict", 30.0)], parallel=False),
-            lambda: Phase("test training", train(self.test_runs())),
-            lambda: Phase("test alpha", alpha(s.test_pairs(self.test_runs()))),
+            lambda: Phase("test training", train(self.grid_runs())),
+            lambda: Phase("test alpha", alpha(s.test_pairs(self.grid_runs()))),
+            lambda: Phase("grid extension", [Task("extend", "extend", 5.0)], parallel=False),
+            lambda: Phase("extension training", train(self.extension_runs())),
+            lambda: Phase("extension alpha", alpha(s.test_pairs(self.extension_runs()))),
             lambda: Phase(
                 "wall clock",
                 [
@@ -395,6 +449,8 @@ class Experiment:
             return self.corpus_task(advance)
         if kind == "predict":
             return self.predict_task(advance)
+        if kind == "extend":
+            return self.extend_task(advance)
         runs = self.all_runs()
         if kind == "train":
             return self.train_task(runs[key], advance)
