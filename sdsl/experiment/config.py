@@ -207,10 +207,12 @@ class Recipe:
 
 @dataclass(frozen=True)
 class Measurement:
-    """How alpha and wall-clock speed are measured for each pair: at temperature 1 by the harness
-    prompt by prompt (:func:`sdsl.experiment.pairs.measure_alpha`), greedy by the exact batched
-    replay checked against the harness on its first prompts
-    (:func:`sdsl.experiment.greedy.measure_alpha_greedy`)."""
+    """How alpha and wall-clock speed are measured for each pair: by speculative sampling through
+    the harness, prompt by prompt (:func:`sdsl.experiment.pairs.measure_alpha`; a ``half_width``
+    of 0 measures every pair on ``max_prompts`` prompts), and by ``timing_rounds`` alternating
+    rounds of plain and speculative decoding (:func:`sdsl.experiment.wallclock.time_pair`). The
+    greedy settings serve :func:`sdsl.experiment.greedy.measure_alpha_greedy` (the runner
+    measures at temperatures above 0)."""
 
     gamma: int = 4
     temperatures: tuple[float, ...] = (1.0,)
@@ -358,26 +360,24 @@ class Scale:
 #: The full CPU scale. Calibration drafts from 17 k to 230 k parameters (the 1-layer drafts at
 #: three budgets, so that the data term of the loss law is identified), two fit targets and one
 #: held-out target between them; the test drafts are 1-layer shapes placed around the prediction.
-_FULL = {
-    "drafts": (ModelShape(8, 1, 1), ModelShape(16, 1, 1), ModelShape(32, 1, 2), ModelShape(64, 2, 4)),
-    "targets": (ModelShape(192, 4, 6), ModelShape(128, 3, 4)),
-    "held_out_targets": (ModelShape(160, 4, 5),),
-}
+_FULL_DRAFTS = (ModelShape(8, 1, 1), ModelShape(16, 1, 1), ModelShape(32, 1, 2), ModelShape(64, 2, 4))
+_FULL_TARGETS = (ModelShape(192, 4, 6), ModelShape(128, 3, 4))
+_FULL_HELD_OUT_TARGETS = (ModelShape(160, 4, 5),)
 
 #: The GPU scale: drafts from 0.3 M to 2 M parameters (with the token table of 4,096), targets to
 #: 27 M, depth one layer per 64 of width.
-_GPU = {
-    "drafts": (ModelShape(64, 1, 2), ModelShape(96, 2, 2), ModelShape(128, 2, 2), ModelShape(192, 3, 3)),
-    "targets": (ModelShape(512, 8, 8), ModelShape(384, 6, 6)),
-    "held_out_targets": (ModelShape(448, 7, 7),),
-}
+_GPU_DRAFTS = (ModelShape(64, 1, 2), ModelShape(96, 2, 2), ModelShape(128, 2, 2), ModelShape(192, 3, 3))
+_GPU_TARGETS = (ModelShape(512, 8, 8), ModelShape(384, 6, 6))
+_GPU_HELD_OUT_TARGETS = (ModelShape(448, 7, 7),)
 
 SCALES: dict[str, Scale] = {
     "full": Scale(
         name="full",
         corpus="debian",
         vocab_size=2048,
-        **_FULL,
+        drafts=_FULL_DRAFTS,
+        targets=_FULL_TARGETS,
+        held_out_targets=_FULL_HELD_OUT_TARGETS,
         common_tokens=2_000_000,
         extra_budgets={"w16l1": (500_000, 1_000_000), "w32l1": (500_000, 1_000_000)},
         test_grid=DraftGrid(step=1.25, span=3.0, layers=1, min_width=1, max_width=256, seeds_near=3),
@@ -391,7 +391,9 @@ SCALES: dict[str, Scale] = {
         name="gpu",
         corpus="debian",
         vocab_size=4096,
-        **_GPU,
+        drafts=_GPU_DRAFTS,
+        targets=_GPU_TARGETS,
+        held_out_targets=_GPU_HELD_OUT_TARGETS,
         common_tokens=20_000_000,
         max_epochs=4.0,
         needs_accelerator=True,
