@@ -426,7 +426,8 @@ def summary(
         "test_min_k": tn.min() / 1e3,
         "test_max_k": tn.max() / 1e3,
         "test_step_max": float(np.exp(np.diff(np.log(tn))).max()),
-        "test_step_max_above": float(np.exp(np.diff(np.log(tn)))[tn[:-1] >= 6000].max()),
+        # neighbours above the three smallest 1-layer shapes (where the grid can be finer)
+        "test_step_max_above": float(np.exp(np.diff(np.log(tn)))[tn[:-1] >= min(6000, tn[-2])].max()),
         "n_extension": len((prov["prediction"].get("grid_extension") or {}).get("runs", [])),
         "n_upper": sum(
             v == "upper" for v in ((prov["prediction"].get("grid_extension") or {}).get("ends", {})).values()

@@ -241,12 +241,14 @@ def _by_phase(timings: pd.DataFrame):
 
 
 def _wall_by_phase(timings: pd.DataFrame) -> dict[str, float]:
-    """Minutes from the first start to the last end of each phase's tasks."""
+    """Minutes from the first start to the last end of each phase's tasks, summed over the
+    sessions it ran in (a resumed run does not count the time between sessions)."""
     out = {}
     for phase, g in _by_phase(timings):
-        start = pd.to_datetime(g["start_utc"]).min()
-        end = pd.to_datetime(g["end_utc"]).max()
-        out[str(phase)] = round((end - start).total_seconds() / 60, 1)
+        span = 0.0
+        for _, h in g.groupby("session"):
+            span += (pd.to_datetime(h["end_utc"]).max() - pd.to_datetime(h["start_utc"]).min()).total_seconds()
+        out[str(phase)] = round(span / 60, 1)
     return out
 
 
