@@ -201,7 +201,8 @@ def scale_costs(runs: pd.DataFrame, prediction: pd.DataFrame) -> pd.DataFrame:
     """Per target: ``M``, tokens per parameter, ``M / N*`` at the predicted and the empirical
     ``N*``, and what it would cost on this machine (its measured training FLOP/s on the target)
     to train the target to 20 tokens per parameter, and to train a target of ``M = 100 N*``
-    (predicted) on the common budget and to 20 tokens per parameter; training FLOPs
+    (at the predicted and at the empirical ``N*``) on the common budget and to 20 tokens per
+    parameter; training FLOPs
     ``6 N D`` (Kaplan et al. 2020), hours at the measured rate."""
     r = runs.set_index("run")
     rows = []
@@ -209,6 +210,7 @@ def scale_costs(runs: pd.DataFrame, prediction: pd.DataFrame) -> pd.DataFrame:
         t = r.loc[p["target"]]
         m, d, rate = float(t["params"]), float(t["tokens"]), float(t["flops_per_s"])
         m100 = 100.0 * float(p["n_star_predicted"])
+        e100 = 100.0 * float(p["n_star_empirical"])
         rows.append(
             {
                 "target": p["target"],
@@ -223,6 +225,9 @@ def scale_costs(runs: pd.DataFrame, prediction: pd.DataFrame) -> pd.DataFrame:
                 "m_for_ratio_100": m100,
                 "hours_for_ratio_100_common_budget": 6 * m100 * d / rate / 3600,
                 "hours_for_ratio_100_at_20_tokens": 6 * m100 * 20 * m100 / rate / 3600,
+                "m_for_ratio_100_empirical": e100,
+                "hours_for_ratio_100_empirical_common_budget": 6 * e100 * d / rate / 3600,
+                "hours_for_ratio_100_empirical_at_20_tokens": 6 * e100 * 20 * e100 / rate / 3600,
             }
         )
     return pd.DataFrame(rows)
