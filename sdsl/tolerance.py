@@ -318,7 +318,7 @@ RULES: tuple[Rule, ...] = (
         "becomes 5e-8 in D'; relative tolerance 1e-6",
         rtol=1e-6,
     ),
-    # the laptop-scale family: a five-parameter loss law on 15 runs is weakly identified
+    # the laptop-scale family: a five-parameter loss law on the calibration runs is weakly identified
     # (its intervals span decades), so one-ulp changes of exp/log move the L-BFGS optimum by ~1e-6
     # relative and single bootstrap refits between local optima
     Rule(
@@ -336,7 +336,7 @@ RULES: tuple[Rule, ...] = (
         "*",
         "computed",
         "downstream of the laptop-scale loss law, whose optimum moves by ~1e-6 relative under one-ulp "
-        "changes (weakly identified by 15 runs); relative tolerance 1e-4",
+        "changes (weakly identified by the calibration runs); relative tolerance 1e-4",
         rtol=1e-4,
     ),
     # differences of ours and the paper's

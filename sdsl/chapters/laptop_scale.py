@@ -1,75 +1,55 @@
 """Tables and figures of the chapter ``notebooks/laptop_scale.md``: the paper's central claim
-tested on a family of small GPT-2 models trained on this machine.
+tested on a family of small GPT-2 models trained on this machine, with the prediction made and
+written before the test drafts it is judged on were trained.
 
 One function per table and per figure; every one reads the committed raw results
-(:func:`sdsl.experiment.results.load_results`) through the analysis of
-:mod:`sdsl.experiment.analysis`. The predictions from the smaller drafts (:func:`predicted_alpha`,
-:func:`prediction_curve`) live in :mod:`sdsl.experiment.predict`, the numbers the prose cites about
-the measurement, the laws, the prediction and the wall clock (:func:`summary_alpha` to
-:func:`summary_wallclock`) in :mod:`sdsl.experiment.numbers`; :func:`summary` merges them with the
-numbers of the chapter's own tables (:func:`summary_family`, :func:`summary_loss`).
+(:func:`sdsl.experiment.results.load_results`): the prediction, the empirical optimum and their
+bands come computed from the experiment (:mod:`sdsl.experiment.predict`), the rest through the
+light analysis of :mod:`sdsl.experiment.analysis`; :func:`summary` collects the numbers the prose
+cites.
 """
 
 from __future__ import annotations
 
-from typing import cast
-
 import numpy as np
 import pandas as pd
 from matplotlib import cm, colors
-from matplotlib.artist import Artist
 from matplotlib.figure import Figure
 
 from sdsl.book.style import fix_layout
 from sdsl.experiment.lossfit import LossFit
-from sdsl.experiment.numbers import (
-    finite_or_na,
-    summary_alpha,
-    summary_laws,
-    summary_prediction,
-    summary_wallclock,
-)
-from sdsl.experiment.predict import predicted_alpha, prediction_curve
+from sdsl.experiment.predict import CRITERION, verdict
 from sdsl.model.laws import BESIROGLU_2024, HOFFMANN_2022
-from sdsl.model.throughput import optimal_tokens_per_flop
 
 __all__ = [
     "CHAPTER",
     "check_parameters",
+    "fig_alpha_out_of_sample",
     "fig_loss_curves",
     "fig_loss_law",
-    "fig_alpha_overlap",
-    "fig_alpha_laws",
-    "fig_alpha_predicted",
+    "fig_prediction_draws",
     "fig_throughput",
     "fig_wallclock",
-    "predicted_alpha",
-    "prediction_curve",
     "summary",
-    "summary_alpha",
-    "summary_family",
-    "summary_laws",
-    "summary_loss",
-    "summary_prediction",
-    "summary_wallclock",
-    "table_alpha",
+    "summary_gpu_scale",
+    "table_committed",
     "table_loss_law",
+    "table_prediction",
     "table_runs",
 ]
 
 CHAPTER = "laptop_scale"
 _TARGET_COLORS = ("#0072B2", "#D55E00", "#009E73")
+_PRED, _EMP = "#D55E00", "#0072B2"
 
 
 def check_parameters(**params: object) -> None:
     """The notebook's parameters checked before anything runs (the cell after the parameters
     cell): one ``ValueError`` naming the parameter and what is allowed. ``results_dir`` must be an
-    existing folder holding a ``runs.csv`` (the runner's results), ``temperature`` one of the
-    temperatures the runner measured (:class:`sdsl.experiment.config.Measurement`)."""
+    existing folder holding a ``runs.csv`` (the runner's results)."""
     from pathlib import Path
 
     from sdsl import validation as V
-    from sdsl.experiment.config import Measurement
 
     p = V.check_parameters(
         CHAPTER,
@@ -78,11 +58,12 @@ def check_parameters(**params: object) -> None:
             "results_dir": V.optional(
                 V.rule(V.folder, must_exist=True, what="raw results of python -m sdsl.experiment run")
             ),
-            "temperature": V.rule(V.choice, options=list(Measurement().temperatures), what="temperatures measured"),
             "seed": V.rule(V.seed),
-            "loss_resamples": V.rule(V.draws, what="bootstrap refits of the loss law; 0: no intervals"),
+            "loss_resamples": V.rule(V.draws, what="bootstrap refits of the calibration loss law; 0: no intervals"),
             "alpha_resamples": V.rule(V.draws, allow_zero=False, what="cluster-bootstrap resamples of each alpha"),
-            "law_resamples": V.rule(V.draws, allow_zero=False, what="bootstrap resamples of each held-out RMSE"),
+            "wallclock_resamples": V.rule(
+                V.draws, allow_zero=False, what="bootstrap resamples of the rounds for the wall-clock optimum"
+            ),
             "artifacts_dir": V.optional(V.rule(V.folder)),
         },
     )
@@ -91,69 +72,14 @@ def check_parameters(**params: object) -> None:
         raise ValueError(f"results_dir must hold the runner's results (runs.csv): {str(folder)!r} has no runs.csv")
 
 
-def table_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    """The training runs: shape, parameter counts, tokens, tokens per parameter (under-trained:
-    fewer than Chinchilla's 20), epochs, validation loss and perplexity, wall time, throughput."""
-    cols = [
-        "run",
-        "role",
-        "width",
-        "layers",
-        "params",
-        "non_embedding_params",
-        "tokens",
-        "tokens_per_param",
-        "epochs",
-        "steps",
-        "peak_lr",
-        "val_loss",
-        "val_loss_se",
-        "val_ppl",
-        "train_s",
-        "tokens_per_s",
-        "flops_per_s",
-    ]
-    out = runs[cols].sort_values(["params", "tokens"], ignore_index=True)
-    out.insert(8, "under_trained", out["tokens_per_param"] < 20)
-    return out
+def _short(run: str) -> str:
+    return str(run).split("-d")[0]
 
 
-def table_loss_law(fit: LossFit, fit_non_embedding: LossFit | None = None) -> pd.DataFrame:
-    """The loss-law parameters fitted on every run with 95 % bootstrap intervals, beside Hoffmann
-    et al. (2022) and Besiroglu et al. (2024) (point values, as :mod:`sdsl.model.laws` holds them)."""
-    t = fit.intervals()
-    t["hoffmann2022"] = [getattr(HOFFMANN_2022, p) for p in t["parameter"]]
-    t["besiroglu2024"] = [getattr(BESIROGLU_2024, p) for p in t["parameter"]]
-    t["inside_ci_hoffmann"] = (t["hoffmann2022"] >= t["ci_lower"]) & (t["hoffmann2022"] <= t["ci_upper"])
-    t["inside_ci_besiroglu"] = (t["besiroglu2024"] >= t["ci_lower"]) & (t["besiroglu2024"] <= t["ci_upper"])
-    if fit_non_embedding is not None:
-        t["estimate_non_embedding_n"] = [fit_non_embedding.values[p] for p in t["parameter"]]
-    return t
-
-
-def table_alpha(summary: pd.DataFrame) -> pd.DataFrame:
-    """Alpha per pair and temperature with the interval, beside ``E[sum min(p, q)]``."""
-    cols = [
-        "target",
-        "draft",
-        "temperature",
-        "n",
-        "d",
-        "draft_ppl",
-        "n_prompts",
-        "evaluated",
-        "alpha",
-        "alpha_hw95",
-        "boot_hw95",
-        "min_pq_on_policy",
-        "min_pq_teacher_forced",
-    ]
-    return summary[cols]
-
-
-def _target_label(run: str, m: float) -> str:
-    """A target's legend name: its shape (width and layers) and its size, ``"target w160l4 (1.57 M parameters)"``."""
-    return f"target {str(run).split('-d')[0]} ({m / 1e6:.2f} M parameters)"
+def _target_label(run: str, m: float, role: str = "target") -> str:
+    """A target's name in a legend: its shape and size, and ``held out`` for a held-out target."""
+    held = ", held out" if role == "held_out_target" else ""
+    return f"target {_short(run)} ({m / 1e6:.2f} M{held})"
 
 
 def _subplots(*args, figsize: tuple[float, float], **kwargs):
@@ -164,6 +90,196 @@ def _subplots(*args, figsize: tuple[float, float], **kwargs):
 
 def _finish(fig: Figure) -> Figure:
     return fix_layout(fig)
+
+
+def table_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """The training runs by role: shape, both parameter counts, tokens, tokens per parameter
+    (under-trained: fewer than Chinchilla's 20), validation loss and perplexity, training time
+    and throughput."""
+    order = {"target": 0, "held_out_target": 1, "calibration": 2, "test": 3}
+    cols = [
+        "run",
+        "role",
+        "replicate",
+        "width",
+        "layers",
+        "params",
+        "non_embedding_params",
+        "tokens",
+        "tokens_per_param",
+        "val_loss",
+        "val_loss_se",
+        "val_ppl",
+        "train_s",
+        "tokens_per_s",
+    ]
+    out = runs.assign(_o=runs["role"].map(order)).sort_values(["_o", "params", "tokens", "run"])[cols]
+    out = out.reset_index(drop=True)
+    out.insert(9, "under_trained", out["tokens_per_param"] < 20)
+    return out
+
+
+def table_loss_law(fit: LossFit, fit_non_embedding: LossFit | None = None) -> pd.DataFrame:
+    """The calibration loss law's parameters with 95 % bootstrap intervals, beside Hoffmann et
+    al. (2022) and Besiroglu et al. (2024) (point values, as :mod:`sdsl.model.laws` holds them)."""
+    t = fit.intervals()
+    t["hoffmann2022"] = [getattr(HOFFMANN_2022, p) for p in t["parameter"]]
+    t["besiroglu2024"] = [getattr(BESIROGLU_2024, p) for p in t["parameter"]]
+    if fit_non_embedding is not None:
+        t["estimate_non_embedding_n"] = [fit_non_embedding.values[p] for p in t["parameter"]]
+    return t
+
+
+def table_committed(committed: pd.DataFrame) -> pd.DataFrame:
+    """The prediction as it was written before any test draft, under both counts."""
+    cols = ["count", "target", "role", "params", "law", "n_star_predicted", "predicted_low", "predicted_high"]
+    cols += ["m_over_n_star", "draws_interior", "draws_total"]
+    return committed[cols].sort_values(["count", "params"], ascending=[False, False], ignore_index=True)
+
+
+def table_prediction(pred: pd.DataFrame) -> pd.DataFrame:
+    """Prediction beside measurement per target with the verdict of the pass criterion."""
+    v = verdict(pred)
+    out = pred.merge(v, on=["target", "role"])
+    out["ratio"] = out["n_star_predicted"] / out["n_star_empirical"]
+    return out.sort_values("params", ascending=False, ignore_index=True)
+
+
+def fig_prediction_draws(draws: pd.DataFrame, committed: pd.DataFrame) -> Figure:
+    """The bootstrap draws of the predicted ``N*`` per target (with embeddings), stacked by the
+    acceptance law drawn, with the point prediction and its 95 % interval."""
+    c = committed[committed["count"] == "with_embeddings"].sort_values("params", ascending=False)
+    d = draws[draws["count"] == "with_embeddings"]
+    laws = sorted(d["law"].unique())
+    fig, axes = _subplots(1, len(c), figsize=(4.0 * len(c), 3.2), squeeze=False, sharex=True)
+    ok = d["n_star"].dropna()
+    bins = np.geomspace(ok.min() * 0.95, ok.max() * 1.05, 40)
+    for ax, (_, row) in zip(axes[0], c.iterrows()):
+        sub = d[d["target"] == row["target"]]
+        ax.hist(
+            [sub.loc[sub["law"] == lw, "n_star"].dropna() for lw in laws],
+            bins=bins,
+            stacked=True,
+            label=laws,
+            color=[cm.tab10(i) for i in range(len(laws))],
+        )
+        ax.axvspan(row["predicted_low"], row["predicted_high"], color=_PRED, alpha=0.12, lw=0)
+        ax.axvline(row["n_star_predicted"], color=_PRED, lw=1.2)
+        ax.set_xscale("log")
+        ax.set_xlabel("predicted $N^*$ (parameters, with embeddings)")
+        ax.set_title(_target_label(row["target"], row["params"], row["role"]), fontsize="small")
+    axes[0][0].set_ylabel("bootstrap draws")
+    axes[0][-1].legend(fontsize="x-small", title="acceptance law", title_fontsize="x-small")
+    return _finish(fig)
+
+
+def fig_throughput(curves: pd.DataFrame, points: pd.DataFrame, pred: pd.DataFrame) -> Figure:
+    """``2 M T(N)`` per target: the prediction from the calibration runs with its 95 % band, the
+    smooth fit to the measured test drafts with its band, the test drafts at their measured
+    alpha (bootstrap intervals), and the predicted and empirical ``N*`` with their intervals."""
+    c = curves[curves["count"] == "with_embeddings"]
+    p = pred.sort_values("params", ascending=False)
+    fig, axes = _subplots(1, len(p), figsize=(4.2 * len(p), 4.0), squeeze=False, sharey=True)
+    for ax, (_, row) in zip(axes[0], p.iterrows()):
+        t = row["target"]
+        for curve, color, label in (
+            ("predicted", _PRED, "predicted (calibration)"),
+            ("empirical", _EMP, "smooth fit (test)"),
+        ):
+            g = c[(c["target"] == t) & (c["curve"] == curve)].sort_values("n")
+            if curve == "predicted":  # show the prediction over the test grid's range and a little beyond
+                g = g[(g["n"] >= points["n"].min() / 1.5) & (g["n"] <= points["n"].max() * 1.5)]
+            ax.fill_between(g["n"], g["low"], g["high"], color=color, alpha=0.15, lw=0)
+            ax.plot(g["n"], g["speedup"], color=color, lw=1.2, ls="--" if curve == "predicted" else "-", label=label)
+        pt = points[points["target"] == t]
+        ax.errorbar(
+            pt["n"],
+            pt["speedup"],
+            yerr=[pt["speedup"] - pt["speedup_low"], pt["speedup_high"] - pt["speedup"]],
+            fmt="o",
+            ms=3,
+            color=_EMP,
+            elinewidth=0.7,
+            label="test drafts (measured alpha)",
+        )
+        ymin = ax.get_ylim()[0]
+        ax.errorbar(
+            [row["n_star_predicted"]],
+            [ymin],
+            xerr=[[row["n_star_predicted"] - row["predicted_low"]], [row["predicted_high"] - row["n_star_predicted"]]],
+            fmt="v",
+            color=_PRED,
+            capsize=3,
+            label="predicted $N^*$, 95 %",
+        )
+        ax.errorbar(
+            [row["n_star_empirical"]],
+            [ymin],
+            xerr=[[row["n_star_empirical"] - row["empirical_low"]], [row["empirical_high"] - row["n_star_empirical"]]],
+            fmt="^",
+            color=_EMP,
+            capsize=3,
+            label="empirical $N^*$, 95 %",
+        )
+        ax.set_xscale("log")
+        ax.set_xlabel("draft parameters $N$ (with embeddings)")
+        ax.set_title(_target_label(t, row["params"], row["role"]), fontsize="small")
+    axes[0][0].set_ylabel(r"$2M\,T(N)$ over plain decoding (×)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize="x-small", loc="outside lower center", ncol=len(labels), frameon=False)
+    return _finish(fig)
+
+
+def fig_alpha_out_of_sample(oos: pd.DataFrame) -> Figure:
+    """Alpha of every test pair as the calibration fits predict it against the measured alpha
+    (bootstrap intervals), one colour per target, the held-out target open."""
+    fig, ax = _subplots(figsize=(4.8, 4.4))
+    for i, (t, g) in enumerate(oos.groupby("target", sort=False)):
+        held = g["target_role"].iloc[0] == "held_out_target"
+        ax.errorbar(
+            g["alpha_predicted"],
+            g["alpha"],
+            yerr=[g["alpha"] - g["boot_ci_low"], g["boot_ci_high"] - g["alpha"]],
+            fmt="o",
+            mfc="none" if held else _TARGET_COLORS[i % 3],
+            color=_TARGET_COLORS[i % 3],
+            elinewidth=0.6,
+            ms=4,
+            label=f"target {_short(t)}" + (" (held out)" if held else ""),
+        )
+    lo = float(min(oos["alpha"].min(), oos["alpha_predicted"].min())) - 0.02
+    hi = float(max(oos["alpha"].max(), oos["alpha_predicted"].max())) + 0.02
+    ax.plot([lo, hi], [lo, hi], color="0.5", lw=0.8, ls="--")
+    ax.set_xlabel("alpha predicted from the calibration runs")
+    ax.set_ylabel("alpha measured (test drafts)")
+    ax.legend(fontsize="small")
+    return _finish(fig)
+
+
+def fig_wallclock(wall: pd.DataFrame) -> Figure:
+    """Measured wall-clock speedup (median over the rounds, order-statistics interval) against
+    ``N`` per target, beside Theorem 3.8 at the measured alpha and cost ratio."""
+    fig, ax = _subplots(figsize=(6.0, 4.0))
+    for i, (t, g) in enumerate(wall.groupby("target", sort=False)):
+        col = _TARGET_COLORS[i % 3]
+        g = g.sort_values("n")
+        ax.errorbar(
+            g["n"],
+            g["speedup"],
+            yerr=[g["speedup"] - g["speedup_low"], g["speedup_high"] - g["speedup"]],
+            fmt="o",
+            ms=3.5,
+            color=col,
+            elinewidth=0.7,
+            label=f"target {_short(t)}, measured",
+        )
+        ax.plot(g["n"], g["predicted_speedup"], color=col, lw=0.9, ls="--", label=f"target {_short(t)}, Theorem 3.8")
+    ax.axhline(1.0, color="0.6", lw=0.7)
+    ax.set_xscale("log")
+    ax.set_xlabel("draft parameters $N$ (with embeddings)")
+    ax.set_ylabel("speedup over plain decoding (×)")
+    ax.legend(fontsize="x-small", ncol=2)
+    return _finish(fig)
 
 
 def fig_loss_law(runs: pd.DataFrame, fit: LossFit) -> tuple[Figure, pd.DataFrame]:
@@ -193,99 +309,6 @@ def fig_loss_law(runs: pd.DataFrame, fit: LossFit) -> tuple[Figure, pd.DataFrame
     return _finish(fig), pd.DataFrame(rows)
 
 
-def fig_alpha_laws(frame: pd.DataFrame, fits) -> Figure:
-    """Alpha against draft perplexity per target with the three Table 4 forms
-    (:func:`sdsl.chapters.acceptance.figure3`)."""
-    from sdsl.chapters.acceptance import figure3 as per_target_figure
-
-    fig = per_target_figure(frame, fits)  # constrained layout with the legend outside: kept as drawn
-    for leg in list(fig.legends):  # two panels are narrower than the legend row: three columns
-        # every entry of the drawn legend has its handle (None only for an artist without a legend handler)
-        handles, labels = cast("list[Artist]", leg.legend_handles), [t.get_text() for t in leg.texts]
-        labels = ["trained drafts (95 % interval)" if lab in ("laptop", "laptop drafts") else lab for lab in labels]
-        leg.remove()
-        fig.legend(handles, labels, loc="outside lower center", ncols=3, fontsize="small")
-    return fig
-
-
-def fig_alpha_predicted(pred: pd.DataFrame) -> Figure:
-    """Predicted against measured alpha; open markers: drafts the fits never saw."""
-    fig, ax = _subplots(figsize=(4.8, 4.4))
-    for i, (t, g) in enumerate(pred.groupby("target", sort=False)):
-        c = _TARGET_COLORS[i % len(_TARGET_COLORS)]
-        seen, held = g[~g["held_out"]], g[g["held_out"]]
-        ax.plot(
-            seen["alpha"], seen["predicted"], "o", color=c, label=f"target {str(t).split('-d')[0]}: drafts fitted on"
-        )
-        ax.plot(
-            held["alpha"],
-            held["predicted"],
-            "o",
-            mfc="none",
-            color=c,
-            label=f"target {str(t).split('-d')[0]}: drafts held out",
-        )
-    lo = float(min(pred["alpha"].min(), pred["predicted"].min())) - 0.02
-    hi = float(max(pred["alpha"].max(), pred["predicted"].max())) + 0.02
-    ax.plot([lo, hi], [lo, hi], color="0.5", lw=0.8, ls="--")
-    ax.set_xlabel(r"measured $\alpha$")
-    ax.set_ylabel(r"predicted $\alpha$")
-    ax.legend(fontsize="x-small")
-    return _finish(fig)
-
-
-def fig_throughput(frame: pd.DataFrame, curves: pd.DataFrame, preds: pd.DataFrame, d: float) -> Figure:
-    """``2 M T(N)`` (throughput over plain decoding at equal FLOPs, Eq. 9 at gamma*) per target:
-    trained drafts at measured alpha (points), the smooth curve through them, the recipe's curve
-    fitted on the smaller drafts, with the predicted and empirical ``N*``."""
-    targets = list(dict.fromkeys(curves["target"]))
-    fig, axes = _subplots(1, len(targets), figsize=(4.0 * len(targets), 3.6), squeeze=False)
-    for ax, t in zip(axes[0], targets):
-        sub = frame[(frame["target"] == t) & np.isclose(frame["d"], d)].sort_values("n")
-        m = float(sub["m"].iloc[0])
-        ax.plot(
-            sub["n"],
-            2 * m * optimal_tokens_per_flop(np.clip(sub["alpha"], 1e-9, 1 - 1e-9), sub["n"], m),
-            "o",
-            color="C0",
-            label="trained drafts, measured alpha",
-        )
-        c = curves[curves["target"] == t]
-        ax.plot(c["n"], c["speedup_smooth"], color="C0", lw=1, label="smooth curve")
-        ax.plot(c["n"], c["speedup_predicted"], color="C3", lw=1, ls="--", label="predicted (smaller drafts)")
-        p = preds[preds["target"] == t].iloc[0]
-        ax.axvline(p["n_star_predicted"], color="C3", lw=0.8, ls="--")
-        ax.axvline(p["n_smooth"], color="C0", lw=0.8, ls=":")
-        ax.set_xscale("log")
-        ax.set_xlabel("draft parameters $N$")
-        ax.text(0.03, 0.04, _target_label(t, m), transform=ax.transAxes, fontsize="small")
-    axes[0][0].set_ylabel(r"$2 M\, T(N)$ (tokens per FLOP over plain decoding, ×)")
-    axes[0][-1].legend(fontsize="x-small", loc="upper right")
-    return _finish(fig)
-
-
-def fig_wallclock(wall: pd.DataFrame) -> Figure:
-    """Measured wall-clock speedup against Theorem 3.8's prediction from measured alpha and cost
-    ratio, one colour per target."""
-    fig, ax = _subplots(figsize=(4.8, 4.4))
-    for i, (t, g) in enumerate(wall.groupby("target", sort=False)):
-        ax.plot(
-            g["predicted_speedup"],
-            g["speedup"],
-            "o",
-            color=_TARGET_COLORS[i % 3],
-            label=_target_label(t, float(g["m"].iloc[0])),
-        )
-    lo = float(min(wall["speedup"].min(), wall["predicted_speedup"].min())) * 0.95
-    hi = float(max(wall["speedup"].max(), wall["predicted_speedup"].max())) * 1.05
-    ax.plot([lo, hi], [lo, hi], color="0.5", lw=0.8, ls="--")
-    ax.axhline(1.0, color="0.7", lw=0.6)
-    ax.set_xlabel("predicted speedup, Theorem 3.8 (×)")
-    ax.set_ylabel("measured speedup over the target alone (×)")
-    ax.legend(fontsize="small")
-    return _finish(fig)
-
-
 def fig_loss_curves(curves: pd.DataFrame, runs: pd.DataFrame) -> Figure:
     """Training loss against tokens seen for every run (colour: ``N``), validation points marked."""
     fig, ax = _subplots(figsize=(6.4, 4.0))
@@ -302,104 +325,6 @@ def fig_loss_curves(curves: pd.DataFrame, runs: pd.DataFrame) -> Figure:
     ax.set_xlabel("tokens seen")
     ax.set_ylabel("loss (nats/token)")
     return _finish(fig)
-
-
-def fig_alpha_overlap(summary: pd.DataFrame) -> Figure:
-    """Alpha by speculative sampling against ``E[sum min(p, q)]`` on the evaluated positions
-    (filled) and teacher-forced on held-out text (open), temperature 1 and greedy."""
-    temps = sorted(summary["temperature"].unique(), reverse=True)
-    fig, axes = _subplots(1, len(temps), figsize=(4.2 * len(temps), 3.9), squeeze=False)
-    for ax, t in zip(axes[0], temps):
-        s = summary[summary["temperature"] == t]
-        ax.errorbar(
-            s["alpha"],
-            s["min_pq_on_policy"],
-            xerr=np.maximum(s["alpha_hw95"], s["boot_hw95"]),
-            fmt="o",
-            ms=4,
-            color="C0",
-            label="on the evaluated positions",
-        )
-        ax.plot(
-            s["alpha"],
-            s["min_pq_teacher_forced"],
-            "o",
-            ms=4,
-            mfc="none",
-            color="C1",
-            label="teacher-forced, held-out text",
-        )
-        lo, hi = (
-            float(s[["alpha", "min_pq_teacher_forced"]].min().min()) - 0.03,
-            float(s[["alpha", "min_pq_teacher_forced"]].max().max()) + 0.03,
-        )
-        ax.plot([lo, hi], [lo, hi], color="0.5", lw=0.8, ls="--")
-        ax.set_xlabel(r"$\alpha$, speculative sampling (acceptance rate)")
-        ax.text(0.03, 0.93, "temperature 1" if t > 0 else "greedy", transform=ax.transAxes, fontsize="small")
-    axes[0][0].set_ylabel(r"$E[\sum_x \min(p, q)]$ (probability)")
-    axes[0][0].legend(fontsize="x-small", loc="lower right")
-    return _finish(fig)
-
-
-def summary_family(runs: pd.DataFrame, prov: dict) -> dict[str, object]:
-    """The corpus, the tokenizer and the family: counts, token splits, the recipe, the span of ``N``
-    in decades, the budgets (``n_multi``: shapes trained on three or more), the run's duration and
-    the training throughput (GFLOP/s)."""
-    from sdsl.experiment.analysis import common_budget
-
-    splits, scale = prov["corpus"]["splits"], prov["scale"]
-    d_common = common_budget(runs)
-    ne = runs.groupby("shape")["non_embedding_params"].first()
-    nn = runs.groupby("shape")["params"].first()
-    return {
-        "n_shapes": runs["shape"].nunique(),
-        "n_runs": len(runs),
-        "corpus_tokens_m": sum(v["tokens"] for v in splits.values()) / 1e6,
-        "duration_min": prov["duration_s"] / 60,
-        "cpus": prov["machine"]["logical_cpus"],
-        "cpu": str(prov["machine"]["cpu"]),
-        "train_tokens_m": splits["train"]["tokens"] / 1e6,
-        "val_tokens_k": splits["val"]["tokens"] / 1e3,
-        "prompt_tokens_k": splits["prompts"]["tokens"] / 1e3,
-        "vocab": scale["vocab_size"],
-        "batch": scale["recipe"]["batch_size"],
-        "seq_len": scale["recipe"]["seq_len"],
-        "ne_decades": float(np.log10(ne.max() / ne.min())),
-        "n_decades": float(np.log10(nn.max() / nn.min())),
-        "d_common_m": d_common / 1e6,
-        "n_multi": int((runs.groupby("shape")["tokens"].nunique() >= 3).sum()),
-        "extra_budgets": " and ".join(f"{b / 1e6:g} M" for b in sorted(set(runs["tokens"]) - {d_common})),
-        "n_under": int(table_runs(runs)["under_trained"].sum()),
-        "max_epochs": runs["epochs"].max(),
-        "train_gflops_median": runs["flops_per_s"].median() / 1e9,
-        "train_gflops_max": runs.loc[runs["params"].idxmax(), "flops_per_s"] / 1e9,
-        "train_min": runs["train_s"].sum() / 60,
-        "n_min": runs["params"].min(),
-        "n_max": runs["params"].max(),
-        "n_budgets": runs["tokens"].nunique(),
-    }
-
-
-def summary_alpha_dips(frame: pd.DataFrame, runs: pd.DataFrame) -> dict[str, object]:
-    """Where the measured alpha of the common budget falls as the draft grows: the smooth curve of
-    the empirical optimum (:func:`sdsl.experiment.predict.empirical_optimum`) interpolates these
-    points by PCHIP, which keeps such a dip (it preserves the points' shape, not a trend). The steps
-    between neighbouring drafts of one target, those that lower alpha, and the largest such dip in
-    words (``"none"`` without one)."""
-    from sdsl.experiment.analysis import common_budget
-
-    sub = frame[np.isclose(frame["d"], common_budget(runs))].sort_values(["target", "n"])
-    by = sub.groupby("target")
-    step, prev_draft, prev_alpha = by["alpha"].diff(), by["draft"].shift(), by["alpha"].shift()
-    out: dict[str, object] = {"alpha_steps": int(step.notna().sum()), "alpha_dips": int((step < 0).sum())}
-    k = step.idxmin() if out["alpha_dips"] else None
-    out["alpha_dip"] = (
-        "none"
-        if k is None
-        else f"for the {sub.loc[k, 'target']} target, {prev_draft[k]} has α = {prev_alpha[k]:.3f} and the "
-        f"larger {sub.loc[k, 'draft']} α = {sub.loc[k, 'alpha']:.3f}"
-    )
-    return out
 
 
 def summary_gpu_scale() -> dict[str, object]:
@@ -428,59 +353,128 @@ def summary_gpu_scale() -> dict[str, object]:
     }
 
 
-def summary_loss(runs: pd.DataFrame, fit: LossFit, loss_resamples: int) -> dict[str, object]:
-    """The loss-law exponents with their 95 % interval (``"n/a"`` without bootstrap refits), the
-    published ones, and the RMS relative error of the law on the runs (per cent)."""
-    t = table_loss_law(fit).set_index("parameter")
-    out: dict[str, object] = {"loss_resamples": int(loss_resamples)}
-    for p in ("a", "b"):
-        out.update(
-            {
-                f"loss_{p}": float(t.loc[p, "estimate"]),
-                f"loss_{p}_lo": finite_or_na(t.loc[p, "ci_lower"]),
-                f"loss_{p}_hi": finite_or_na(t.loc[p, "ci_upper"]),
-                f"hoffmann_{p}": float(t.loc[p, "hoffmann2022"]),
-                f"besiroglu_{p}": float(t.loc[p, "besiroglu2024"]),
-            }
-        )
-    rel = fit.predict(runs["params"], runs["tokens"]) / runs["val_loss"] - 1
-    out["loss_rmse_pct"] = 100 * float(np.sqrt(np.mean(rel**2)))
-    return out
+def _interval(v: float, lo: float, hi: float, scale: float = 1e3, unit: str = "k") -> str:
+    return f"{v / scale:,.1f} {unit} [{lo / scale:,.1f}, {hi / scale:,.1f}]"
 
 
 def summary(
-    res: dict[str, pd.DataFrame],
-    prov: dict,
-    fit: LossFit,
-    alpha_table: pd.DataFrame,
-    frame: pd.DataFrame,
-    plane,
-    laws: pd.DataFrame,
-    preds: pd.DataFrame,
-    alpha_pred: pd.DataFrame,
-    paper: pd.DataFrame,
-    wall: pd.DataFrame,
-    *,
-    temperature: float,
-    loss_resamples: int,
-    alpha_resamples: int,
+    res: dict[str, pd.DataFrame], prov: dict, costs: pd.DataFrame, oos: pd.DataFrame, wall_opt: pd.DataFrame
 ) -> dict[str, object]:
-    """Every number the chapter's prose cites, by glue name (without the chapter prefix): the
-    ``summary_*`` functions merged, from the raw results ``res`` and ``prov``
-    (:mod:`sdsl.experiment.results`) and the chapter's tables (the loss law ``fit`` on every run,
-    :func:`~sdsl.experiment.analysis.alpha_summary`, :func:`~sdsl.experiment.analysis.pair_frame`,
-    its plane, :func:`~sdsl.experiment.analysis.law_comparison`'s ranking,
-    :func:`~sdsl.experiment.analysis.predictions`, :func:`predicted_alpha`,
-    :func:`~sdsl.experiment.analysis.paper_predictions`, :func:`~sdsl.experiment.analysis.wallclock_summary`).
-    Plain values for :func:`sdsl.book.glue.glue_summary`."""
-    runs = res["runs"]
-    return {
-        **summary_family(runs, prov),
-        **summary_loss(runs, fit, loss_resamples),
-        **summary_alpha(res, prov, alpha_table, alpha_resamples),
-        **summary_laws(frame, plane, laws, temperature),
-        **summary_alpha_dips(frame, runs),
-        **summary_prediction(runs, preds, alpha_pred, paper),
-        **summary_wallclock(wall, runs, prov),
-        **summary_gpu_scale(),
+    """The numbers the chapter's prose cites (glued as ``laptop_scale_<key>``): the result per
+    target with its intervals and the verdict under both counts, the design, the scale's costs,
+    the alpha predicted out of sample, the wall clock and the cost of the run per phase."""
+    runs, pred, ne = res["runs"], res["prediction"], res["prediction_non_embedding"]
+    v, v_ne = verdict(pred), verdict(ne)
+    tests = runs[runs["role"] == "test"]
+    out: dict[str, object] = {}
+    for tag, p in (("", pred), ("ne_", ne)):
+        for i, (_, row) in enumerate(p.sort_values("params", ascending=False).iterrows()):
+            k = f"t{i}"
+            out[f"{k}_name"] = _short(row["target"]) + (" (held out)" if row["role"] == "held_out_target" else "")
+            out[f"{tag}{k}_predicted"] = _interval(row["n_star_predicted"], row["predicted_low"], row["predicted_high"])
+            out[f"{tag}{k}_empirical"] = _interval(row["n_star_empirical"], row["empirical_low"], row["empirical_high"])
+            out[f"{tag}{k}_lost"] = (
+                f"{100 * row['lost_at_predicted']:.1f} % [{100 * row['lost_low']:.1f}, {100 * row['lost_high']:.1f}]"
+            )
+            vv = verdict(p.loc[[row.name]]).iloc[0]
+            out[f"{tag}{k}_verdict"] = (
+                "passes"
+                if vv["passed"]
+                else "fails ("
+                + " and ".join(
+                    x
+                    for x, bad in (
+                        ("empirical N* outside the predicted interval", not vv["inside"]),
+                        (f"more than {100 * CRITERION['max_lost']:.0f} % lost", not vv["lost_ok"]),
+                    )
+                    if bad
+                )
+                + ")"
+            )
+            out[f"{tag}{k}_ratio"] = float(row["params"] / row["n_star_predicted"])
+            top = float((tests if tag == "" else tests.assign(params=tests["non_embedding_params"]))["params"].max())
+            out[f"{tag}{k}_emp_where"] = (
+                "at the largest test draft: the measured optimum lies there or beyond"
+                if np.isclose(row["n_star_empirical"], top, rtol=1e-6)
+                else "inside the test grid"
+            )
+    held = pred.loc[pred["role"] == "held_out_target", "target"]
+    targets = runs[runs["role"].isin(["target", "held_out_target"])]
+    tests = runs[runs["role"] == "test"]
+    tn = np.sort(tests["params"].unique().astype(float))
+    p_main = pred.sort_values("params", ascending=False).iloc[0]
+    t_hw = res["alpha_pairs"]["half_width"]
+    out |= {
+        "targets": ", ".join(_short(t) for t in pred.sort_values("params", ascending=False)["target"]),
+        "held_out": ", ".join(_short(t) for t in held),
+        "n_targets": len(targets),
+        "passed": int(v["passed"].sum()),
+        "passed_ne": int(v_ne["passed"].sum()),
+        "verdict": "passes" if bool(v["passed"].all()) else "fails",
+        "verdict_ne": "passes" if bool(v_ne["passed"].all()) else "fails",
+        "n_inside": int(v["inside"].sum()),
+        "n_inside_ne": int(v_ne["inside"].sum()),
+        "n_lost_ok": int(v["lost_ok"].sum()),
+        "n_lost_ok_ne": int(v_ne["lost_ok"].sum()),
+        "max_lost_pct": 100 * CRITERION["max_lost"],
+        "main_target": _short(p_main["target"]),
+        "main_ratio": float(p_main["params"] / p_main["n_star_predicted"]),
+        "max_ratio": float((pred["params"] / pred["n_star_predicted"]).max()),
+        "n_calibration": int((runs["role"] == "calibration").sum()),
+        "n_test": len(tests),
+        "n_test_sizes": len(tn),
+        "test_min_k": tn.min() / 1e3,
+        "test_max_k": tn.max() / 1e3,
+        "test_step_max": float(np.exp(np.diff(np.log(tn))).max()),
+        # neighbours above the three smallest 1-layer shapes (where the grid can be finer)
+        "test_step_max_above": float(np.exp(np.diff(np.log(tn)))[tn[:-1] >= min(6000, tn[-2])].max()),
+        "n_extension": len((prov["prediction"].get("grid_extension") or {}).get("runs", [])),
+        "n_upper": sum(
+            v == "upper" for v in ((prov["prediction"].get("grid_extension") or {}).get("ends", {})).values()
+        ),
+        "n_seeds2": int((tests["replicate"] == 2).sum()),
+        "vocab": int(prov["scale"]["vocab_size"]),
+        "d_common_m": float(targets["tokens"].iloc[0]) / 1e6,
+        "tokens_per_param_min": float(targets["tokens_per_param"].min()),
+        "tokens_per_param_max": float(targets["tokens_per_param"].max()),
+        "head_share_min": float((1 - tests["non_embedding_params"] / tests["params"]).min() * 100),
+        "head_share_max": float((1 - tests["non_embedding_params"] / tests["params"]).max() * 100),
+        "hours_20_max": float(costs["hours_to_20_tokens_per_param"].max()),
+        "hours_ratio100": float(costs["hours_for_ratio_100_common_budget"].max()),
+        "hours_ratio100_20": float(costs["hours_for_ratio_100_at_20_tokens"].max()),
+        "m_ratio100_m": float(costs["m_for_ratio_100"].max()) / 1e6,
+        "m_ratio100_emp_m": float(costs["m_for_ratio_100_empirical"].max()) / 1e6,
+        "hours_ratio100_emp": float(costs["hours_for_ratio_100_empirical_common_budget"].max()),
+        "hours_ratio100_emp_20": float(costs["hours_for_ratio_100_empirical_at_20_tokens"].max()),
+        "min_ratio_empirical": float((pred["params"] / pred["n_star_empirical"]).min()),
+        "max_ratio_empirical": float((pred["params"] / pred["n_star_empirical"]).max()),
+        "sha256": str(prov["prediction"]["sha256"]),
+        "sha256_short": str(prov["prediction"]["sha256"])[:12],
+        "written_utc": str(prov["prediction"]["written_utc"]),
+        "first_test_utc": str(prov["prediction"]["first_test_task_start_utc"]),
+        "duration_min": float(prov["duration_s"]) / 60,
+        "cpu": str(prov["machine"]["cpu"]),
+        "cpus": int(prov["machine"]["logical_cpus"]),
+        "n_prompts": int(res["alpha_pairs"]["n_prompts"].max()),
+        "alpha_hw_min": float(t_hw.min()),
+        "alpha_hw_max": float(t_hw.max()),
+        "n_pairs": len(res["alpha_pairs"]),
+        "oos_rmse_fit": float(np.sqrt((oos.loc[oos["target_role"] == "target", "error"] ** 2).mean())),
+        "oos_rmse_held": float(np.sqrt((oos.loc[oos["target_role"] == "held_out_target", "error"] ** 2).mean())),
+        "oos_bias_held": float(oos.loc[oos["target_role"] == "held_out_target", "error"].mean()),
+        "rounds": int(res["wallclock_rounds"].groupby(["draft", "target"]).size().min()),
+        "n_wall_pairs": len(res["wallclock"]),
+        "wall_speedup_min": float(res["wallclock"]["speedup"].min()),
+        "wall_speedup_max": float(res["wallclock"]["speedup"].max()),
+        "n_wall_above_1": int((res["wallclock"]["speedup_low"] > 1).sum()),
     }
+    order = {t: i for i, t in enumerate(pred.sort_values("params", ascending=False)["target"])}
+    for _, w in wall_opt.iterrows():
+        out[f"t{order[w['target']]}_wall_best"] = (
+            f"{_short(w['best_draft'])} (N = {w['n_best'] / 1e3:,.1f} k; 95 % of resamples pick N in "
+            f"[{w['n_low'] / 1e3:,.1f}, {w['n_high'] / 1e3:,.1f}] k)"
+        )
+    for phase, minutes in prov["cpu_minutes_by_phase"].items():
+        out["cpu_min_" + phase.replace(" ", "_")] = float(minutes)
+    out["cpu_min_total"] = float(sum(prov["cpu_minutes_by_phase"].values()))
+    return out

@@ -1,10 +1,13 @@
 """Command line of the experiment::
 
     python -m sdsl.experiment run [--scale full|gpu|smoke] [--out DIR] [--resume] [--device cpu]
-                                  [--workers 2] [--threads 1] [--no-progress] [--corpus-only]
+                                  [--workers 2] [--threads 1] [--address ADDR] [--no-progress]
+                                  [--corpus-only]
     python -m sdsl.experiment budget [--scale full|gpu|smoke] [--out DIR] [--flops-per-s X]
 
-``run`` trains the family, measures every pair and writes the raw results into ``DIR/results``
+``run`` trains the calibration runs, commits the prediction, trains and measures the test drafts
+around it (every task a Ray task: a local Ray by default, the cluster at ``--address``) and writes
+the raw results into ``DIR/results``
 (default ``DIR``: ``build/experiment/<scale>``); ``--corpus-only`` makes only the corpus and
 tokenizer, for a folder to carry to another machine and ``--resume`` there. ``budget`` prints
 what each training run of the scale costs (:mod:`sdsl.experiment.budget`): epochs once the corpus
@@ -29,7 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", required=True)
     scale_help = (
-        "full: the committed CPU run (about 30 minutes on 2 cores); gpu: models to 27 M parameters "
+        "full: the committed CPU run (under an hour on 2 cores); gpu: models to 27 M parameters "
         "(needs a GPU); smoke: 3 tiny models (CI)"
     )
     r = sub.add_parser("run", help="train the family, measure every pair, write the raw results")
@@ -41,10 +44,13 @@ def _parser() -> argparse.ArgumentParser:
         default="cpu",
         help="torch device of every model, in training and decoding (default cpu; sampling decisions stay on the CPU)",
     )
+    r.add_argument("--workers", type=int, default=2, help="CPUs of the local Ray (default 2, one task per core)")
     r.add_argument(
-        "--workers", type=int, default=2, help="worker processes for training and alpha (default 2, one per core)"
+        "--address",
+        default=None,
+        help="a running Ray cluster (ray.init(address=...)); default: a local Ray on this machine",
     )
-    r.add_argument("--threads", type=int, default=1, help="torch threads per worker (default 1)")
+    r.add_argument("--threads", type=int, default=1, help="torch threads (and Ray CPUs) per task (default 1)")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.add_argument(
         "--corpus-only", action="store_true", help="make only the corpus and tokenizer in --out (resume later)"
@@ -124,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             device=args.device,
             threads=args.threads,
             workers=args.workers,
+            address=args.address,
             progress=not args.no_progress,
             command=command,
             corpus_only=args.corpus_only,

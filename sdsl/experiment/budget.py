@@ -35,7 +35,7 @@ def train_tokens_of(out: str | os.PathLike) -> int | None:
 
 
 def budget_table(scale: Scale, train_tokens: int | None = None) -> pd.DataFrame:
-    """One row per training run of ``scale``: ``run``, ``params`` (``N``: non-embedding plus the
+    """One row per calibration run of ``scale``: ``run``, ``params`` (``N``: non-embedding plus the
     tied token table), ``non_embedding_params``, ``tokens`` (predicted tokens, whole steps),
     ``epochs`` (``tokens / train_tokens``; NaN without ``train_tokens``), ``tokens_per_param``,
     ``chinchilla`` (whether ``tokens_per_param >= 20``) and ``train_flops``.
@@ -69,7 +69,8 @@ def budget_table(scale: Scale, train_tokens: int | None = None) -> pd.DataFrame:
 
 
 def budget_totals(scale: Scale, table: pd.DataFrame, flops_per_s: float | None = None) -> dict:
-    """Totals of :func:`budget_table`: shapes, runs, pairs, decades of ``N`` and of non-embedding
+    """Totals of :func:`budget_table` (the calibration runs; the test drafts follow from the
+    prediction): shapes, runs, calibration pairs, decades of ``N`` and of non-embedding
     parameters, training FLOPs, the largest epoch count, and with ``flops_per_s`` the training
     time in seconds at that sustained throughput (one model at a time)."""
     if flops_per_s is not None and not float(flops_per_s) > 0:
@@ -79,7 +80,7 @@ def budget_totals(scale: Scale, table: pd.DataFrame, flops_per_s: float | None =
         "scale": scale.name,
         "shapes": len(scale.shapes),
         "runs": len(table),
-        "pairs": len(scale.pairs()),
+        "pairs": len(scale.calibration_pairs()),
         "params_min": int(table["params"].min()),
         "params_max": int(table["params"].max()),
         "decades_params": float(np.log10(table["params"].max() / table["params"].min())),

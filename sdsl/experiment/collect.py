@@ -1,8 +1,10 @@
 """The raw results of a run of the experiment, assembled from its work folder
 (:mod:`sdsl.experiment.runner`): the tables of every finished task (:mod:`sdsl.experiment.results`),
-the tokenizer and ``provenance.yml`` (command, commit, machine, versions, sessions and their
-durations, task times, seeds, settings, corpus sources), written into ``out/results``; and
-:func:`pair_key`, the name of a pair's files in the work folder."""
+the committed prediction beside the empirical optimum on the test grid, the tokenizer and
+``provenance.yml`` (command, commit, machine, versions, sessions and their durations, task
+times, CPU minutes per phase, the prediction's sha256 and time, Ray, seeds, settings, corpus
+sources), written into ``out/results``; and :func:`pair_key`, the name of a pair's files in the
+work folder."""
 
 from __future__ import annotations
 
@@ -18,10 +20,27 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from sdsl import data as _data
 from sdsl._machine import cpu_model
 from sdsl.experiment import results as _results
-from sdsl.experiment.tasks import atomic_write_text
+from sdsl.experiment.results import atomic_write_text
 from sdsl.paths import ROOT
+
+#: The phases of a run, in order (:meth:`sdsl.experiment.runner.Experiment.phases`).
+PHASES = (
+    "corpus",
+    "calibration training",
+    "calibration alpha",
+    "prediction",
+    "test training",
+    "test alpha",
+    "grid extension",
+    "extension training",
+    "extension alpha",
+    "wall clock",
+)
+#: The phases that come after the committed prediction.
+TEST_PHASES = PHASES[PHASES.index("test training") :]
 
 if TYPE_CHECKING:
     from sdsl.experiment.runner import Experiment
@@ -35,44 +54,99 @@ def pair_key(draft: str, target: str, temperature: float | None = None) -> str:
     return key if temperature is None else f"{key}__t{temperature:g}"
 
 
+def _done(out: Path) -> pd.DataFrame:
+    """One row per finished task (its marker in ``out/done``), times in UTC."""
+    rows = []
+    for p in sorted((out / "done").glob("*.json")):
+        rec = json.loads(p.read_text())
+        rows.append(
+            {
+                "task": rec["task"],
+                "kind": rec["kind"],
+                "seconds": rec["seconds"],
+                "cpu_seconds": rec.get("cpu_seconds", float("nan")),
+                "session": rec["session"],
+                "phase": rec.get("phase", ""),
+                "start_utc": _iso(rec["start"]) if "start" in rec else "",
+                "end_utc": _iso(rec["end"]) if "end" in rec else "",
+                "node": rec.get("node", ""),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def collect(exp: Experiment) -> Path:
-    """Assemble the raw results of every finished task of ``exp`` into ``exp.out/results``; returns it."""
+    """Assemble the raw results of every finished task of ``exp`` into ``exp.out/results``, with
+    the empirical optimum on the test grid beside the committed prediction
+    (:func:`sdsl.experiment.predict.empirical`); returns the folder."""
+    from sdsl.experiment.pairs import seed_for
+    from sdsl.experiment.predict import COUNTS, empirical
+
     folder = exp.out / "results"
     folder.mkdir(parents=True, exist_ok=True)
     s = exp.scale
-    targets = {t.run_id for t in s.targets()}
+    tests = exp.test_runs()
     runs: list[dict[str, Any]] = []
     curves: list[dict[str, Any]] = []
-    for r in s.runs():
-        rec = json.loads((exp.out / "train" / f"{r.run_id}.json").read_text())
-        runs.append({**rec["metrics"], "role": "target" if r.run_id in targets else "draft"})
+    for r in s.runs() + tests:
+        rec = exp.train_record(r)
+        runs.append({**rec["metrics"], "role": s.role(r), "replicate": r.replicate})
         curves.extend({"run": r.run_id, **c} for c in rec["curve"])
-    pairs, counts, prompts = [], [], []
-    for d, t in s.pairs():
+    all_pairs = s.calibration_pairs() + s.test_pairs(tests)
+    pairs, counts, prompts, alphas = [], [], [], []
+    for d, t in all_pairs:
         for temp in s.measurement.temperatures:
             rec = json.loads((exp.out / "alpha" / f"{pair_key(d.run_id, t.run_id, temp)}.json").read_text())
             key = {"draft": d.run_id, "target": t.run_id, "temperature": float(temp)}
             pairs.append(rec["pair"])
             counts.append(pd.DataFrame(rec["counts"]).assign(**key))
             prompts.append(pd.DataFrame(rec["prompts"]).assign(**key))
-    wall = [
-        json.loads((exp.out / "wallclock" / f"{pair_key(d.run_id, t.run_id)}.json").read_text()) for d, t in s.pairs()
-    ]
-    timings = [
-        {"cpu_seconds": float("nan"), **json.loads(p.read_text())} for p in sorted((exp.out / "done").glob("*.json"))
-    ]
-    tables = {
-        "runs": pd.DataFrame(runs),
+        alphas.append(exp.alpha_record(d, t)["pair_alpha"])
+    wall, rounds = [], []
+    for d, t in s.test_pairs(tests):
+        rec = json.loads((exp.out / "wallclock" / f"{pair_key(d.run_id, t.run_id)}.json").read_text())
+        for i, (ts, ss) in enumerate(zip(rec.pop("round_target_s"), rec.pop("round_spec_s"))):
+            rounds.append({"draft": d.run_id, "target": t.run_id, "round": i, "target_s": ts, "spec_s": ss})
+        wall.append(rec)
+    timings = _done(exp.out)
+    runs_df = pd.DataFrame(runs)
+    pred = exp.out / "prediction"
+    committed = _data.load(pred / "prediction_committed.csv")
+    draws = _data.load(pred / "prediction_draws.csv")
+    test_ids = {r.run_id for r in tests}
+    test_alpha = pd.DataFrame([a for a in alphas if a["draft"] in test_ids])
+    tables: dict[str, pd.DataFrame] = {}
+    curves_all = [pd.read_csv(pred / "predicted_curves.csv")]
+    for count in COUNTS:
+        rng = np.random.default_rng(seed_for(s.seed, "empirical", count))
+        table, emp = empirical(
+            runs_df,
+            test_alpha,
+            committed[committed["count"] == count],
+            draws[draws["count"] == count],
+            count=count,
+            rng=rng,
+        )
+        tables["prediction" if count == "with_embeddings" else "prediction_non_embedding"] = table
+        curves_all.append(emp)
+    tables |= {
+        "runs": runs_df,
         "curves": pd.DataFrame(curves),
         "alpha_pairs": pd.DataFrame(pairs),
         "alpha_counts": pd.concat(counts, ignore_index=True),
         "alpha_prompts": pd.concat(prompts, ignore_index=True),
         "wallclock": pd.DataFrame(wall),
-        "timings": pd.DataFrame(timings),
+        "wallclock_rounds": pd.DataFrame(rounds),
+        "timings": timings,
+        "prediction_committed": committed,
+        "prediction_draws": draws,
+        "throughput_curves": pd.concat(curves_all, ignore_index=True),
     }
     _results.write_results(tables, folder)
+    # the committed prediction as it was written: byte for byte, so its sha256 can be checked
+    (folder / "prediction_committed.csv").write_bytes((pred / "prediction_committed.csv").read_bytes())
     atomic_write_text(folder / "tokenizer.json", (exp.out / "corpus" / "tokenizer.json").read_text())
-    write_provenance(exp, folder, pd.DataFrame(timings))
+    write_provenance(exp, folder, timings)
     return folder
 
 
@@ -128,11 +202,54 @@ def write_provenance(exp: Experiment, folder: Path, timings: pd.DataFrame) -> No
         "scale": json.loads(json.dumps(exp.scale.as_dict())),
         "settings_digest": exp.scale.digest(),
         "corpus": sources,
+        "prediction": _prediction_provenance(exp, timings),
+        "ray": [x.get("ray") for x in state["sessions"]],
+        "cpu_minutes_by_phase": {
+            str(k): round(float(v) / 60, 1) for k, v in _by_phase(timings)["cpu_seconds"].sum().items()
+        },
+        "wall_minutes_by_phase": _wall_by_phase(timings),
         "checkpoints": "not committed (build/experiment/<scale>/models; python -m sdsl.experiment run rebuilds them)",
     }
     with open(folder / "provenance.yml", "w", encoding="utf-8") as fh:
         fh.write("# Provenance of the raw results in this folder, written by sdsl.experiment.runner.\n")
         yaml.safe_dump(prov, fh, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _prediction_provenance(exp: Experiment, timings: pd.DataFrame) -> dict[str, Any]:
+    """The committed prediction's file, sha256 and UTC time, and the first start of a test
+    training task (which must come after it)."""
+    rec = json.loads(exp.prediction_path().read_text())
+    test = timings[timings["phase"].isin(TEST_PHASES)]
+    first = str(test["start_utc"].min()) if len(test) else None
+    return {
+        "file": "prediction_committed.csv",
+        "sha256": rec["sha256"],
+        "written_utc": rec["written_utc"],
+        "grid_n_stars": rec["grid_n_stars"],
+        "test_runs": rec["test_runs"],
+        "first_test_task_start_utc": first,
+        "grid_extension": json.loads(exp.extension_path().read_text()) if exp.extension_path().is_file() else None,
+        "written_before_every_test_task": bool(first is None or first >= rec["written_utc"]),
+    }
+
+
+def _by_phase(timings: pd.DataFrame):
+    """``timings`` grouped by phase, in the order the phases run."""
+    order = {p: i for i, p in enumerate(PHASES)}
+    t = timings.assign(_order=timings["phase"].map(order).fillna(len(order)))
+    return t.sort_values("_order", kind="mergesort").groupby("phase", sort=False)
+
+
+def _wall_by_phase(timings: pd.DataFrame) -> dict[str, float]:
+    """Minutes from the first start to the last end of each phase's tasks, summed over the
+    sessions it ran in (a resumed run does not count the time between sessions)."""
+    out = {}
+    for phase, g in _by_phase(timings):
+        span = 0.0
+        for _, h in g.groupby("session"):
+            span += (pd.to_datetime(h["end_utc"]).max() - pd.to_datetime(h["start_utc"]).min()).total_seconds()
+        out[str(phase)] = round(span / 60, 1)
+    return out
 
 
 def _last_marker(out: Path, session: int) -> float | None:

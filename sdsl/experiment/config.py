@@ -2,21 +2,34 @@
 measured, and every seed.
 
 A :class:`Scale` is plain data (frozen dataclasses); :data:`SCALES` holds ``full`` (the committed
-CPU run, about 30 minutes on two cores), ``gpu`` (models to 25 M non-embedding parameters, for a
-machine with a GPU; not run yet) and ``smoke`` (three tiny models on a committed slice of the KJV,
-the CI run, about a minute). A run is one model shape trained on one token budget; every
-shape is trained on the common budget, some also on other budgets so that the data term of the
-loss law is identified. The targets are the largest shapes at the common budget; every smaller run
-is a draft of each target.
+CPU run, under an hour on two cores), ``gpu`` (models to 25 M non-embedding parameters, for a
+machine with a GPU; not run yet) and ``smoke`` (tiny models on a committed slice of the KJV,
+the CI run, about a minute). A run is one model shape trained on one token budget (and, for a
+test draft, a replicate). The split between calibration runs, which the fits see, and test
+drafts, which no fit sees, is part of the scale (:class:`Scale`); the test drafts' sizes follow
+from the prediction by the rule of :class:`DraftGrid`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
-__all__ = ["PRECISIONS", "SCALES", "Measurement", "ModelShape", "Recipe", "RunSpec", "Scale", "get_scale"]
+import numpy as np
+
+__all__ = [
+    "PRECISIONS",
+    "SCALES",
+    "Measurement",
+    "ModelShape",
+    "Recipe",
+    "RunSpec",
+    "Scale",
+    "DraftGrid",
+    "get_scale",
+]
 
 #: Training precisions of :class:`Recipe`.
 PRECISIONS = ("fp32", "bf16")
@@ -60,14 +73,106 @@ def _label(tokens: int) -> str:
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One training run: a shape and its token budget ``tokens`` (tokens predicted in training)."""
+    """One training run: a shape, its token budget ``tokens`` (tokens predicted in training) and
+    its ``replicate`` (0 for a calibration run; test drafts are replicates 1 and 2, other seeds of
+    the same recipe, so that a test draft is never a run some fit has seen)."""
 
     shape: ModelShape
     tokens: int
+    replicate: int = 0
 
     @property
     def run_id(self) -> str:
-        return f"{self.shape.name}-d{_label(self.tokens)}"
+        base = f"{self.shape.name}-d{_label(self.tokens)}"
+        return f"{base}-r{self.replicate}" if self.replicate else base
+
+
+@dataclass(frozen=True)
+class DraftGrid:
+    """Where the test drafts go, chosen from the prediction ``N*`` before any of them is trained.
+
+    Sizes ``N* step^k`` for ``k = -K .. K`` with ``step^K >= span`` (so the grid runs from at most
+    ``N* / span`` to at least ``span N*``), each snapped to the ``layers``-layer shape whose ``N``
+    is nearest (widths ``min_width .. max_width``; heads: one per ``head_width`` of width, a
+    divisor of the width); the ``seeds_near`` sizes nearest ``N*`` get a second replicate.
+    """
+
+    step: float = 1.25
+    span: float = 3.0
+    max_ratio: float = 1.35
+    layers: int = 1
+    min_width: int = 1
+    max_width: int = 256
+    head_width: int = 16
+    seeds_near: int = 3
+
+    def __post_init__(self) -> None:
+        if not 1.0 < self.step <= self.max_ratio:
+            raise ValueError(f"step must be in (1, max_ratio = {self.max_ratio}], got {self.step!r}")
+        if not self.span >= 1.0:
+            raise ValueError(f"span must be >= 1, got {self.span!r}")
+        if not 1 <= self.min_width <= self.max_width:
+            raise ValueError(f"widths must satisfy 1 <= min_width <= max_width, got {self.min_width}, {self.max_width}")
+
+    def shape_of(self, width: int) -> ModelShape:
+        heads = max(1, int(width) // self.head_width)
+        while width % heads:
+            heads -= 1
+        return ModelShape(int(width), self.layers, heads)
+
+    def sizes(self, n_stars: Sequence[float], vocab_size: int) -> list[ModelShape]:
+        """The test shapes around the predictions ``n_stars`` (one per target), smallest first,
+        distinct: the ends are the largest shape with ``N <= min(n_stars) / span`` and the
+        smallest with ``N >= span max(n_stars)``, sizes ``step`` apart between them are snapped
+        to the nearest shape, and where two neighbours are still more than ``max_ratio`` apart
+        the shape nearest their geometric mean is added. Where the widths cannot reach the span
+        the grid ends at the smallest (largest) shape (the span reached is reported with the
+        results)."""
+        ns_star = np.asarray(n_stars, dtype=float)
+        if ns_star.size == 0 or not (np.isfinite(ns_star).all() and (ns_star > 0).all()):
+            raise ValueError(f"n_stars must be positive numbers, got {list(n_stars)!r}")
+        shapes = [self.shape_of(w) for w in range(self.min_width, self.max_width + 1)]
+        ln = np.log([s.params(vocab_size) for s in shapes])
+        lo = max(np.log(ns_star.min() / self.span), ln[0])
+        hi = min(np.log(ns_star.max() * self.span), ln[-1])
+        first = int(np.flatnonzero(ln <= lo + 1e-12)[-1])
+        last = int(np.flatnonzero(ln >= hi - 1e-12)[0])
+        picked = {first, last}
+        for v in np.arange(ln[first], ln[last], np.log(self.step)):
+            picked.add(int(np.argmin(np.abs(ln - v))))
+        idx = sorted(picked)
+        i = 0
+        while i < len(idx) - 1:
+            a, b = idx[i], idx[i + 1]
+            if ln[b] - ln[a] > np.log(self.max_ratio) and b - a > 1:
+                idx.insert(i + 1, a + 1 + int(np.argmin(np.abs(ln[a + 1 : b] - 0.5 * (ln[a] + ln[b])))))
+                continue
+            i += 1
+        return [shapes[i] for i in idx]
+
+    def beyond(self, shapes: Sequence[ModelShape], upper: bool, count: int, vocab_size: int) -> list[ModelShape]:
+        """``count`` shapes beyond the largest (``upper``) or smallest of ``shapes``, sizes
+        ``step`` apart snapped to the nearest width as in :meth:`sizes`, new ones only, within the
+        widths (fewer where the widths end)."""
+        cand = [self.shape_of(w) for w in range(self.min_width, self.max_width + 1)]
+        ln = np.log([c.params(vocab_size) for c in cand])
+        have = {s.params(vocab_size) for s in shapes}
+        edge = np.log(max(have) if upper else min(have))
+        sign = 1.0 if upper else -1.0
+        out: list[ModelShape] = []
+        for j in range(1, int(count) + 1):
+            k = int(np.argmin(np.abs(ln - (edge + sign * j * np.log(self.step)))))
+            c = cand[k]
+            if c not in out and c.params(vocab_size) not in have and sign * (ln[k] - edge) > 0:
+                out.append(c)
+        return out
+
+    def nearest(self, shapes: list[ModelShape], n_stars: Sequence[float], vocab_size: int) -> list[ModelShape]:
+        """The ``seeds_near`` shapes of ``shapes`` nearest the geometric mean of ``n_stars`` in
+        ``log N``."""
+        centre = float(np.exp(np.mean(np.log(np.asarray(n_stars, dtype=float)))))
+        d = [abs(np.log(s.params(vocab_size) / centre)) for s in shapes]
+        return [shapes[i] for i in np.argsort(d, kind="stable")[: self.seeds_near]]
 
 
 @dataclass(frozen=True)
@@ -102,13 +207,15 @@ class Recipe:
 
 @dataclass(frozen=True)
 class Measurement:
-    """How alpha and wall-clock speed are measured for each pair: at temperature 1 by the harness
-    prompt by prompt (:func:`sdsl.experiment.pairs.measure_alpha`), greedy by the exact batched
-    replay checked against the harness on its first prompts
-    (:func:`sdsl.experiment.greedy.measure_alpha_greedy`)."""
+    """How alpha and wall-clock speed are measured for each pair: by speculative sampling through
+    the harness, prompt by prompt (:func:`sdsl.experiment.pairs.measure_alpha`; a ``half_width``
+    of 0 measures every pair on ``max_prompts`` prompts), and by ``timing_rounds`` alternating
+    rounds of plain and speculative decoding (:func:`sdsl.experiment.wallclock.time_pair`). The
+    greedy settings serve :func:`sdsl.experiment.greedy.measure_alpha_greedy` (the runner
+    measures at temperatures above 0)."""
 
     gamma: int = 4
-    temperatures: tuple[float, ...] = (1.0, 0.0)
+    temperatures: tuple[float, ...] = (1.0,)
     prompt_tokens: int = 32
     new_tokens: int = 64
     half_width: float = 0.02  # stop when the 95 % interval's half width is at most this
@@ -124,26 +231,39 @@ class Measurement:
     greedy_batch: int = 64  # greedy: prompts replayed in one batch (sdsl.experiment.greedy)
     n_resamples: int = 400  # cluster bootstrap inside the stopping rule
     overlap_windows: int = 48  # held-out windows for E[sum min(p, q)] by teacher forcing
-    timing_prompts: int = 4
-    timing_new_tokens: int = 64
-    timing_repeats: int = 2
+    timing_prompts: int = 2
+    timing_new_tokens: int = 32
+    timing_rounds: int = 5  # alternating rounds of plain and speculative decoding on the same prompts
     max_gamma: int = 12
     cost_prompts: int = 4  # prompts for each model's decoding cost (time per token)
 
 
 @dataclass(frozen=True)
 class Scale:
-    """Everything one run of the experiment needs, except the machine."""
+    """Everything one run of the experiment needs, except the machine.
+
+    The split is fixed here, before anything is trained: the calibration runs are the
+    ``drafts`` (each at the common budget and its ``extra_budgets``), the fit ``targets`` and the
+    ``held_out_targets``, all at the common budget. The loss law is fitted on the drafts and the
+    fit targets, the acceptance laws on the pairs (calibration draft, fit target); a held-out
+    target enters no fit (its ``y`` comes from the loss law). The test drafts are placed by
+    ``test_grid`` around the predicted ``N*`` once the prediction is written, and paired with
+    every target.
+    """
 
     name: str
     corpus: str  # "debian": the installed Debian packages; "committed": data/kjv_genesis.txt
     vocab_size: int
-    shapes: tuple[ModelShape, ...]
+    drafts: tuple[ModelShape, ...]
+    targets: tuple[ModelShape, ...]
+    held_out_targets: tuple[ModelShape, ...]
     common_tokens: int
     extra_budgets: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    n_targets: int = 2
+    test_grid: DraftGrid = DraftGrid()
     recipe: Recipe = Recipe()
     measurement: Measurement = Measurement()
+    prediction_laws: tuple[str, ...] = ("plane", "loglin_n_y", "log_x", "loglin_n")
+    prediction_resamples: int = 300
     val_fraction: float = 0.03
     prompt_fraction: float = 0.01
     max_chunk_chars: int = 4000
@@ -153,42 +273,79 @@ class Scale:
     needs_accelerator: bool = False  # the command line refuses to train it on the CPU
 
     def __post_init__(self) -> None:
-        names = [s.name for s in self.shapes]
+        shapes = self.shapes
+        names = [s.name for s in shapes]
         if len(set(names)) != len(names):
-            raise ValueError(f"shapes must be distinct, got {names}")
-        unknown = sorted(set(self.extra_budgets) - set(names))
+            raise ValueError(f"drafts, targets and held-out targets must be distinct shapes, got {names}")
+        unknown = sorted(set(self.extra_budgets) - {s.name for s in self.drafts})
         if unknown:
-            raise ValueError(f"extra_budgets names unknown shapes {unknown}; shapes: {names}")
-        if not 1 <= self.n_targets < len(self.shapes):
-            raise ValueError(f"n_targets must be in [1, {len(self.shapes) - 1}], got {self.n_targets}")
+            raise ValueError(
+                f"extra_budgets names unknown draft shapes {unknown}; drafts: {[s.name for s in self.drafts]}"
+            )
+        if not self.targets or not self.held_out_targets:
+            raise ValueError("a scale needs at least one fit target and one held-out target")
+        if not self.measurement.temperatures or min(self.measurement.temperatures) <= 0:
+            raise ValueError(
+                "the runner measures alpha by speculative sampling at temperatures > 0, got "
+                f"{self.measurement.temperatures} (greedy alpha: sdsl.experiment.greedy)"
+            )
+        if max(map(self.params, self.drafts)) >= min(map(self.params, self.targets + self.held_out_targets)):
+            raise ValueError("every calibration draft must be smaller than every target")
+
+    @property
+    def shapes(self) -> tuple[ModelShape, ...]:
+        """Every calibration shape: drafts, fit targets, held-out targets."""
+        return self.drafts + self.targets + self.held_out_targets
 
     def params(self, shape: ModelShape) -> int:
         return shape.params(self.vocab_size)
 
-    def sorted_shapes(self) -> list[ModelShape]:
-        return sorted(self.shapes, key=self.params)
+    def target_runs(self) -> list[RunSpec]:
+        """The fit targets at the common budget, largest first."""
+        return [RunSpec(s, self.common_tokens) for s in sorted(self.targets, key=self.params, reverse=True)]
 
-    def runs(self) -> list[RunSpec]:
-        """Every training run, smallest shape first, budgets in increasing order."""
+    def held_out_runs(self) -> list[RunSpec]:
+        """The held-out targets at the common budget, largest first."""
+        return [RunSpec(s, self.common_tokens) for s in sorted(self.held_out_targets, key=self.params, reverse=True)]
+
+    def draft_runs(self) -> list[RunSpec]:
+        """The calibration drafts, smallest shape first, budgets in increasing order."""
         out: list[RunSpec] = []
-        for s in self.sorted_shapes():
+        for s in sorted(self.drafts, key=self.params):
             budgets = sorted({self.common_tokens, *self.extra_budgets.get(s.name, ())})
             out.extend(RunSpec(s, int(b)) for b in budgets)
         return out
 
-    def targets(self) -> list[RunSpec]:
-        """The ``n_targets`` largest shapes at the common budget, largest first."""
-        shapes = self.sorted_shapes()[::-1][: self.n_targets]
-        return [RunSpec(s, self.common_tokens) for s in shapes]
+    def runs(self) -> list[RunSpec]:
+        """Every calibration run (what is trained before the prediction): drafts, targets,
+        held-out targets."""
+        return self.draft_runs() + self.target_runs() + self.held_out_runs()
 
-    def pairs(self) -> list[tuple[RunSpec, RunSpec]]:
-        """``(draft, target)`` for every target and every run of a smaller shape."""
-        out = []
-        for t in self.targets():
-            for r in self.runs():
-                if self.params(r.shape) < self.params(t.shape):
-                    out.append((r, t))
+    def role(self, run: RunSpec) -> str:
+        """``target``, ``held_out_target``, ``calibration`` or ``test`` (a replicate)."""
+        if run.replicate:
+            return "test"
+        if run in self.target_runs():
+            return "target"
+        if run in self.held_out_runs():
+            return "held_out_target"
+        return "calibration"
+
+    def calibration_pairs(self) -> list[tuple[RunSpec, RunSpec]]:
+        """``(draft, target)`` for every calibration draft run and every fit target."""
+        return [(d, t) for t in self.target_runs() for d in self.draft_runs()]
+
+    def test_runs(self, n_stars: Sequence[float]) -> list[RunSpec]:
+        """The test drafts for the predictions ``n_stars`` (:class:`DraftGrid`): replicate 1 of
+        every grid shape, replicate 2 of the ones nearest the predictions."""
+        shapes = self.test_grid.sizes(n_stars, self.vocab_size)
+        out = [RunSpec(s, self.common_tokens, 1) for s in shapes]
+        out += [RunSpec(s, self.common_tokens, 2) for s in self.test_grid.nearest(shapes, n_stars, self.vocab_size)]
         return out
+
+    def test_pairs(self, test_runs: list[RunSpec]) -> list[tuple[RunSpec, RunSpec]]:
+        """``(test draft, target)`` for every test draft and every target, fit or held out."""
+        return [(d, t) for t in self.target_runs() + self.held_out_runs() for d in test_runs]
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -200,41 +357,31 @@ class Scale:
         return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode()).hexdigest()[:16]
 
 
-#: Depth grows with width (width / layers between 8 and 40), head width 8 to 32.
-_FULL_SHAPES = (
-    ModelShape(8, 1, 1),
-    ModelShape(16, 1, 1),
-    ModelShape(24, 1, 2),
-    ModelShape(32, 1, 2),
-    ModelShape(48, 2, 3),
-    ModelShape(64, 2, 4),
-    ModelShape(96, 3, 4),
-    ModelShape(128, 3, 4),
-    ModelShape(160, 4, 5),
-)
+#: The full CPU scale. Calibration drafts from 17 k to 230 k parameters (the 1-layer drafts at
+#: three budgets, so that the data term of the loss law is identified), two fit targets and one
+#: held-out target between them; the test drafts are 1-layer shapes placed around the prediction.
+_FULL_DRAFTS = (ModelShape(8, 1, 1), ModelShape(16, 1, 1), ModelShape(32, 1, 2), ModelShape(64, 2, 4))
+_FULL_TARGETS = (ModelShape(192, 4, 6), ModelShape(128, 3, 4))
+_FULL_HELD_OUT_TARGETS = (ModelShape(160, 4, 5),)
 
-#: The GPU scale: 9 shapes from 0.1 M to 25 M non-embedding parameters (0.4 M to 27 M with the
-#: token table of 4,096), widths 64 to 512 with head width 32 to 64, depth one layer per 64 of width.
-_GPU_SHAPES = (
-    ModelShape(64, 1, 2),
-    ModelShape(96, 2, 2),
-    ModelShape(128, 2, 2),
-    ModelShape(192, 3, 3),
-    ModelShape(256, 4, 4),
-    ModelShape(320, 5, 5),
-    ModelShape(384, 6, 6),
-    ModelShape(448, 7, 7),
-    ModelShape(512, 8, 8),
-)
+#: The GPU scale: drafts from 0.3 M to 2 M parameters (with the token table of 4,096), targets to
+#: 27 M, depth one layer per 64 of width.
+_GPU_DRAFTS = (ModelShape(64, 1, 2), ModelShape(96, 2, 2), ModelShape(128, 2, 2), ModelShape(192, 3, 3))
+_GPU_TARGETS = (ModelShape(512, 8, 8), ModelShape(384, 6, 6))
+_GPU_HELD_OUT_TARGETS = (ModelShape(448, 7, 7),)
 
 SCALES: dict[str, Scale] = {
     "full": Scale(
         name="full",
         corpus="debian",
         vocab_size=2048,
-        shapes=_FULL_SHAPES,
+        drafts=_FULL_DRAFTS,
+        targets=_FULL_TARGETS,
+        held_out_targets=_FULL_HELD_OUT_TARGETS,
         common_tokens=2_000_000,
-        extra_budgets={"w16l1": (500_000, 1_000_000), "w32l1": (500_000, 1_000_000), "w96l3": (500_000, 1_000_000)},
+        extra_budgets={"w16l1": (500_000, 1_000_000), "w32l1": (500_000, 1_000_000)},
+        test_grid=DraftGrid(step=1.25, span=3.0, layers=1, min_width=1, max_width=256, seeds_near=3),
+        measurement=Measurement(temperatures=(1.0,), half_width=0.0, min_prompts=32, max_prompts=32),
         min_corpus_tokens=5_000_000,
     ),
     # Not run yet: needs a GPU (`--device cuda`); `python -m sdsl.experiment budget --scale gpu`
@@ -244,46 +391,46 @@ SCALES: dict[str, Scale] = {
         name="gpu",
         corpus="debian",
         vocab_size=4096,
-        shapes=_GPU_SHAPES,
+        drafts=_GPU_DRAFTS,
+        targets=_GPU_TARGETS,
+        held_out_targets=_GPU_HELD_OUT_TARGETS,
         common_tokens=20_000_000,
         max_epochs=4.0,
         needs_accelerator=True,
-        extra_budgets={
-            "w128l2": (5_000_000, 10_000_000),
-            "w256l4": (5_000_000, 10_000_000),
-            "w384l6": (5_000_000, 10_000_000),
-        },
+        extra_budgets={"w128l2": (5_000_000, 10_000_000), "w192l3": (5_000_000, 10_000_000)},
+        test_grid=DraftGrid(step=1.25, span=3.0, layers=2, min_width=16, max_width=512, head_width=32),
         recipe=Recipe(batch_size=64, seq_len=256, curve_eval_windows=64, precision="bf16"),
-        measurement=Measurement(timing_prompts=2, timing_repeats=1),
+        measurement=Measurement(temperatures=(1.0,), half_width=0.0, min_prompts=64, max_prompts=64),
         min_corpus_tokens=5_000_000,
     ),
     "smoke": Scale(
         name="smoke",
         corpus="committed",
         vocab_size=384,
-        shapes=(ModelShape(16, 1, 2), ModelShape(24, 1, 2), ModelShape(32, 2, 2)),
+        drafts=(ModelShape(8, 1, 1), ModelShape(16, 1, 2)),
+        targets=(ModelShape(32, 2, 2), ModelShape(24, 2, 2)),
+        held_out_targets=(ModelShape(28, 2, 2),),
         common_tokens=40_000,
-        extra_budgets={"w16l1": (20_000,)},
+        extra_budgets={"w8l1": (20_000,), "w16l1": (20_000,)},
+        test_grid=DraftGrid(step=1.3, span=1.3, layers=1, min_width=1, max_width=64, seeds_near=1),
         recipe=Recipe(batch_size=8, seq_len=64, curve_points=10, curve_evals=2, curve_eval_windows=8, eval_windows=64),
         measurement=Measurement(
+            temperatures=(1.0,),
             prompt_tokens=16,
             new_tokens=24,
-            half_width=0.08,
+            half_width=0.0,
             min_prompts=4,
-            max_prompts=12,
-            min_prompts_greedy=12,
-            max_prompts_greedy=12,
+            max_prompts=4,
             prompt_batch=4,
-            greedy_check_prompts=4,
-            greedy_batch=8,
             n_resamples=100,
             overlap_windows=8,
-            timing_prompts=2,
-            timing_new_tokens=16,
-            timing_repeats=1,
+            timing_prompts=1,
+            timing_new_tokens=12,
+            timing_rounds=5,
             max_gamma=6,
-            cost_prompts=2,
+            cost_prompts=1,
         ),
+        prediction_resamples=40,
         val_fraction=0.05,
         prompt_fraction=0.03,
         max_chunk_chars=2000,

@@ -42,14 +42,17 @@ __all__ = [
 
 
 def seed_for(seed: int, *keys: int | str) -> int:
-    """A 32-bit seed derived from ``seed`` and ``keys`` (strings hashed stably) by
-    ``numpy.random.SeedSequence``."""
+    """A 32-bit seed derived from ``seed`` and ``keys`` by ``numpy.random.SeedSequence``; a string
+    key enters as the first 8 bytes of its sha256 (stable across processes, and every character
+    of the string counts: two run ids that differ only at their end get different seeds)."""
+    import hashlib
+
     ints = [int(seed)]
     for k in keys:
         ints.append(
             int(k)
             if isinstance(k, (int, np.integer))
-            else int.from_bytes(str(k).encode("utf-8")[:16].ljust(16, b"\0"), "little") % (2**63)
+            else int.from_bytes(hashlib.sha256(str(k).encode("utf-8")).digest()[:8], "little") % (2**63)
         )
     return int(np.random.SeedSequence(ints).generate_state(1)[0])
 

@@ -1,49 +1,69 @@
-"""The prediction of the optimal draft size before the drafts it predicts are seen, and the
-empirical optimum it is judged against.
+"""The prediction of the throughput-optimal draft size from the calibration runs, its interval,
+and the empirical optimum on the test grid it is judged against.
 
-* :func:`law_frame`: the (target, draft) pairs of the family with the covariates of every
-  acceptance law of :mod:`sdsl.model.alpha_laws` (``x`` draft perplexity, ``y`` target perplexity,
-  ``n``, ``d``, ``m``, ``d_target`` and their logs).
-* :func:`empirical_optimum`: among the trained drafts of the common budget, the one that maximises
-  ``T(N, M, alpha_measured, gamma*)`` (Eq. 9 at the optimal continuous draft length,
-  :func:`sdsl.model.throughput.optimal_tokens_per_flop`), and the maximum of a smooth curve through them:
-  alpha interpolated in ``ln N`` by PCHIP through the measured points (shape-preserving, not monotone), ``T``
-  maximised on a fine grid between the smallest and the largest draft.
-* :func:`predict_n_star`: fit the loss law (:mod:`sdsl.experiment.lossfit`) on the runs of the
-  smaller drafts (optionally with the targets' own runs) and an acceptance law on the pairs of
-  the smaller drafts only, then ``N*`` by :func:`sdsl.model.optimum.law_optimal_draft_size` with
-  the fitted loss constants.
-* :func:`throughput_lost`: the throughput given up by training the draft nearest (in ``log N``)
-  to the prediction instead of the best trained draft.
-* :func:`predicted_alpha`, :func:`prediction_curve`: every pair's alpha and the curve ``2 M T(N)``
-  as the recipe fitted on the smaller drafts predicts them (the chapter's last figures).
+The prediction (:func:`predict`) uses the calibration runs only: the loss law
+``L(N, D) = E + A / N^a + B / D^b`` (:mod:`sdsl.experiment.lossfit`) fitted on the calibration
+drafts and the fit targets, an acceptance law (:mod:`sdsl.model.alpha_laws`) fitted on the
+pairs (calibration draft, fit target) with ``x = exp(L(N, D))`` and ``y`` the perplexities, and
+``N* = argmax_N T(N, M, alpha(N), gamma*)`` (Eq. 9 at the throughput-optimal continuous draft
+length, :func:`sdsl.model.optimum.law_optimal_draft_size`), where ``alpha(N)`` takes
+``x = exp(L(N, D))`` and ``y = exp(L(M, D'))`` of the fitted law: a held-out target enters only
+through its ``M`` and ``D'``. The point prediction uses the Eq. 5 plane ``alpha = A x + B y + C``.
+Its interval: percentile bootstrap, each draw refitting the loss law on calibration runs
+resampled with replacement, redrawing every calibration alpha from its measurement interval
+(normal, sd = half width / 1.96), resampling the pairs by draft, and drawing the acceptance law
+uniformly from those that can predict the target (a held-out target: only the laws across
+targets).
+
+The empirical optimum (:func:`empirical`) uses the test drafts only: measured alpha of each test
+draft, a smooth fit ``alpha = c0 + c1 ln N + c2 (ln N)^2`` (weighted least squares, weights
+``1 / sd^2``), and the maximum of ``T`` on the grid's range. Its band: the same fit on draws that
+resample the test drafts (seeds included) with replacement and redraw each alpha from its
+interval. The throughput lost at the predicted ``N*`` is ``1 - T(N*_pred) / T(N*_emp)`` on the
+smooth curve, its interval from pairing each empirical draw with a prediction draw.
+
+Both are computed with ``N`` counted with embeddings (the paper's count: the tied token table,
+which is also the output head) and without (``non_embedding``); under the second count the loss
+law, the acceptance law and the FLOP model all use the non-embedding ``N`` and ``M``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+import json
+import warnings
+from datetime import UTC, datetime
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.interpolate import PchipInterpolator
 
-from sdsl.experiment.lossfit import LossFit, fit_loss_law
+from sdsl.experiment.lossfit import LossFit, bootstrap_loss_law, fit_loss_law
 from sdsl.model.alpha_laws import LAWS, Law
-from sdsl.model.laws import LossConstants
 from sdsl.model.optimum import _features_at, law_optimal_draft_size
-from sdsl.model.throughput import optimal_gamma, optimal_tokens_per_flop
+from sdsl.model.throughput import optimal_tokens_per_flop
 
 __all__ = [
-    "Prediction",
-    "empirical_optimum",
+    "COUNTS",
+    "CRITERION",
+    "POINT_LAW",
+    "commit_prediction",
+    "empirical",
     "law_by_name",
     "law_frame",
-    "predict_n_star",
-    "predicted_alpha",
-    "prediction_curve",
-    "small_half",
-    "throughput_lost",
+    "predict",
+    "smooth_optimum",
+    "verdict",
 ]
+
+#: How ``N`` is counted: with the token table (the paper's count) or without.
+COUNTS = ("with_embeddings", "non_embedding")
+#: The acceptance law of the point prediction: the paper's Eq. 5 plane.
+POINT_LAW = "plane"
+#: The pass criterion, fixed before any test draft is trained: for every target, the empirical
+#: ``N*`` inside the predicted 95 % interval and less than 2 % of the throughput lost at the
+#: predicted ``N*``.
+CRITERION = {"inside_interval": True, "max_lost": 0.02}
 
 
 def law_by_name(name: str) -> Law:
@@ -54,10 +74,16 @@ def law_by_name(name: str) -> Law:
     raise ValueError(f"law must be one of {[law.name for law in LAWS]}, got {name!r}")
 
 
-def law_frame(runs: pd.DataFrame, alpha: pd.DataFrame) -> pd.DataFrame:
-    """Pairs with covariates: ``alpha`` has ``draft, target, alpha`` (one temperature); ``runs``
-    the runs table (``run, params, tokens, val_ppl``). Returns the columns of
-    :func:`sdsl.model.alpha_laws.law_data` with ``draft_family = "laptop"``."""
+def _n_column(count: str) -> str:
+    if count not in COUNTS:
+        raise ValueError(f"count must be one of {list(COUNTS)}, got {count!r}")
+    return "params" if count == "with_embeddings" else "non_embedding_params"
+
+
+def law_frame(runs: pd.DataFrame, alpha: pd.DataFrame, count: str = "with_embeddings") -> pd.DataFrame:
+    """Pairs with the covariates of the acceptance laws: ``alpha`` has ``draft, target, alpha``
+    (and ``half_width``); ``runs`` the runs table. ``n`` and ``m`` are counted by ``count``."""
+    col = _n_column(count)
     for c in ("draft", "target", "alpha"):
         if c not in alpha.columns:
             raise ValueError(f"alpha lacks column {c!r}")
@@ -71,11 +97,12 @@ def law_frame(runs: pd.DataFrame, alpha: pd.DataFrame) -> pd.DataFrame:
             "draft": alpha["draft"].astype(str).to_numpy(),
             "draft_family": "laptop",
             "alpha": alpha["alpha"].to_numpy(float),
+            "sd": (alpha["half_width"].to_numpy(float) / 1.96) if "half_width" in alpha else np.nan,
             "x": r.loc[alpha["draft"], "val_ppl"].to_numpy(float),
             "y": r.loc[alpha["target"], "val_ppl"].to_numpy(float),
-            "n": r.loc[alpha["draft"], "params"].to_numpy(float),
+            "n": r.loc[alpha["draft"], col].to_numpy(float),
             "d": r.loc[alpha["draft"], "tokens"].to_numpy(float),
-            "m": r.loc[alpha["target"], "params"].to_numpy(float),
+            "m": r.loc[alpha["target"], col].to_numpy(float),
             "d_target": r.loc[alpha["target"], "tokens"].to_numpy(float),
         }
     )
@@ -84,177 +111,324 @@ def law_frame(runs: pd.DataFrame, alpha: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def small_half(runs: pd.DataFrame) -> list[str]:
-    """The smaller half of the draft shapes: the shapes other than the largest target's, sorted by
-    ``params``, first ``ceil(k / 2)``."""
-    largest = runs.loc[runs["params"].idxmax(), "shape"]
-    shapes = runs[runs["shape"] != largest].groupby("shape")["params"].first().sort_values()
-    return list(shapes.index[: int(np.ceil(len(shapes) / 2))])
+def _laws_for(laws: tuple[str, ...], role: str) -> list[str]:
+    """The laws that can predict a target of ``role``: a held-out target only laws across targets."""
+    ok = [n for n in laws if role == "target" or law_by_name(n).cross_target]
+    if not ok:
+        raise ValueError(f"none of the laws {list(laws)} can predict a {role}")
+    return ok
 
 
-def _t(alpha, n, m) -> np.ndarray:
-    return optimal_tokens_per_flop(np.clip(alpha, 1e-9, 1 - 1e-9), n, m)
-
-
-def empirical_optimum(frame: pd.DataFrame, target: str, d_common: float, grid_points: int = 2001) -> dict:
-    """The best trained draft of budget ``d_common`` for ``target`` by measured alpha, and the
-    maximum of the smooth curve (module docstring). ``T`` in tokens per FLOP, ``speedup = 2 M T``
-    (throughput over plain decoding at equal FLOPs)."""
-    sub = frame[(frame["target"] == target) & np.isclose(frame["d"], d_common)].sort_values("n")
-    if len(sub) < 2:
-        raise ValueError(f"target {target!r} has {len(sub)} drafts at D = {d_common:g}; need at least 2")
-    m = float(sub["m"].iloc[0])
-    t = _t(sub["alpha"].to_numpy(), sub["n"].to_numpy(), m)
-    k = int(np.argmax(t))
-    ln = np.log(sub["n"].to_numpy())
-    curve = PchipInterpolator(ln, sub["alpha"].to_numpy())
-    g = np.linspace(ln[0], ln[-1], grid_points)
-    tg = _t(curve(g), np.exp(g), m)
-    j = int(np.argmax(tg))
-    return {
-        "target": target,
-        "m": m,
-        "best_draft": str(sub["draft"].iloc[k]),
-        "n_best": float(sub["n"].iloc[k]),
-        "alpha_best": float(sub["alpha"].iloc[k]),
-        "t_best": float(t[k]),
-        "speedup_best": float(2 * m * t[k]),
-        "gamma_best": float(optimal_gamma(np.clip(sub["alpha"].iloc[k], 1e-9, 1 - 1e-9), sub["n"].iloc[k], m)),
-        "n_smooth": float(np.exp(g[j])),
-        "t_smooth": float(tg[j]),
-        "smooth_at_edge": bool(j in (0, grid_points - 1)),
-        "best_at_edge": bool(k in (0, len(sub) - 1)),
-    }
-
-
-@dataclass(frozen=True)
-class Prediction:
-    """``N*`` predicted for one target by one acceptance law and one loss-law fit."""
-
-    target: str
-    law: str
-    loss_fit: str
-    n_star: float
-    alpha: float
-    gamma: float
-    tokens_per_flop: float
-    status: str
-    constants: LossConstants
-
-
-def predict_n_star(
-    runs: pd.DataFrame,
-    frame: pd.DataFrame,
-    target: str,
-    law: str | Law,
-    *,
-    fit_shapes: list[str],
-    with_targets: bool = False,
-    d_common: float | None = None,
-    loss: LossFit | None = None,
-    n_bounds: tuple[float, float] | None = None,
-) -> Prediction:
-    """``N*`` for ``target`` from fits that see only the drafts of ``fit_shapes``.
-
-    Parameters
-    ----------
-    runs : the runs table.
-    frame : :func:`law_frame` (all pairs; only the rows of drafts of ``fit_shapes`` are used).
-    target : target run id.
-    law : an acceptance law of :mod:`sdsl.model.alpha_laws` (name or :class:`Law`).
-    fit_shapes : shapes whose runs and pairs the fits may use (:func:`small_half`).
-    with_targets : also give the loss law the targets' own runs (a target is trained before its
-        draft is chosen); the acceptance law never sees the held-out drafts either way.
-    d_common : the drafts' token budget (default: the target's).
-    loss : an already fitted loss law (skips the fit).
-    n_bounds : search range of ``N`` (default: half the smallest run's ``N`` to ``M``).
-    """
-    lw = law_by_name(law) if isinstance(law, str) else law
-    r = runs.set_index("run")
-    if target not in r.index:
-        raise ValueError(f"target {target!r} is not a run")
-    m, d_t = float(r.loc[target, "params"]), float(r.loc[target, "tokens"])
-    d_common = d_t if d_common is None else float(d_common)
-    if loss is None:
-        sel = runs["shape"].isin(fit_shapes) | (with_targets & (runs["role"] == "target"))
-        loss = fit_loss_law(runs.loc[sel, "params"], runs.loc[sel, "tokens"], runs.loc[sel, "val_loss"])
-    consts = loss.constants()
-    shape_of = r["shape"].to_dict()
-    train = frame[frame["draft"].map(shape_of).isin(fit_shapes)].reset_index(drop=True)
-    if train.empty:
-        raise ValueError(f"no pair has a draft of the shapes {fit_shapes}")
-    fitted = lw.fit(train)
-    lo, hi = n_bounds if n_bounds is not None else (0.5 * float(runs["params"].min()), m)
-    opt = law_optimal_draft_size(fitted, target, m, d_common, d_t, consts, n_bounds=(lo, hi))
-    return Prediction(
-        target=target,
-        law=lw.name,
-        loss_fit="with targets" if with_targets else "drafts only",
-        n_star=opt.n_star if np.isfinite(opt.n_star) else opt.n_at_max,
-        alpha=opt.alpha,
-        gamma=opt.gamma_star,
-        tokens_per_flop=opt.tokens_per_flop,
-        status=opt.status,
-        constants=consts,
-    )
-
-
-def throughput_lost(frame: pd.DataFrame, target: str, d_common: float, n_pred: float) -> dict:
-    """The trained draft of budget ``d_common`` nearest to ``n_pred`` in ``log N``, its measured
-    ``T`` and the fraction of the best trained draft's ``T`` given up (``1 - T_near / T_best``)."""
-    sub = frame[(frame["target"] == target) & np.isclose(frame["d"], d_common)].reset_index(drop=True)
-    if sub.empty:
-        raise ValueError(f"target {target!r} has no draft at D = {d_common:g}")
-    if not np.isfinite(n_pred) or n_pred <= 0:
-        raise ValueError(f"n_pred must be a positive number, got {n_pred!r}")
-    t = _t(sub["alpha"].to_numpy(), sub["n"].to_numpy(), float(sub["m"].iloc[0]))
-    i = int(np.argmin(np.abs(np.log(sub["n"].to_numpy()) - np.log(n_pred))))
-    return {
-        "nearest_draft": str(sub["draft"].iloc[i]),
-        "n_nearest": float(sub["n"].iloc[i]),
-        "t_nearest": float(t[i]),
-        "t_best": float(t.max()),
-        "lost": float(1.0 - t[i] / t.max()),
-    }
-
-
-def predicted_alpha(frame: pd.DataFrame, runs: pd.DataFrame, law: str, loss: LossFit) -> pd.DataFrame:
-    """Every pair's alpha as the recipe predicts it from the smaller drafts: the law fitted on the
-    pairs of the smaller half, evaluated at ``x = exp(L(N, D))`` and ``y = exp(L(M, D'))`` of the
-    loss law fitted on the smaller half; ``held_out`` marks the larger drafts."""
-    shapes = small_half(runs)
-    shape_of = runs.set_index("run")["shape"]
-    fit_rows = frame["draft"].map(shape_of).isin(shapes).to_numpy()
-    fitted = law_by_name(law).fit(frame[fit_rows].reset_index(drop=True))
-    f = frame.copy()
-    f["x"] = np.exp(loss.predict(f["n"], f["d"]))
-    f["y"] = np.exp(loss.predict(f["m"], f["d_target"]))
-    f["ln_x"] = np.log(f["x"])
-    out = frame[["target", "draft", "n", "d", "alpha"]].copy()
-    out["predicted"] = fitted.predict(f)
-    out["held_out"] = ~fit_rows
+def _speedup_curve(fitted, target: str, m: float, d: float, dt: float, loss: LossFit, n: np.ndarray) -> np.ndarray:
+    """``2 M T(N)`` on ``n`` for a fitted law and loss law (NaN where alpha leaves (0, 1))."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        a = fitted.alpha(_features_at(n, m, d, dt, loss.constants()), target)
+    out = np.full(n.shape, np.nan)
+    ok = np.isfinite(a) & (a > 0) & (a < 1)
+    out[ok] = 2 * m * optimal_tokens_per_flop(a[ok], n[ok], m)
     return out
 
 
-def prediction_curve(
-    frame: pd.DataFrame, runs: pd.DataFrame, target: str, law: str, loss: LossFit, d: float, points: int = 200
-) -> pd.DataFrame:
-    """``2 M T(N)`` of the recipe fitted on the smaller drafts, and of a PCHIP curve through the
-    measured alpha of the trained drafts at budget ``d``, on a grid of ``N``."""
-    shapes = small_half(runs)
-    shape_of = runs.set_index("run")["shape"]
-    fitted = law_by_name(law).fit(frame[frame["draft"].map(shape_of).isin(shapes)].reset_index(drop=True))
-    sub = frame[(frame["target"] == target) & np.isclose(frame["d"], d)].sort_values("n")
-    m, dt = float(sub["m"].iloc[0]), float(sub["d_target"].iloc[0])
-    n = np.minimum(np.exp(np.linspace(np.log(0.5 * runs["params"].min()), np.log(m), points)), m)
-    a_pred = fitted.alpha(_features_at(n, m, d, dt, loss.constants()), target)
-    ok = (a_pred > 0) & (a_pred < 1)
-    t_pred = np.full(n.shape, np.nan)
-    t_pred[ok] = 2 * m * optimal_tokens_per_flop(a_pred[ok], n[ok], m)
-    inside = (n >= sub["n"].min()) & (n <= sub["n"].max())
-    t_smooth = np.full(n.shape, np.nan)
-    a_s = PchipInterpolator(np.log(sub["n"]), sub["alpha"])(np.log(n[inside]))
-    t_smooth[inside] = 2 * m * optimal_tokens_per_flop(np.clip(a_s, 1e-9, 1 - 1e-9), n[inside], m)
-    return pd.DataFrame(
-        {"target": target, "n": n, "alpha_predicted": a_pred, "speedup_predicted": t_pred, "speedup_smooth": t_smooth}
+def _n_star(
+    fitted, target: str, m: float, d: float, dt: float, loss: LossFit, bounds: tuple[float, float]
+) -> tuple[float, str]:
+    """``N*`` and its status (``interior``, else where ``T`` is largest on ``bounds``: an edge)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        opt = law_optimal_draft_size(fitted, target, m, d, dt, loss.constants(), n_bounds=bounds)
+    return (float(opt.n_star), "interior") if np.isfinite(opt.n_star) else (float(opt.n_at_max), str(opt.status))
+
+
+def predict(
+    runs: pd.DataFrame,
+    pairs: pd.DataFrame,
+    *,
+    laws: tuple[str, ...],
+    count: str,
+    rng: np.random.Generator,
+    n_resamples: int,
+    curve_points: int = 120,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """``N*`` of every target from the calibration runs (module docstring).
+
+    Parameters
+    ----------
+    runs : the calibration runs (``role`` calibration, target or held_out_target).
+    pairs : ``draft, target, alpha, half_width`` of the calibration pairs.
+    laws : acceptance laws the bootstrap draws from (:data:`sdsl.model.alpha_laws.LAWS` names).
+    count : ``with_embeddings`` or ``non_embedding``.
+    rng : the bootstrap's generator.
+    n_resamples : bootstrap draws.
+
+    Returns
+    -------
+    rows : one row per target (the columns of ``prediction_committed``).
+    draws : ``target, draw, law, n_star`` (NaN: no interior optimum in the draw).
+    curves : the predicted ``2 M T(N)`` per target with the 95 % band of the draws.
+    """
+    with warnings.catch_warnings():
+        return _predict(
+            runs, pairs, laws=laws, count=count, rng=rng, n_resamples=n_resamples, curve_points=curve_points
+        )
+
+
+def _predict(runs, pairs, *, laws, count, rng, n_resamples, curve_points):
+    col = _n_column(count)
+    fit_runs = runs[runs["role"].isin(["calibration", "target"])]
+    loss = fit_loss_law(fit_runs[col], fit_runs["tokens"], fit_runs["val_loss"])
+    frame = law_frame(runs, pairs, count)
+    boot = bootstrap_loss_law(
+        loss, fit_runs[col], fit_runs["tokens"], fit_runs["val_loss"], rng, n_resamples=int(n_resamples)
     )
+    assert boot.boot is not None
+    targets = runs[runs["role"].isin(["target", "held_out_target"])].sort_values(col, ascending=False)
+    lo_n = 0.2 * float(fit_runs[col].min())
+    fitted_point = law_by_name(POINT_LAW).fit(frame)
+    drafts = frame["draft"].unique()
+    rows, draws, curves = [], [], []
+    for _, t in targets.iterrows():
+        tid, m, dt, role = str(t["run"]), float(t[col]), float(t["tokens"]), str(t["role"])
+        d = dt  # the drafts' budget: the common budget, the targets'
+        bounds = (lo_n, m)
+        n_pt, status = _n_star(fitted_point, tid, m, d, dt, loss, bounds)
+        grid = np.exp(np.linspace(np.log(lo_n), np.log(min(m, 400 * lo_n)), curve_points))
+        grid = np.minimum(grid, m * (1 - 1e-9))
+        curve_pt = _speedup_curve(fitted_point, tid, m, d, dt, loss, grid)
+        allowed = _laws_for(laws, role)
+        sub_rng = np.random.default_rng(rng.integers(2**63))
+        stars, curve_draws = [], []
+        warnings.simplefilter("ignore")  # rank-deficient resamples and overflowing x far outside the family
+        for b in range(int(n_resamples)):
+            lf = LossFit(theta=boot.boot[b], objective=np.nan, n_runs=loss.n_runs, starts=0)
+            pick = sub_rng.choice(drafts, size=drafts.size, replace=True)
+            f = pd.concat([frame[frame["draft"] == p] for p in pick], ignore_index=True)
+            f["alpha"] = np.clip(f["alpha"] + sub_rng.normal(0.0, 1.0, len(f)) * f["sd"].fillna(0.0), 1e-6, 1 - 1e-6)
+            law = str(sub_rng.choice(allowed))
+            try:
+                fitted = law_by_name(law).fit(f)
+                ns, st = _n_star(fitted, tid, m, d, dt, lf, bounds)
+                curve_draws.append(_speedup_curve(fitted, tid, m, d, dt, lf, grid))
+            except (ValueError, np.linalg.LinAlgError, RuntimeError):
+                ns, st = np.nan, "failed"
+            stars.append(ns)
+            draws.append({"count": count, "target": tid, "draw": b, "law": law, "n_star": ns, "status": st})
+        s = np.asarray(stars, dtype=float)
+        ok = np.isfinite(s)
+        lo, hi = np.quantile(s[ok], [0.025, 0.975]) if ok.any() else (np.nan, np.nan)
+        rows.append(
+            {
+                "count": count,
+                "target": tid,
+                "role": role,
+                "params": int(m),
+                "law": POINT_LAW,
+                "n_star_predicted": n_pt,
+                "predicted_low": float(lo),
+                "predicted_high": float(hi),
+                "status": status,
+                "draws": int(ok.sum()),
+                "draws_interior": int(sum(d["status"] == "interior" for d in draws if d["target"] == tid)),
+                "draws_total": int(s.size),
+                "m_over_n_star": m / n_pt if np.isfinite(n_pt) else np.nan,
+            }
+        )
+        cd = np.array(curve_draws) if curve_draws else np.full((1, grid.size), np.nan)
+        with np.errstate(invalid="ignore"), _quiet_nan():
+            band = np.nanquantile(cd, [0.025, 0.975], axis=0)
+        curves.append(
+            pd.DataFrame(
+                {
+                    "count": count,
+                    "target": tid,
+                    "curve": "predicted",
+                    "n": grid,
+                    "speedup": curve_pt,
+                    "low": band[0],
+                    "high": band[1],
+                }
+            )
+        )
+    return pd.DataFrame(rows), pd.DataFrame(draws), pd.concat(curves, ignore_index=True)
+
+
+class _quiet_nan:
+    """No RuntimeWarning for all-NaN columns of a band (a draw's alpha may leave (0, 1))."""
+
+    def __enter__(self):
+        import warnings
+
+        self._w = warnings.catch_warnings()
+        self._w.__enter__()
+        warnings.simplefilter("ignore", RuntimeWarning)
+
+    def __exit__(self, *exc):
+        self._w.__exit__(*exc)
+
+
+def commit_prediction(scale, runs: pd.DataFrame, pairs: pd.DataFrame, folder: Path) -> dict:
+    """Predict ``N*`` for every target under both counts from the calibration runs and write,
+    before any test draft exists, ``prediction_committed.csv`` (with its schema), the bootstrap
+    draws, the predicted curves and ``prediction.json``: the file's sha256, the UTC time it was
+    written and ``grid_n_stars`` (the with-embeddings predictions the test grid is placed around).
+    Returns ``prediction.json``'s content."""
+    from sdsl.experiment.pairs import seed_for
+    from sdsl.experiment.results import atomic_write_text, write_table
+
+    folder = Path(folder)
+    rows, draws, curves = [], [], []
+    for count in COUNTS:
+        rng = np.random.default_rng(seed_for(scale.seed, "prediction", count))
+        r, d, c = predict(
+            runs, pairs, laws=scale.prediction_laws, count=count, rng=rng, n_resamples=scale.prediction_resamples
+        )
+        rows.append(r)
+        draws.append(d)
+        curves.append(c)
+    table = pd.concat(rows, ignore_index=True)
+    csv = write_table(table, folder, "prediction_committed")
+    write_table(pd.concat(draws, ignore_index=True), folder, "prediction_draws")
+    pd.concat(curves, ignore_index=True).to_csv(folder / "predicted_curves.csv", index=False, float_format="%.10g")
+    paper = table[table["count"] == "with_embeddings"]
+    stars = [float(v) for v in paper["n_star_predicted"] if np.isfinite(v)]
+    if not stars:
+        raise ValueError("no target has an interior predicted N*: the test grid cannot be placed")
+    rec = {
+        "file": csv.name,
+        "sha256": hashlib.sha256(csv.read_bytes()).hexdigest(),
+        "written_utc": datetime.now(tz=UTC).isoformat(timespec="seconds"),
+        "grid_n_stars": stars,
+        "test_runs": [r.run_id for r in scale.test_runs(stars)],
+    }
+    atomic_write_text(folder / "prediction.json", json.dumps(rec, indent=1))
+    return rec
+
+
+def _smooth_fit(ln_n: np.ndarray, alpha: np.ndarray, sd: np.ndarray) -> np.ndarray:
+    """Coefficients (highest power first) of ``alpha = c0 + c1 ln N + c2 (ln N)^2`` by weighted
+    least squares (weights ``1 / sd``, as :func:`numpy.polyfit` takes them)."""
+    w = 1.0 / np.maximum(sd, 1e-4)
+    deg = 2 if np.unique(ln_n).size >= 3 else 1
+    return np.polyfit(ln_n, alpha, deg, w=w)
+
+
+def smooth_optimum(n: np.ndarray, alpha: np.ndarray, sd: np.ndarray, m: float, grid_points: int = 400) -> dict:
+    """The maximum of ``2 M T(N)`` on the smooth fit of ``alpha`` against ``ln N`` over the range
+    of ``n``: ``n_star``, ``speedup`` and ``where`` (``interior``, or ``upper`` / ``lower`` when
+    it lies at an end of the range, so that the measured optimum is not bracketed)."""
+    ln = np.log(np.asarray(n, dtype=float))
+    g = np.linspace(ln.min(), ln.max(), grid_points)
+    al = np.clip(np.polyval(_smooth_fit(ln, np.asarray(alpha, float), np.asarray(sd, float)), g), 1e-9, 1 - 1e-9)
+    t = 2 * m * optimal_tokens_per_flop(al, np.exp(g), m)
+    j = int(np.argmax(t))
+    where = "upper" if j == grid_points - 1 else "lower" if j == 0 else "interior"
+    return {"n_star": float(np.exp(g[j])), "speedup": float(t[j]), "where": where}
+
+
+def empirical(
+    runs: pd.DataFrame,
+    pairs: pd.DataFrame,
+    committed: pd.DataFrame,
+    draws: pd.DataFrame,
+    *,
+    count: str,
+    rng: np.random.Generator,
+    n_resamples: int = 1000,
+    grid_points: int = 400,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The empirical ``N*`` of every target on the test grid with its band, and the throughput
+    lost at the predicted ``N*`` (module docstring).
+
+    Parameters
+    ----------
+    runs : the runs table (test drafts and targets).
+    pairs : ``draft, target, alpha, half_width`` of the test pairs.
+    committed : the rows of ``prediction_committed`` for ``count``.
+    draws : the bootstrap draws of the prediction for ``count``.
+    count, rng, n_resamples : the count, the generator and the number of draws of the band.
+
+    Returns the prediction table (the columns of ``prediction``) and the empirical curves.
+    """
+    frame = law_frame(runs, pairs, count)
+    rows, curves = [], []
+    for _, c in committed.iterrows():
+        tid = str(c["target"])
+        sub = frame[frame["target"] == tid].sort_values("n")
+        if len(sub) < 3:
+            raise ValueError(f"target {tid!r} has {len(sub)} test drafts; the smooth fit needs at least 3")
+        m = float(sub["m"].iloc[0])
+        ln = sub["ln_n"].to_numpy()
+        a, sd = sub["alpha"].to_numpy(), sub["sd"].to_numpy()
+        g = np.linspace(ln.min(), ln.max(), grid_points)
+        n = np.exp(g)
+
+        def curve(coef):
+            al = np.clip(np.polyval(coef, g), 1e-9, 1 - 1e-9)
+            return 2 * m * optimal_tokens_per_flop(al, n, m)
+
+        t0 = curve(_smooth_fit(ln, a, sd))
+        j = int(np.argmax(t0))
+        n_pred = float(c["n_star_predicted"])
+        pred_draws = draws.loc[(draws["target"] == tid), "n_star"].to_numpy(float)
+        pred_draws = pred_draws[np.isfinite(pred_draws)]
+
+        def lost(tc, n_at):
+            if not np.isfinite(n_at):
+                return np.nan
+            v = np.interp(np.clip(np.log(n_at), g[0], g[-1]), g, tc)
+            return float(1.0 - v / tc.max())
+
+        stars, losts, cds = [], [], []
+        k = len(sub)
+        for _ in range(int(n_resamples)):
+            idx = rng.integers(0, k, k)
+            if np.unique(ln[idx]).size < 3:
+                continue
+            ab = np.clip(a[idx] + rng.normal(0.0, 1.0, k) * sd[idx], 1e-6, 1 - 1e-6)
+            tc = curve(_smooth_fit(ln[idx], ab, sd[idx]))
+            cds.append(tc)
+            stars.append(float(n[int(np.argmax(tc))]))
+            losts.append(lost(tc, float(rng.choice(pred_draws)) if pred_draws.size else n_pred))
+        s, lo_ = np.asarray(stars), np.asarray(losts)
+        band = np.quantile(np.array(cds), [0.025, 0.975], axis=0)
+        rows.append(
+            {
+                "target": tid,
+                "role": c["role"],
+                "params": int(c["params"]),
+                "n_star_predicted": n_pred,
+                "predicted_low": float(c["predicted_low"]),
+                "predicted_high": float(c["predicted_high"]),
+                "n_star_empirical": float(n[j]),
+                "empirical_low": float(np.quantile(s, 0.025)),
+                "empirical_high": float(np.quantile(s, 0.975)),
+                "lost_at_predicted": lost(t0, n_pred),
+                "lost_low": float(np.nanquantile(lo_, 0.025)),
+                "lost_high": float(np.nanquantile(lo_, 0.975)),
+            }
+        )
+        curves.append(
+            pd.DataFrame(
+                {
+                    "count": count,
+                    "target": tid,
+                    "curve": "empirical",
+                    "n": n,
+                    "speedup": t0,
+                    "low": band[0],
+                    "high": band[1],
+                }
+            )
+        )
+    return pd.DataFrame(rows), pd.concat(curves, ignore_index=True)
+
+
+def verdict(prediction: pd.DataFrame) -> pd.DataFrame:
+    """Per target, whether the empirical ``N*`` lies inside the predicted 95 % interval, whether
+    less than :data:`CRITERION`'s ``max_lost`` is lost at the predicted ``N*``, and ``passed``
+    (both)."""
+    out = prediction[["target", "role"]].copy()
+    out["inside"] = (prediction["n_star_empirical"] >= prediction["predicted_low"]) & (
+        prediction["n_star_empirical"] <= prediction["predicted_high"]
+    )
+    out["lost_ok"] = prediction["lost_at_predicted"] < CRITERION["max_lost"]
+    out["passed"] = out["inside"] & out["lost_ok"]
+    return out

@@ -21,7 +21,32 @@ import yaml
 from sdsl import data as _data
 from sdsl.paths import DATA
 
-__all__ = ["RESULTS", "SCHEMAS", "TABLES", "load_results", "provenance", "write_results", "write_table"]
+__all__ = [
+    "RESULTS",
+    "SCHEMAS",
+    "TABLES",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "load_results",
+    "provenance",
+    "write_results",
+    "write_table",
+]
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename (never half-written)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """:func:`atomic_write_bytes` of ``text`` in UTF-8."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
 
 #: The committed results of the full CPU run.
 RESULTS = DATA / "laptop_scale"
@@ -44,10 +69,17 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             ("width", _I, "", "embedding width"),
             ("layers", _I, "", "transformer blocks"),
             ("heads", _I, "", "attention heads"),
-            ("params", _I, "parameters", "N: non-embedding plus the tied token table (FLOP-relevant)"),
+            ("params", _I, "parameters", "N with embeddings: non-embedding plus the tied token table and output head"),
             ("non_embedding_params", _I, "parameters", "without token and position tables"),
             ("total_params", _I, "parameters", "every parameter, tied embeddings counted once"),
-            ("role", _S, "", "target (one of the largest shapes at the common budget) or draft"),
+            (
+                "role",
+                _S,
+                "",
+                "target (fitted), held_out_target (in no fit), calibration (a draft the fits see) or test (a draft no fit sees)",
+                {"allowed": ["target", "held_out_target", "calibration", "test"]},
+            ),
+            ("replicate", _I, "", "0: calibration run; 1, 2: test drafts (other seeds of the recipe)"),
             ("tokens", _I, "tokens", "tokens predicted in training (D)"),
             ("tokens_budget", _I, "tokens", "requested budget"),
             ("steps", _I, "", "optimiser steps"),
@@ -150,7 +182,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         ],
     },
     "wallclock": {
-        "title": "Wall-clock speed of speculative decoding",
+        "title": "Wall clock of speculative decoding against plain decoding, interleaved rounds",
         "key": ["draft", "target"],
         "columns": [
             ("draft", _S, "", "draft run id"),
@@ -160,13 +192,27 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             ("gamma", _I, "", "integer gamma maximising Theorem 3.8"),
             ("c", _F, "", "measured cost ratio draft/target"),
             ("new_tokens", _I, "tokens", "tokens per method per round"),
-            ("target_tokens_per_s", _F, "tokens/s", "plain decoding of the target"),
-            ("draft_tokens_per_s", _F, "tokens/s", "plain decoding of the draft"),
-            ("spec_tokens_per_s", _F, "tokens/s", "speculative sampling"),
-            ("speedup", _F, "", "measured: spec over plain target"),
+            ("rounds", _I, "", "alternating rounds of plain and speculative decoding"),
+            ("target_tokens_per_s", _F, "tokens/s", "plain decoding of the target, median over rounds"),
+            ("draft_tokens_per_s", _F, "tokens/s", "plain decoding of the draft (for c)"),
+            ("spec_tokens_per_s", _F, "tokens/s", "speculative sampling, median over rounds"),
+            ("speedup", _F, "", "median over rounds of plain time / speculative time"),
+            ("speedup_low", _F, "", "order-statistics interval of the median, low"),
+            ("speedup_high", _F, "", "order-statistics interval of the median, high"),
+            ("coverage", _F, "", "coverage of that interval"),
             ("predicted_speedup", _F, "", "Theorem 3.8 at alpha, gamma, c"),
-            ("iterations", _I, "", "speculative iterations in the kept round"),
             ("mean_accepted", _F, "tokens", "mean accepted tokens per iteration"),
+        ],
+    },
+    "wallclock_rounds": {
+        "title": "Wall clock per round",
+        "key": ["draft", "target", "round"],
+        "columns": [
+            ("draft", _S, "", "draft run id"),
+            ("target", _S, "", "target run id"),
+            ("round", _I, "", "round (even: plain first; odd: speculative first)"),
+            ("target_s", _F, "s", "plain decoding of the target"),
+            ("spec_s", _F, "s", "speculative sampling"),
         ],
     },
     "timings": {
@@ -184,6 +230,88 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 {"required": False},
             ),
             ("session", _I, "", "session (0: first start, then resumes)"),
+            ("phase", _S, "", "phase of the run (sdsl.experiment.runner)"),
+            ("start_utc", _S, "", "start of the task, UTC ISO 8601"),
+            ("end_utc", _S, "", "end of the task, UTC ISO 8601"),
+            ("node", _S, "", "host the Ray task ran on"),
+        ],
+    },
+    **{
+        name: {
+            "title": title,
+            "key": ["target"],
+            "columns": [
+                ("target", _S, "", "target run id"),
+                ("role", _S, "", "target or held_out_target", {"allowed": ["target", "held_out_target"]}),
+                ("params", _I, "parameters", f"M, {count}"),
+                ("n_star_predicted", _F, "parameters", "N* predicted from the calibration runs"),
+                ("predicted_low", _F, "parameters", "95 % bootstrap interval of the prediction, low"),
+                ("predicted_high", _F, "parameters", "95 % bootstrap interval of the prediction, high"),
+                ("n_star_empirical", _F, "parameters", "N* of the smooth fit to measured throughput on the test grid"),
+                ("empirical_low", _F, "parameters", "95 % band of the empirical N*, low"),
+                ("empirical_high", _F, "parameters", "95 % band of the empirical N*, high"),
+                ("lost_at_predicted", _F, "", "fraction of throughput lost at the predicted N*"),
+                ("lost_low", _F, "", "95 % interval, low"),
+                ("lost_high", _F, "", "95 % interval, high"),
+            ],
+        }
+        for name, title, count in (
+            ("prediction", "Predicted and empirical N* per target (N with embeddings)", "with embeddings"),
+            (
+                "prediction_non_embedding",
+                "Predicted and empirical N* per target (N without embeddings)",
+                "without embeddings",
+            ),
+        )
+    },
+    "prediction_committed": {
+        "title": "The prediction as written before any test draft was trained",
+        "key": ["count", "target"],
+        "columns": [
+            ("count", _S, "", "how N is counted", {"allowed": ["with_embeddings", "non_embedding"]}),
+            ("target", _S, "", "target run id"),
+            ("role", _S, "", "target or held_out_target", {"allowed": ["target", "held_out_target"]}),
+            ("params", _I, "parameters", "M under the count"),
+            ("law", _S, "", "acceptance law of the point prediction"),
+            ("n_star_predicted", _F, "parameters", "N* of the full-data fits"),
+            ("predicted_low", _F, "parameters", "2.5 % of the bootstrap draws"),
+            ("predicted_high", _F, "parameters", "97.5 % of the bootstrap draws"),
+            ("status", _S, "", "interior, or the edge of the searched range where T is largest"),
+            ("draws", _I, "", "bootstrap draws with an N* (interior or at an edge)"),
+            ("draws_interior", _I, "", "bootstrap draws with an interior optimum"),
+            ("draws_total", _I, "", "bootstrap draws"),
+            ("m_over_n_star", _F, "", "M / N* predicted"),
+        ],
+    },
+    "prediction_draws": {
+        "title": "Bootstrap draws of the predicted N*",
+        "key": ["count", "target", "draw"],
+        "columns": [
+            ("count", _S, "", "how N is counted", {"allowed": ["with_embeddings", "non_embedding"]}),
+            ("target", _S, "", "target run id"),
+            ("draw", _I, "", "draw"),
+            ("law", _S, "", "acceptance law drawn"),
+            ("n_star", _F, "parameters", "N* of the draw (empty: the fit failed)", {"required": False}),
+            ("status", _S, "", "interior, an edge of the searched range, or failed"),
+        ],
+    },
+    "throughput_curves": {
+        "title": "Predicted and measured throughput curves with bands",
+        "key": ["count", "target", "curve", "n"],
+        "columns": [
+            ("count", _S, "", "how N is counted", {"allowed": ["with_embeddings", "non_embedding"]}),
+            ("target", _S, "", "target run id"),
+            (
+                "curve",
+                _S,
+                "",
+                "predicted (calibration laws) or empirical (smooth fit on the test grid)",
+                {"allowed": ["predicted", "empirical"]},
+            ),
+            ("n", _F, "parameters", "draft size"),
+            ("speedup", _F, "", "2 M T(N): throughput over plain decoding at equal FLOPs", {"required": False}),
+            ("low", _F, "", "2.5 % of the draws", {"required": False}),
+            ("high", _F, "", "97.5 % of the draws", {"required": False}),
         ],
     },
 }

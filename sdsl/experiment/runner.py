@@ -1,6 +1,23 @@
-"""The runner of the experiment: corpus and tokenizer, every training run, alpha for every pair at
-every temperature, wall-clock timing of every pair, then the raw results with provenance
-(:mod:`sdsl.experiment.collect`).
+"""The runner of the experiment, in the order the test needs: the calibration runs are trained and
+measured, the prediction of ``N*`` with its interval is computed from them and written with its
+sha256 and time, and only then are the test drafts placed around it, trained, measured and timed.
+Every task (training, measuring, timing, predicting) is a Ray task: on this machine by default
+(``ray.init()`` with one CPU per worker), on a cluster with ``address``, one GPU per task when the
+models run on a GPU.
+
+Phases, in order (:meth:`Experiment.phases`)::
+
+    corpus                the corpus and the tokenizer
+    calibration training  drafts, fit targets and held-out targets (largest first, in parallel)
+    calibration alpha     alpha of every (calibration draft, fit target) pair (in parallel)
+    prediction            N* per target with its bootstrap interval (sdsl.experiment.predict),
+                          written to prediction/prediction_committed.csv before any test draft
+    test training         the test drafts of the grid around the prediction (in parallel)
+    test alpha            alpha of every (test draft, target) pair, held-out targets included
+    grid extension        where a target's measured optimum lies at an end of the grid, sizes
+                          beyond that end (Experiment.extend_task)
+    extension training    those drafts, then their alpha with every target (extension alpha)
+    wall clock            plain and speculative decoding of every test pair, one at a time
 
 Work folder ``out`` (default ``build/experiment/<scale>``)::
 
@@ -8,27 +25,27 @@ Work folder ``out`` (default ``build/experiment/<scale>``)::
     corpus/             tokenizer.json, train/val/prompts token ids (.npy), sources.json
     models/<run>/       checkpoints (save_pretrained, safetensors)
     train/<run>.json    metrics and loss curve of one run
-    greedy/<target>.npy the target's greedy continuation of every greedy prompt
     alpha/<key>.json    one pair at one temperature (counts, per-prompt statistics)
+    prediction/         prediction_committed.csv and prediction.json (its sha256, time, test grid)
     wallclock/<key>.json
-    done/               one marker per finished task (:mod:`sdsl.experiment.tasks`)
+    done/               one marker per finished task (wall and CPU time, start and end in UTC)
     results/            the tables, tokenizer.json and provenance.yml (what is committed)
 
-Resuming (``resume=True``) skips every finished task; a run started with other settings refuses to
-resume. Seeds: every random choice derives from ``Scale.seed`` and the task's name
-(:func:`sdsl.experiment.pairs.seed_for`).
+Resuming (``resume=True``) skips every task with a marker; the test grid is read back from
+``prediction/prediction.json``, so a resumed run tests the prediction it committed. A run started
+with other settings refuses to resume. Seeds: every random choice derives from ``Scale.seed`` and
+the task's name (:func:`sdsl.experiment.pairs.seed_for`).
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import signal
 import sys
 import time
-from dataclasses import asdict
-from functools import partial
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,27 +56,44 @@ from sdsl.experiment import collect as _collect
 from sdsl.experiment import corpus as _corpus
 from sdsl.experiment import tokenizer as _tok
 from sdsl.experiment.collect import pair_key as _pair_key
-from sdsl.experiment.config import SCALES, RunSpec, Scale
-from sdsl.experiment.greedy import greedy_continuations, measure_alpha_greedy
-from sdsl.experiment.pairs import (
-    counts_to_iterations,
-    make_prompts,
-    measure_alpha,
-    seed_for,
-    teacher_forced_overlap,
-)
-from sdsl.experiment.tasks import Task, atomic_write_bytes, atomic_write_text, execute_tasks
+from sdsl.experiment.config import SCALES, ModelShape, RunSpec, Scale
+from sdsl.experiment.pairs import counts_to_iterations, make_prompts, measure_alpha, seed_for, teacher_forced_overlap
+from sdsl.experiment.results import atomic_write_text
 from sdsl.measure.estimators import alpha_from_accepted
 from sdsl.paths import BUILD
 
-__all__ = ["Experiment", "default_out", "run"]
+__all__ = ["Experiment", "Task", "default_out", "run"]
 
-#: Assumed throughput for the cost estimates of the progress bar (the bar's rate adapts).
-_EST_FLOPS = 40e9
+#: Assumed throughput for the cost estimates of the progress bar.
+_EST_FLOPS = 30e9
+
+
+#: Where the measured optimum of a target lies at an end of the test grid, the grid is extended
+#: once beyond that end by this many sizes, so that the measured N* is bracketed (the committed
+#: prediction is not touched; the extension drafts are test drafts like the others).
+GRID_EXTENSION = 5
 
 
 def default_out(scale: str) -> Path:
     return BUILD / "experiment" / scale
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of work of a phase: its id (``kind/key``), kind and estimated cost (seconds)."""
+
+    task_id: str
+    kind: str
+    cost: float
+
+
+@dataclass(frozen=True)
+class Phase:
+    """A phase: its name, its tasks, and whether they run side by side."""
+
+    name: str
+    tasks: list[Task]
+    parallel: bool = True
 
 
 class Experiment:
@@ -146,11 +180,10 @@ class Experiment:
         return self._cached("val_windows", make)
 
     def prompts(self) -> tuple[str, ...]:
-        """The prompt texts, in the order the measurements use them (temperature 1 the first
-        ``max_prompts``, greedy the first ``max_prompts_greedy``)."""
+        """The prompt texts, in the order the measurements use them (the first ``max_prompts``)."""
         m = self.scale.measurement
         tok = self.tokenizer()
-        n = max(m.max_prompts, m.max_prompts_greedy)
+        n = max(m.max_prompts, m.timing_prompts)
         return self._cached(
             "prompts",
             lambda: tuple(
@@ -217,23 +250,6 @@ class Experiment:
         return self._models[run_id]
 
     # ------------------------------------------------------------------ pairs
-    def continuations_path(self, target: RunSpec) -> Path:
-        return self.out / "greedy" / f"{target.run_id}.npy"
-
-    def continuations_task(self, target: RunSpec, advance) -> None:
-        """The target's greedy continuation of every greedy prompt (:mod:`sdsl.experiment.greedy`),
-        saved for the greedy alpha of each of its drafts."""
-        import torch
-
-        torch.set_num_threads(self.decode_threads)
-        m = self.scale.measurement
-        ys = greedy_continuations(
-            self.model(target.run_id), self.prompt_ids()[: m.max_prompts_greedy], m.new_tokens, batch=m.greedy_batch
-        )
-        buf = io.BytesIO()
-        np.save(buf, np.asarray(ys, dtype=np.int32))
-        atomic_write_bytes(self.continuations_path(target), buf.getvalue())
-
     def alpha_task(self, draft: RunSpec, target: RunSpec, temperature: float, advance) -> None:
         import torch
 
@@ -242,19 +258,10 @@ class Experiment:
         d, t = self.model(draft.run_id), self.model(target.run_id)
         seed = seed_for(self.scale.seed, "alpha", draft.run_id, target.run_id, int(temperature * 1000))
         t0 = time.perf_counter()
-        if temperature > 0:
-            meas = measure_alpha(
-                d, t, self.hf_tokenizer(), list(self.prompts()), temperature=temperature, measurement=m, seed=seed
-            )
-            method = {"method": "speculative sampling", "harness_prompts": meas.n_prompts, "harness_identical": None}
-        else:
-            ys = np.load(self.continuations_path(target)).tolist()
-            meas = measure_alpha_greedy(d, t, self.prompt_ids(), ys, measurement=m, seed=seed)
-            method = {
-                "method": "greedy replay",
-                "harness_prompts": meas.harness_prompts,
-                "harness_identical": meas.harness_identical,
-            }
+        meas = measure_alpha(
+            d, t, self.hf_tokenizer(), list(self.prompts()), temperature=temperature, measurement=m, seed=seed
+        )
+        method = {"method": "speculative sampling", "harness_prompts": meas.n_prompts, "harness_identical": None}
         seconds = time.perf_counter() - t0
         ov = teacher_forced_overlap(d, t, self.val_windows()[: m.overlap_windows])
         row = {
@@ -304,51 +311,149 @@ class Experiment:
             alpha=alpha,
             new_tokens=m.timing_new_tokens,
             temperature=temp,
-            repeats=m.timing_repeats,
+            rounds=m.timing_rounds,
             max_gamma=m.max_gamma,
             seed=seed_for(self.scale.seed, "wallclock", draft.run_id, target.run_id),
         )
         row = {"draft": draft.run_id, "target": target.run_id, "temperature": temp, "alpha": alpha, **res}
         atomic_write_text(self.out / "wallclock" / f"{_pair_key(draft.run_id, target.run_id)}.json", json.dumps(row))
 
-    # ------------------------------------------------------------------ the task list
-    def tasks(self) -> list[Task]:
-        """Phase 0 the corpus, 1 the training runs (largest first, in parallel), 2 the alpha
-        measurements at temperature 1 and the targets' greedy continuations (in parallel), 3 the
-        greedy alpha measurements (in parallel), 4 the wall-clock timings (one at a time, nothing
-        beside them)."""
+    # ------------------------------------------------------------------ the prediction
+    def prediction_path(self) -> Path:
+        return self.out / "prediction" / "prediction.json"
+
+    def predict_task(self, advance) -> None:
+        """N* of every target from the calibration runs only, written before any test draft
+        (:func:`sdsl.experiment.predict.commit_prediction`)."""
+        from sdsl.experiment.predict import commit_prediction
+
+        runs = pd.DataFrame([self.train_record(r)["metrics"] | {"role": self.scale.role(r)} for r in self.scale.runs()])
+        pairs = pd.DataFrame([self.alpha_record(d, t)["pair_alpha"] for d, t in self.scale.calibration_pairs()])
+        commit_prediction(self.scale, runs, pairs, self.out / "prediction")
+
+    def train_record(self, run: RunSpec) -> dict:
+        return json.loads((self.out / "train" / f"{run.run_id}.json").read_text())
+
+    def alpha_record(self, draft: RunSpec, target: RunSpec) -> dict:
+        """The alpha record of a pair at the first temperature, with ``pair_alpha``: ``draft,
+        target, alpha, half_width`` (alpha the MLE of the counts)."""
+        temp = float(self.scale.measurement.temperatures[0])
+        rec = json.loads((self.out / "alpha" / f"{_pair_key(draft.run_id, target.run_id, temp)}.json").read_text())
+        it = counts_to_iterations(pd.DataFrame(rec["counts"]))
+        it = it[it["drafted"] > 0]
+        rec["pair_alpha"] = {
+            "draft": draft.run_id,
+            "target": target.run_id,
+            "alpha": alpha_from_accepted(it["accepted"], it["drafted"]).alpha,
+            "half_width": rec["pair"]["half_width"],
+        }
+        return rec
+
+    def grid_runs(self) -> list[RunSpec]:
+        """The test drafts placed around the committed prediction (empty before it is written)."""
+        p = self.prediction_path()
+        if not p.is_file():
+            return []
+        return self.scale.test_runs(json.loads(p.read_text())["grid_n_stars"])
+
+    def extension_path(self) -> Path:
+        return self.out / "prediction" / "grid_extension.json"
+
+    def extension_runs(self) -> list[RunSpec]:
+        """The test drafts added beyond an end of the grid (:meth:`extend_task`; empty before)."""
+        p = self.extension_path()
+        if not p.is_file():
+            return []
+        return [RunSpec(ModelShape(*sh), self.scale.common_tokens, 1) for sh in json.loads(p.read_text())["shapes"]]
+
+    def test_runs(self) -> list[RunSpec]:
+        """Every test draft: the grid around the prediction and its extension."""
+        return self.grid_runs() + self.extension_runs()
+
+    def extend_task(self, advance) -> None:
+        """Where the smooth fit to a target's measured throughput on the grid peaks at an end of
+        it, the measured optimum is not bracketed: add :data:`GRID_EXTENSION` sizes beyond that
+        end (:meth:`sdsl.experiment.config.DraftGrid.beyond`), for every target at once. Written
+        to ``grid_extension.json`` (the ends found, the shapes added); the committed prediction is
+        not touched."""
+        from sdsl.experiment.predict import smooth_optimum
+
+        s, grid = self.scale, self.grid_runs()
+        ends: dict[str, str] = {}
+        for t in s.target_runs() + s.held_out_runs():
+            n = np.array([float(s.params(d.shape)) for d in grid])
+            recs = [self.alpha_record(d, t) for d in grid]
+            a = np.array([r["pair_alpha"]["alpha"] for r in recs])
+            sd = np.array([r["pair_alpha"]["half_width"] for r in recs]) / 1.96
+            ends[t.run_id] = smooth_optimum(n, a, sd, float(s.params(t.shape)))["where"]
+        shapes = [d.shape for d in grid]
+        added: list[ModelShape] = []
+        for side in ("upper", "lower"):
+            if side in ends.values():
+                added += s.test_grid.beyond(shapes, side == "upper", GRID_EXTENSION, s.vocab_size)
+        rec = {
+            "ends": ends,
+            "shapes": [[sh.width, sh.layers, sh.heads] for sh in added],
+            "runs": [RunSpec(sh, s.common_tokens, 1).run_id for sh in added],
+        }
+        atomic_write_text(self.extension_path(), json.dumps(rec, indent=1))
+
+    def all_runs(self) -> dict[str, RunSpec]:
+        return {r.run_id: r for r in self.scale.runs() + self.test_runs()}
+
+    # ------------------------------------------------------------------ the phases
+    def phases(self) -> list[Callable[[], Phase]]:
+        """The phases in order (module docstring), each made when it starts: the test phases
+        need the committed prediction."""
         s, m = self.scale, self.scale.measurement
-        out = [Task("corpus", "corpus", 15.0 if s.corpus == "debian" else 2.0, phase=0)]
-        for r in sorted(s.runs(), key=self.train_cost, reverse=True):
-            out.append(Task(f"train/{r.run_id}", "train", self.train_cost(r), phase=1, parallel=True))
-        per_alpha = m.max_prompts * m.new_tokens * 0.5e-3
-        per_greedy = m.greedy_check_prompts * m.new_tokens * 5e-3 + m.max_prompts_greedy * 5e-3
-        if any(temp == 0 for temp in m.temperatures):
-            for t in s.targets():
-                cost = m.max_prompts_greedy * m.new_tokens * 0.3e-3
-                out.append(Task(f"greedy/{t.run_id}", "greedy", cost, phase=2, parallel=True))
-        for d, t in s.pairs():
-            for temp in m.temperatures:
-                key = _pair_key(d.run_id, t.run_id, temp)
-                if temp > 0:
-                    out.append(Task(f"alpha/{key}", "alpha", per_alpha, phase=2, parallel=True))
-                else:
-                    out.append(Task(f"alpha/{key}", "alpha", per_greedy, phase=3, parallel=True))
-        per_wall = m.timing_prompts * m.timing_new_tokens * (2 + 3 * m.timing_repeats) * 1.5e-3
-        for d, t in s.pairs():
-            out.append(Task(f"wallclock/{_pair_key(d.run_id, t.run_id)}", "wallclock", per_wall, phase=4))
-        return out
+        per_alpha = m.max_prompts * m.new_tokens * 4e-3
+        per_wall = m.timing_prompts * m.timing_new_tokens * m.timing_rounds * 6e-3
+
+        def train(runs: list[RunSpec]) -> list[Task]:
+            return [
+                Task(f"train/{r.run_id}", "train", self.train_cost(r))
+                for r in sorted(runs, key=self.train_cost, reverse=True)
+            ]
+
+        def alpha(pairs) -> list[Task]:
+            return [
+                Task(f"alpha/{_pair_key(d.run_id, t.run_id, temp)}", "alpha", per_alpha)
+                for d, t in pairs
+                for temp in m.temperatures
+            ]
+
+        return [
+            lambda: Phase("corpus", [Task("corpus", "corpus", 15.0 if s.corpus == "debian" else 2.0)], parallel=False),
+            lambda: Phase("calibration training", train(s.runs())),
+            lambda: Phase("calibration alpha", alpha(s.calibration_pairs())),
+            lambda: Phase("prediction", [Task("predict", "predict", 30.0)], parallel=False),
+            lambda: Phase("test training", train(self.grid_runs())),
+            lambda: Phase("test alpha", alpha(s.test_pairs(self.grid_runs()))),
+            lambda: Phase("grid extension", [Task("extend", "extend", 5.0)], parallel=False),
+            lambda: Phase("extension training", train(self.extension_runs())),
+            lambda: Phase("extension alpha", alpha(s.test_pairs(self.extension_runs()))),
+            lambda: Phase(
+                "wall clock",
+                [
+                    Task(f"wallclock/{_pair_key(d.run_id, t.run_id)}", "wallclock", per_wall)
+                    for d, t in s.test_pairs(self.test_runs())
+                ],
+                parallel=False,
+            ),
+        ]
 
     def work(self, task_id: str, advance) -> None:
-        """Do the task ``task_id`` (an id of :meth:`tasks`)."""
+        """Do the task ``task_id`` (an id of :meth:`phases`)."""
         kind, _, key = task_id.partition("/")
         if kind == "corpus":
             return self.corpus_task(advance)
-        runs = {r.run_id: r for r in self.scale.runs()}
+        if kind == "predict":
+            return self.predict_task(advance)
+        if kind == "extend":
+            return self.extend_task(advance)
+        runs = self.all_runs()
         if kind == "train":
             return self.train_task(runs[key], advance)
-        if kind == "greedy":
-            return self.continuations_task(runs[key], advance)
         parts = key.split("__")
         if kind == "alpha":
             return self.alpha_task(runs[parts[0]], runs[parts[1]], float(parts[2][1:]), advance)
@@ -376,18 +481,83 @@ def _quiet() -> None:
     hf_logging.disable_progress_bar()
 
 
-def _work(scale_name: str, out: str, device: str, threads: int, task_id: str, advance) -> None:
-    """Module-level entry point of a task (picklable for worker processes): one
-    :class:`Experiment` per process and work folder, reused across tasks."""
+def _work(scale_name: str, out: str, device: str, threads: int, task_id: str) -> dict[str, Any]:
+    """The body of every Ray task: one :class:`Experiment` per worker process and work folder,
+    reused across tasks. Returns the task's wall time, the CPU time of its process, its start
+    and end (seconds since the epoch) and the node and process it ran on."""
+    import socket
+
     from sdsl.experiment.config import get_scale
 
+    start, t0, c0 = time.time(), time.perf_counter(), time.process_time()
     key = (scale_name, out, device, threads)
     if key not in _EXPERIMENTS:
         _quiet()
         _EXPERIMENTS[key] = Experiment(
             get_scale(scale_name), out, device=device, threads=threads, decode_threads=threads
         )
-    _EXPERIMENTS[key].work(task_id, advance)
+    _EXPERIMENTS[key].work(task_id, lambda f: None)
+    return {
+        "seconds": time.perf_counter() - t0,
+        "cpu_seconds": time.process_time() - c0,
+        "start": start,
+        "end": time.time(),
+        "node": socket.gethostname(),
+        "pid": os.getpid(),
+    }
+
+
+def done_marker(done_dir: Path, task_id: str) -> Path:
+    return Path(done_dir) / (task_id.replace("/", "__") + ".json")
+
+
+def _execute(
+    phase: Phase,
+    remote,
+    args: tuple,
+    done_dir: Path,
+    *,
+    session: int,
+    log: Callable[[str], None],
+) -> None:
+    """Run the tasks of ``phase`` without a marker as Ray tasks (``remote``, a ``ray.remote`` of
+    :func:`_work`), all at once when the phase is parallel (Ray schedules them on the free CPUs
+    or GPUs), else one after the other; write each one's marker when it finishes. A task that
+    raises leaves no marker; its error is raised once the tasks already running have finished."""
+    import ray
+
+    todo = [t for t in phase.tasks if not done_marker(done_dir, t.task_id).is_file()]
+    if not todo:
+        return
+    log(f"phase {phase.name}: {len(todo)} task(s)")
+    kinds = {t.task_id: t.kind for t in todo}
+
+    def finish(task_id: str, rec: dict) -> None:
+        atomic_write_text(
+            done_marker(done_dir, task_id),
+            json.dumps({"task": task_id, "kind": kinds[task_id], "phase": phase.name, "session": int(session), **rec}),
+        )
+        log(f"done {task_id} in {rec['seconds']:.1f} s")
+
+    if not phase.parallel:
+        for t in todo:
+            finish(t.task_id, ray.get(remote.remote(*args, t.task_id)))
+        return
+    pending = {remote.remote(*args, t.task_id): t.task_id for t in todo}
+    error: BaseException | None = None
+    while pending:
+        ready, _ = ray.wait(list(pending), num_returns=1)
+        for ref in ready:
+            tid = pending.pop(ref)
+            try:
+                finish(tid, ray.get(ref))
+            except Exception as exc:  # noqa: BLE001 - re-raised below, after the running tasks
+                if error is None:
+                    error = exc
+                    for other in pending:
+                        ray.cancel(other)
+    if error is not None:
+        raise error
 
 
 def _read_state(path: Path) -> dict | None:
@@ -404,6 +574,31 @@ def _read_state(path: Path) -> dict | None:
     return state
 
 
+def start_ray(address: str | None, workers: int):
+    """``ray.init``: a local Ray with ``workers`` CPUs (``address`` None), or the cluster at
+    ``address``. Returns whether this call started it (then :func:`run` shuts it down)."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    env = {k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}
+    env |= {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
+    os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")
+    # Ray starts its workers 15 nice levels below the driver by default; the tasks are the run's
+    # work, so they keep the driver's priority (start the driver under nice to lower it)
+    os.environ.setdefault("RAY_worker_niceness", "0")
+    kwargs: dict[str, Any] = {
+        "include_dashboard": False,
+        "logging_level": "ERROR",
+        "log_to_driver": True,
+        "runtime_env": {"env_vars": env},
+    }
+    if address is None:
+        kwargs |= {"num_cpus": int(workers), "object_store_memory": 100 * 1024 * 1024}
+    ray.init(address=address, **kwargs)
+    return True
+
+
 def run(
     scale: Scale,
     out: str | os.PathLike | None = None,
@@ -412,22 +607,26 @@ def run(
     device: str = "cpu",
     threads: int = 1,
     workers: int = 2,
+    address: str | None = None,
     progress: bool = True,
     command: str | None = None,
     corpus_only: bool = False,
 ) -> Path:
-    """Run (or resume) every task of ``scale`` in ``out`` and write ``out/results``; returns it.
+    """Run (or resume) every phase of ``scale`` in ``out`` and write ``out/results``; returns it.
     With ``corpus_only`` only the corpus and tokenizer are made (``out/corpus``, returned): a
     folder to carry to a machine without the corpus's Debian packages and resume there.
 
-    ``workers`` processes with ``threads`` torch threads each run the training runs and the alpha
-    measurements side by side (:mod:`sdsl.experiment.tasks`); the wall-clock timings run alone.
-    ``scale`` must be one of :data:`sdsl.experiment.config.SCALES` (workers rebuild it by name).
+    Every task is a Ray task of ``threads`` CPUs (and one GPU when ``device`` is a CUDA device):
+    on a local Ray of ``workers`` CPUs, or on the cluster at ``address``. ``scale`` must be one of
+    :data:`sdsl.experiment.config.SCALES` (the tasks rebuild it by name). ``progress``: a line
+    on stderr per finished task.
 
     Raises ValueError if ``out`` holds a run and ``resume`` is False, or holds a run of other
     settings, or holds anything the experiment did not make (``out`` must be new, empty, or a
     work folder it made: :func:`sdsl._owned.claim`), before anything is written.
     """
+    import ray
+
     from sdsl._owned import claim, is_owned
 
     if scale.name not in SCALES or SCALES[scale.name] != scale:
@@ -454,34 +653,35 @@ def run(
     atomic_write_text(state_path, json.dumps(state, indent=1))
     _quiet()
     exp = Experiment(scale, out, device=device, threads=threads, decode_threads=threads)
-    work = partial(_work, scale.name, str(out), str(device), int(threads))
-
     session["load_average_1min"] = []
 
     def log(msg: str) -> None:
-        from tqdm.auto import tqdm
-
         load = os.getloadavg()[0]
         session["load_average_1min"].append(round(load, 2))
         session["last_task_end"] = time.time()  # the end of a session that is killed
         atomic_write_text(state_path, json.dumps(state, indent=1))
-        tqdm.write(f"[{time.strftime('%H:%M:%S')}] {msg} (load average {load:.1f})", file=sys.stderr)
+        if progress:
+            print(f"[{time.strftime('%H:%M:%S')}] {msg} (load average {load:.1f})", file=sys.stderr, flush=True)
 
     def terminate(signum, frame):  # a kill (SIGTERM) still records the session's end
         raise SystemExit(128 + signum)
 
     previous = signal.signal(signal.SIGTERM, terminate)
+    started = False
     try:
-        execute_tasks(
-            [t for t in exp.tasks() if t.phase == 0] if corpus_only else exp.tasks(),
-            work,
-            out / "done",
-            session=len(state["sessions"]) - 1,
-            workers=workers,
-            progress=progress,
-            log=log,
-        )
+        t_ray = time.perf_counter()
+        started = start_ray(address, workers)
+        session["ray"] = {"address": address or "local", "start_s": round(time.perf_counter() - t_ray, 2)}
+        session["ray_version"] = ray.__version__
+        gpus = 1 if str(device).startswith("cuda") else 0
+        remote = ray.remote(num_cpus=int(threads), num_gpus=gpus, max_retries=0)(_work)
+        args = (scale.name, str(out.resolve()), str(device), int(threads))
+        phases = exp.phases()[:1] if corpus_only else exp.phases()
+        for make in phases:
+            _execute(make(), remote, args, out / "done", session=len(state["sessions"]) - 1, log=log)
     finally:
+        if started:
+            ray.shutdown()
         signal.signal(signal.SIGTERM, previous)
         session["end"] = time.time()
         atomic_write_text(state_path, json.dumps(state, indent=1))

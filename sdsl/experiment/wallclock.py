@@ -10,10 +10,10 @@ of one draft step over one target step), the expected improvement in wall time i
 with ``E`` the expected tokens per iteration (method notes, section 1). It charges the target's
 verification of ``gamma + 1`` tokens as one step and ignores the bookkeeping between steps.
 
-:func:`time_pair` measures, on the same prompts and round-robin (every method sees the same
-background load; the fastest of the repeats is kept, the least perturbed by other processes),
-plain decoding of the target and of the draft (their ratio is the measured ``c``) and speculative
-sampling at a given ``gamma``, all with :mod:`sdsl.measure.sampling`.
+:func:`time_pair` benchmarks, on the same prompts and in alternating rounds (both methods see the
+same background load), plain decoding of the target and speculative sampling at the ``gamma``
+Theorem 3.8 picks for the measured cost ratio ``c`` (plain decoding of the draft over the target),
+all with :mod:`sdsl.measure.sampling`, and reports medians with order-statistics intervals.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike
 from sdsl.model.throughput import expected_tokens
 from sdsl.validation import as_in_range, as_positive
 
-__all__ = ["best_integer_gamma", "theorem38_speedup", "time_pair"]
+__all__ = ["best_integer_gamma", "median_interval", "theorem38_speedup", "time_pair"]
 
 
 def theorem38_speedup(alpha: ArrayLike, gamma: ArrayLike, c: ArrayLike) -> np.ndarray:
@@ -55,6 +55,26 @@ def best_integer_gamma(alpha: float, c: float, max_gamma: int) -> int:
     return int(g[np.argmax(theorem38_speedup(alpha, g, c))])
 
 
+def median_interval(values: ArrayLike, level: float = 0.95) -> tuple[float, float, float, float]:
+    """The median of ``values`` and the distribution-free interval of the median from order
+    statistics: ``(x_(k), x_(n+1-k))`` with the largest ``k`` whose coverage
+    ``1 - 2 P(Binomial(n, 1/2) < k)`` is at least ``level``, or the extremes (``k = 1``) when no
+    ``k`` reaches it (five rounds: coverage 93.8 %). Returns median, low, high and the coverage."""
+    from math import comb
+
+    x = np.sort(np.asarray(values, dtype=float))
+    n = x.size
+    if n == 0:
+        raise ValueError("values must not be empty")
+    cdf = np.cumsum([comb(n, i) for i in range(n + 1)]) / 2.0**n  # P(B <= i)
+    k = 1
+    for j in range(1, (n + 1) // 2 + 1):
+        if 1 - 2 * cdf[j - 1] >= level:
+            k = j
+    cover = float(1 - 2 * cdf[k - 1]) if n > 1 else 0.0
+    return float(np.median(x)), float(x[k - 1]), float(x[n - k]), cover
+
+
 def time_pair(
     target,
     draft,
@@ -63,25 +83,29 @@ def time_pair(
     alpha: float,
     new_tokens: int,
     temperature: float,
-    repeats: int,
+    rounds: int,
     max_gamma: int,
     seed: int,
 ) -> dict:
-    """Tokens per second of plain decoding (target, draft) and of speculative sampling at the
-    integer ``gamma`` that maximises Theorem 3.8 for ``alpha`` and the measured cost ratio.
+    """Plain decoding of the target and speculative sampling of the pair, interleaved on the same
+    prompts as a benchmark: ``rounds`` rounds, each timing both methods once, in alternating
+    order (plain first in even rounds, speculative first in odd ones), so that both see the same
+    background load; medians over the rounds with their order-statistics intervals
+    (:func:`median_interval`).
 
-    A first round of plain decoding of both models gives ``c`` and hence ``gamma``; then
-    ``repeats`` round-robin rounds of the three methods; the fastest round of each is kept.
-    Returns ``gamma``, ``c`` (draft over target time per token, from the kept rounds), tokens per
-    second of each method, the measured speedup (speculative over plain target), Theorem 3.8's
-    prediction at that ``gamma`` and ``c``, and the mean accepted tokens per iteration observed.
+    ``gamma`` is the integer that maximises Theorem 3.8 for ``alpha`` and the cost ratio ``c``
+    measured first (the faster of two plain decodings of each model, after a warm-up). Returns
+    ``gamma``, ``c``, the medians of tokens per second of each method, the median of the per-round
+    speedups (plain time over speculative time) with ``speedup_low``, ``speedup_high`` and the
+    interval's ``coverage``, Theorem 3.8's prediction at ``gamma`` and ``c``, the mean accepted
+    tokens per iteration, and ``round_target_s``, ``round_spec_s`` (the per-round times).
     """
     import torch
 
     from sdsl.measure.sampling import autoregressive_generate, speculative_generate
 
-    if int(repeats) < 1:
-        raise ValueError(f"repeats must be >= 1, got {repeats!r}")
+    if int(rounds) < 1:
+        raise ValueError(f"rounds must be >= 1, got {rounds!r}")
     n_tokens = int(new_tokens) * len(prompts)
 
     def run(kind: str, gamma: int = 0) -> tuple[float, list]:
@@ -111,29 +135,38 @@ def time_pair(
         return time.perf_counter() - t0, results
 
     run("target")  # warm-up (allocator, kernels)
-    t_target, _ = run("target")
-    t_draft, _ = run("draft")
-    gamma = best_integer_gamma(alpha, t_draft / t_target, max_gamma)
-    best = {"target": t_target, "draft": t_draft, "spec": float("inf")}
-    spec_res: list = []
-    for _ in range(int(repeats)):
-        for kind in ("target", "draft", "spec"):
+    run("draft")
+    t_target = min(run("target")[0], run("target")[0])
+    t_draft = min(run("draft")[0], run("draft")[0])
+    c = t_draft / t_target
+    gamma = best_integer_gamma(alpha, c, max_gamma)
+    plain_s, spec_s, accepted = [], [], []
+    for i in range(int(rounds)):
+        order = ("target", "spec") if i % 2 == 0 else ("spec", "target")
+        for kind in order:
             t, res = run(kind, gamma)
-            if t < best[kind]:
-                best[kind] = t
-                if kind == "spec":
-                    spec_res = res
-    c = best["draft"] / best["target"]
-    accepted = np.concatenate([r.accepted for r in spec_res]) if spec_res else np.zeros(0)
+            if kind == "spec":
+                spec_s.append(t)
+                accepted.extend(np.concatenate([r.accepted for r in res]).tolist())
+            else:
+                plain_s.append(t)
+    ratio = np.array(plain_s) / np.array(spec_s)
+    speedup, lo, hi, cover = median_interval(ratio)
+    acc = np.asarray(accepted, dtype=float)
     return {
         "gamma": gamma,
         "c": c,
         "new_tokens": n_tokens,
-        "target_tokens_per_s": n_tokens / best["target"],
-        "draft_tokens_per_s": n_tokens / best["draft"],
-        "spec_tokens_per_s": n_tokens / best["spec"],
-        "speedup": best["target"] / best["spec"],
+        "rounds": int(rounds),
+        "target_tokens_per_s": n_tokens / float(np.median(plain_s)),
+        "draft_tokens_per_s": n_tokens / t_draft,
+        "spec_tokens_per_s": n_tokens / float(np.median(spec_s)),
+        "speedup": speedup,
+        "speedup_low": lo,
+        "speedup_high": hi,
+        "coverage": cover,
         "predicted_speedup": float(theorem38_speedup(alpha, gamma, c)),
-        "iterations": int(accepted.size),
-        "mean_accepted": float(accepted.mean()) if accepted.size else float("nan"),
+        "mean_accepted": float(acc.mean()) if acc.size else float("nan"),
+        "round_target_s": [float(v) for v in plain_s],
+        "round_spec_s": [float(v) for v in spec_s],
     }

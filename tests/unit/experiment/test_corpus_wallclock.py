@@ -50,3 +50,20 @@ def test_theorem38_against_its_formula_and_best_gamma_against_brute_force():
     assert theorem38_speedup(0.0, 3, 0.1) == pytest.approx(1 / 1.3)
     with pytest.raises(ValueError, match="c \\(cost ratio\\) must be > 0"):
         theorem38_speedup(0.5, 2, 0.0)
+
+
+def test_the_median_interval_has_its_binomial_coverage():
+    from math import comb
+
+    from sdsl.experiment.wallclock import median_interval
+
+    med, lo, hi, cover = median_interval([5.0, 1.0, 4.0, 2.0, 3.0])
+    # five rounds: the extremes, covering 1 - 2 / 2^5
+    assert (med, lo, hi) == (3.0, 1.0, 5.0) and cover == pytest.approx(1 - 2 / 32, rel=1e-15)
+    x = np.arange(20.0)
+    med, lo, hi, cover = median_interval(x)
+    k = int(lo) + 1  # the k-th order statistic (values 0..19)
+    exact = 1 - 2 * sum(comb(20, i) for i in range(k)) / 2**20
+    assert cover == pytest.approx(exact, rel=1e-12) and cover >= 0.95 and hi == x[20 - k]
+    with pytest.raises(ValueError, match="must not be empty"):
+        median_interval([])

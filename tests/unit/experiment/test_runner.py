@@ -1,4 +1,5 @@
-"""The runner's command line and its refusal to mix runs; the scales meet the issue's design."""
+"""The runner's command line and its refusal to mix runs; the scales meet the design of the test
+(a split fixed in advance, a fine grid of test drafts, a held-out target)."""
 
 from __future__ import annotations
 
@@ -8,34 +9,65 @@ import numpy as np
 import pytest
 
 from sdsl.experiment import __main__ as cli
-from sdsl.experiment.config import SCALES, get_scale
+from sdsl.experiment.config import SCALES, DraftGrid, ModelShape, RunSpec, get_scale
 from sdsl.experiment.runner import run
 
 
 @pytest.mark.parametrize("name", ["full", "gpu"])
-def test_full_and_gpu_scales_meet_the_design_of_the_issue(name):
+def test_full_and_gpu_scales_fix_the_split_in_advance(name):
     s = get_scale(name)
-    ne = [sh.non_embedding_params() for sh in s.shapes]
-    assert len(s.shapes) >= 8
-    assert np.log10(max(ne) / min(ne)) >= 1.5  # 1.5 decades of non-embedding parameters
-    budgets = {}
-    for r in s.runs():
+    assert len(s.target_runs()) + len(s.held_out_runs()) >= 3 and s.held_out_runs()
+    roles = {r.run_id: s.role(r) for r in s.runs()}
+    assert set(roles.values()) == {"calibration", "target", "held_out_target"}
+    # the loss law's data term needs budgets: at least two drafts at three budgets
+    budgets: dict[str, set[int]] = {}
+    for r in s.draft_runs():
         budgets.setdefault(r.shape.name, set()).add(r.tokens)
-    assert sum(len(b) >= 3 for b in budgets.values()) >= 3
-    assert len(s.targets()) >= 2
-    for d, t in s.pairs():
-        assert s.params(d.shape) < s.params(t.shape)
+    assert sum(len(b) >= 3 for b in budgets.values()) >= 2
+    # the acceptance law is fitted on fit targets only: a held-out target is in no calibration pair
+    held = {r.run_id for r in s.held_out_runs()}
+    assert not {t.run_id for _, t in s.calibration_pairs()} & held
     assert s.vocab_size <= 65535
 
 
-def test_the_gpu_scale_is_larger_and_repeats_the_corpus_at_most_four_times():
-    gpu, full = get_scale("gpu"), get_scale("full")
-    assert max(gpu.params(sh) for sh in gpu.shapes) >= 10_000_000  # "models to tens of millions"
-    assert max(gpu.params(sh) for sh in gpu.shapes) > 10 * max(full.params(sh) for sh in full.shapes)
-    assert gpu.corpus == full.corpus and gpu.min_corpus_tokens >= 5_000_000
-    # Muennighoff et al. 2023: repeating the data costs little up to about 4 epochs; the corpus
-    # task enforces it (test_a_corpus_repeated_more_than_max_epochs_is_refused)
-    assert gpu.max_epochs == 4.0
+@pytest.mark.parametrize("n_star", [2e4, 3e4, 5e4, 1.2e5])
+def test_the_test_grid_meets_the_design_around_any_prediction(n_star):
+    """At least 3 sizes within 0.5-2x, neighbours at most 1.35x apart, from at most a third to at
+    least three times the prediction, at least 6 test drafts, 2 seeds for the nearest. (Below
+    N* of about 19 k the 1-layer shapes of widths 2 and 3, 1.5x apart, are the only ones left:
+    there the grid cannot be finer.)"""
+    s = get_scale("full")
+    tests = s.test_runs([n_star])
+    n = np.array(sorted({s.params(r.shape) for r in tests}), dtype=float)
+    assert len(tests) >= 6 and all(s.role(r) == "test" for r in tests)
+    assert ((n >= 0.5 * n_star) & (n <= 2 * n_star)).sum() >= 3
+    assert np.exp(np.diff(np.log(n))).max() <= 1.35
+    assert n.min() <= n_star / 3 and n.max() >= 3 * n_star
+    twice = [r for r in tests if r.replicate == 2]
+    assert len(twice) == s.test_grid.seeds_near and all(RunSpec(r.shape, r.tokens, 1) in tests for r in twice)
+    # no test draft is a calibration run (other replicates, other seeds)
+    assert not {r.run_id for r in tests} & {r.run_id for r in s.runs()}
+
+
+def test_the_grid_covers_every_target_prediction_and_stops_at_the_smallest_shape():
+    g = DraftGrid(step=1.25, span=3.0, min_width=1, max_width=256)
+    shapes = g.sizes([2e4, 4e4], 2048)
+    n = [sh.params(2048) for sh in shapes]
+    assert min(n) <= 2e4 / 3 and max(n) >= 3 * 4e4
+    low = g.sizes([3e3], 2048)  # below the smallest 1-layer shape's span: the grid starts at width 1
+    assert low[0] == ModelShape(1, 1, 1)
+    with pytest.raises(ValueError, match="n_stars must be positive numbers"):
+        g.sizes([float("nan")], 2048)
+    with pytest.raises(ValueError, match="step must be in"):
+        DraftGrid(step=1.5)
+
+
+def test_replicates_get_their_own_seeds():
+    from sdsl.experiment.pairs import seed_for
+
+    a, b = RunSpec(ModelShape(12, 1, 1), 2_000_000, 1), RunSpec(ModelShape(12, 1, 1), 2_000_000, 2)
+    assert a.run_id == "w12l1-d2000k-r1" and b.run_id == "w12l1-d2000k-r2"
+    assert seed_for(1, "init", a.run_id) != seed_for(1, "init", b.run_id)
 
 
 def test_a_corpus_repeated_more_than_max_epochs_is_refused(tmp_path):
@@ -75,7 +107,20 @@ def test_bad_arguments_exit_2_with_one_line(capsys):
         cli.main(["run", "--scale", "gpu"])
     assert e.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert err.startswith("python -m sdsl.experiment: error: --scale gpu trains 1.1e+16 FLOPs, days on a CPU")
+    assert err.startswith("python -m sdsl.experiment: error: --scale gpu trains")
+    assert "FLOPs, days on a CPU" in err
+
+
+def test_a_scale_that_measures_greedy_or_mixes_the_split_is_refused():
+    from dataclasses import replace
+
+    smoke = get_scale("smoke")
+    with pytest.raises(ValueError, match="temperatures > 0"):
+        replace(smoke, measurement=replace(smoke.measurement, temperatures=(1.0, 0.0)))
+    with pytest.raises(ValueError, match="every calibration draft must be smaller than every target"):
+        replace(smoke, drafts=smoke.drafts + (ModelShape(64, 2, 2),))
+    with pytest.raises(ValueError, match="at least one fit target and one held-out target"):
+        replace(smoke, held_out_targets=())
 
 
 def test_an_existing_run_is_not_overwritten_and_other_settings_do_not_resume(tmp_path, capsys):

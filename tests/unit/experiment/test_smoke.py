@@ -1,10 +1,11 @@
-"""The whole experiment end to end at the smoke scale (3 tiny models on the committed Genesis
-slice): corpus, tokenizer, training, alpha for every pair at both temperatures (greedy by the
-replay, checked against the harness), wall clock, raw results with provenance; then a resume that
-has nothing left to do."""
+"""The whole experiment end to end at the smoke scale (tiny models on the committed Genesis
+slice), Ray's start included: corpus, calibration runs, the prediction written before any test
+draft, the test grid around it, alpha, the interleaved wall clock, raw results with provenance;
+then a resume that has nothing left to do."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
@@ -12,8 +13,10 @@ import pytest
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
+pytest.importorskip("ray")
 
-from sdsl.experiment.config import get_scale
+from sdsl.experiment.collect import PHASES, TEST_PHASES
+from sdsl.experiment.config import ModelShape, RunSpec, get_scale
 from sdsl.experiment.results import load_results, provenance
 from sdsl.experiment.runner import run
 
@@ -34,60 +37,58 @@ def smoke(tmp_path_factory):
 
 
 def test_every_table_is_written_and_valid(smoke):
-    _, folder = smoke
+    out, folder = smoke
     res = load_results(folder)
     s = get_scale("smoke")
-    assert len(res["runs"]) == len(s.runs()) == 4
-    assert set(res["runs"].loc[res["runs"]["role"] == "target", "run"]) == {t.run_id for t in s.targets()}
-    assert len(res["alpha_pairs"]) == len(s.pairs()) * len(s.measurement.temperatures)
-    assert len(res["wallclock"]) == len(s.pairs())
-    assert (res["runs"]["val_loss"] < np.log(s.vocab_size)).all()  # every model learned something
-    assert ((res["wallclock"]["speedup"] > 0) & (res["wallclock"]["gamma"] >= 1)).all()
-    prov = provenance(folder)
-    for key in ("command", "commit", "machine", "duration_s", "seed", "corpus", "scale"):
-        assert key in prov
-    assert prov["command"] == "pytest smoke" and prov["scale"]["name"] == "smoke"
-    assert prov["resumed_with"] == ["pytest smoke resumed"]
-    assert prov["machine"]["device"] == "cpu" and prov["machine"]["accelerator"] == "none"
-    assert json.loads((folder / "tokenizer.json").read_text())["model"]["type"] == "BPE"
+    tests = s.test_runs(json.loads((out / "prediction" / "prediction.json").read_text())["grid_n_stars"])
+    ext = json.loads((out / "prediction" / "grid_extension.json").read_text())
+    tests += [RunSpec(ModelShape(*sh), s.common_tokens, 1) for sh in ext["shapes"]]
+    # the grid is extended only beyond an end where some target's measured optimum lies
+    assert bool(ext["shapes"]) == any(v != "interior" for v in ext["ends"].values())
+    runs = res["runs"]
+    assert len(runs) == len(s.runs()) + len(tests)
+    assert set(runs["role"]) == {"calibration", "target", "held_out_target", "test"}
+    assert len(res["alpha_pairs"]) == len(s.calibration_pairs()) + len(s.test_pairs(tests))
+    assert len(res["wallclock"]) == len(s.test_pairs(tests))
+    assert (res["wallclock_rounds"].groupby(["draft", "target"]).size() == s.measurement.timing_rounds).all()
+    assert (runs["val_loss"] < np.log(s.vocab_size)).all()  # every model learned something
+    w = res["wallclock"]
+    assert ((w["speedup_low"] <= w["speedup"]) & (w["speedup"] <= w["speedup_high"]) & (w["gamma"] >= 1)).all()
+    # replicates are other seeds: their losses differ
+    rep = runs[runs["role"] == "test"].groupby("shape")["val_loss"]
+    assert (rep.nunique()[rep.size() > 1] == 2).all()
+    pred = res["prediction"]
+    assert set(pred["role"]) == {"target", "held_out_target"} and len(pred) == 3
+    assert (pred["predicted_low"] <= pred["predicted_high"]).all()
+    assert (pred["empirical_low"] <= pred["empirical_high"]).all()
+    assert (pred["lost_low"] <= pred["lost_high"]).all()
 
 
-def test_alpha_from_the_counts_is_a_rate_and_close_to_min_pq(smoke):
-    from sdsl.experiment.analysis import alpha_summary
-
+def test_the_prediction_was_written_before_any_test_task_and_its_sha256_is_the_file(smoke):
     _, folder = smoke
-    summ = alpha_summary(load_results(folder), np.random.default_rng(0), n_resamples=200)
-    t1 = summ["temperature"] == 1.0
-    assert ((summ.loc[t1, "alpha"] > 0) & (summ.loc[t1, "alpha"] < 1)).all()
-    # greedy on barely trained models: both argmaxes may agree everywhere (alpha = 1) or almost nowhere
-    assert ((summ["alpha"] >= 0) & (summ["alpha"] <= 1)).all()
-    # Corollary 3.6: the on-policy mean of sum min(p, q) estimates the same alpha; with a few
-    # hundred evaluated positions the two differ by a few standard errors at most
-    gap = (summ["alpha"] - summ["min_pq_on_policy"]).abs()
-    assert (gap < 4 * summ["alpha_hw95"] + 0.05).all()
+    prov = provenance(folder)
+    p = prov["prediction"]
+    assert hashlib.sha256((folder / "prediction_committed.csv").read_bytes()).hexdigest() == p["sha256"]
+    timings = load_results(folder)["timings"]
+    test = timings[timings["phase"].isin(TEST_PHASES)]
+    assert len(test) and (test["start_utc"] >= p["written_utc"]).all() and p["written_before_every_test_task"]
+    cal = timings[timings["phase"].isin(["calibration training", "calibration alpha"])]
+    assert (cal["end_utc"] <= p["written_utc"]).all()
+    # every phase ran (the extension phases have no task when no optimum lies at an end)
+    assert set(timings["phase"]) >= set(PHASES) - {"extension training", "extension alpha"}
+    assert set(prov["cpu_minutes_by_phase"]) == set(timings["phase"])
+    assert prov["ray"][-1]["address"] == "local" and prov["machine"]["device"] == "cpu"
+    assert prov["command"] == "pytest smoke" and prov["resumed_with"] == ["pytest smoke resumed"]
 
 
 def test_resume_has_nothing_left_to_do(smoke):
     out, folder = smoke
     before = load_results(folder)["timings"]
+    sha = provenance(folder)["prediction"]["sha256"]
     run(get_scale("smoke"), out, resume=True, workers=2, progress=False)
     after = load_results(folder)["timings"]
     assert len(after) == len(before) and set(after["session"]) == {0, 1}
     assert set(after.loc[after["session"] == 0, "task"]) == {"corpus"}  # made by the corpus-only session
+    assert provenance(folder)["prediction"]["sha256"] == sha  # the committed prediction is not redone
     state = json.loads((out / "state.json").read_text())
     assert len(state["sessions"]) == 3
-
-
-def test_greedy_alpha_is_replayed_and_the_replay_reproduces_the_harness(smoke):
-    _, folder = smoke
-    res = load_results(folder)
-    pairs = res["alpha_pairs"]
-    greedy, t1 = pairs[pairs["temperature"] == 0.0], pairs[pairs["temperature"] == 1.0]
-    assert set(greedy["method"]) == {"greedy replay"} and set(t1["method"]) == {"speculative sampling"}
-    m = get_scale("smoke").measurement
-    assert (greedy["harness_prompts"] == np.minimum(m.greedy_check_prompts, greedy["n_prompts"])).all()
-    assert (greedy["harness_identical"] == greedy["harness_prompts"]).all()
-    assert t1["harness_identical"].isna().all() and (t1["harness_prompts"] == t1["n_prompts"]).all()
-    # the targets' continuations were computed once each, by their own tasks
-    kinds = res["timings"]["kind"].value_counts()
-    assert kinds["greedy"] == len(get_scale("smoke").targets())
