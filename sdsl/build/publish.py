@@ -30,12 +30,15 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from sdsl.build.staging import STAGING_PREFIX, OutputError
+from sdsl._owned import OutputError
 
-__all__ = ["JOURNAL", "aside_path", "held_signals", "publish", "recover", "staging_name"]
+__all__ = ["JOURNAL", "STAGING_PREFIX", "aside_path", "held_signals", "publish", "recover", "staging_name"]
 
 #: The journal of a publication, inside its staging folder.
 JOURNAL = "publish.json"
+
+#: Prefix of a run's staging folders inside the artifacts root (hidden: never an artifact).
+STAGING_PREFIX = ".staging-"
 
 
 def _rename(src: Path, dst: Path) -> None:

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from sdsl._owned import OWNED_MARKER, OutputError, claim, clear_owned, is_owned, refuse_foreign, writable
+from sdsl.build.publish import STAGING_PREFIX, recover
 from sdsl.paths import ROOT
 
 __all__ = [
@@ -38,9 +39,6 @@ __all__ = [
     "terminate_as_exit",
     "writable",
 ]
-
-#: Prefix of a run's staging folders inside the artifacts root (hidden: never an artifact).
-STAGING_PREFIX = ".staging-"
 
 
 class Interrupted(SystemExit):
@@ -77,8 +75,6 @@ def clean_stale(root: Path) -> list[Path]:
     :func:`sdsl.build.publish.recover`), then remove the staging and replaced folders and files
     they left (their process no longer exists); returns what was removed. A run cleans its
     artifacts root before its output folder: a publication's journal lies in the former."""
-    from sdsl.build.publish import recover
-
     removed: list[Path] = []
     if not root.is_dir():
         return removed

@@ -14,7 +14,7 @@ import platform
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -42,8 +42,28 @@ PHASES = (
 #: The phases that come after the committed prediction.
 TEST_PHASES = PHASES[PHASES.index("test training") :]
 
-if TYPE_CHECKING:
-    from sdsl.experiment.runner import Experiment
+
+class Experiment(Protocol):
+    """What collecting reads of a run (:class:`sdsl.experiment.runner.Experiment` is one): its
+    scale, output folder, device and threads, and the records of its finished tasks. A protocol,
+    so that the runner, which calls :func:`collect`, is not imported back."""
+
+    scale: Any
+    out: Path
+    device: str
+    threads: int
+    decode_threads: int
+
+    def prediction_path(self) -> Path: ...
+
+    def extension_path(self) -> Path: ...
+
+    def train_record(self, run: Any) -> dict: ...
+
+    def alpha_record(self, draft: Any, target: Any) -> dict: ...
+
+    def test_runs(self) -> list: ...
+
 
 __all__ = ["pair_key", "collect", "write_provenance"]
 
