@@ -755,7 +755,7 @@ def _alpha(args: argparse.Namespace) -> int:
     gamma = None if args.gamma is None else V.integer(args.gamma, "gamma", low=1, high=1024, what="draft length k")
     seed = 0 if args.seed is None else V.seed(args.seed, "seed")
     if args.fmt is not None:
-        from sdsl.measure.engines import FORMATS
+        from sdsl.measure.engines.detect import FORMATS
 
         args.fmt = V.choice(args.fmt, "fmt", list(FORMATS), "format of the files")
     if args.delta and len(args.files) < 2:

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import yaml
 
+from sdsl._owned import OutputError, claim, clear_owned, is_owned, refuse_foreign
 from sdsl.build.compare import DamagedArtifact, Report, check_readable, compare_trees
 from sdsl.build.manifest import (
     MANIFEST_NAME,
@@ -46,17 +47,8 @@ from sdsl.build.manifest import (
     read_manifest,
     write_manifest,
 )
-from sdsl.build.publish import publish
-from sdsl.build.staging import (
-    STAGING_PREFIX,
-    Interrupted,
-    OutputError,
-    claim,
-    clean_stale,
-    clear_owned,
-    is_owned,
-    refuse_foreign,
-)
+from sdsl.build.publish import STAGING_PREFIX, publish
+from sdsl.build.staging import Interrupted, clean_stale
 from sdsl.paths import BASELINE, BUILD
 
 __all__ = ["CheckResult", "check", "accept", "main", "DIFF_DIR"]

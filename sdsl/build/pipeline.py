@@ -47,36 +47,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sdsl._owned import OutputError, claim, refuse_foreign
 from sdsl.build.manifest import machine_info, read_manifest, tree_digest, write_manifest, write_provenance
-from sdsl.build.parameters import ParameterError, check_notebook_parameters, notebook_parameters
+from sdsl.build.parameters import ParameterError, check_notebook_parameters
 from sdsl.build.present import present_notebook
-from sdsl.build.publish import publish, staging_name
+from sdsl.build.publish import STAGING_PREFIX, publish, staging_name
 from sdsl.build.runs import load_last, load_runs
-from sdsl.build.staging import (
-    STAGING_PREFIX,
-    Interrupted,
-    OutputError,
-    claim,
-    clean_stale,
-    digest_files,
-    kernel_manager,
-    refuse_foreign,
-    terminate_as_exit,
-)
+from sdsl.build.staging import Interrupted, clean_stale, digest_files, kernel_manager, terminate_as_exit
 from sdsl.build.status import last_duration, write_status
 from sdsl.paths import BOOK, DATA, EXECUTED, NOTEBOOKS, ROOT, RUNS_FILE, artifacts_root
 
 __all__ = [
     "NotebookError",
-    "OutputError",
-    "ParameterError",
-    "notebook_parameters",
-    "check_notebook_parameters",
     "RunResult",
     "shared_digest",
     "inputs_digest",
     "execute_notebook",
-    "clean_stale",
     "run",
     "build_book",
     "main",

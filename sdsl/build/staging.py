@@ -20,24 +20,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sdsl._owned import OWNED_MARKER, OutputError, claim, clear_owned, is_owned, refuse_foreign, writable
 from sdsl.build.publish import STAGING_PREFIX, recover
 from sdsl.paths import ROOT
 
 __all__ = [
-    "OWNED_MARKER",
-    "STAGING_PREFIX",
     "Interrupted",
-    "OutputError",
-    "claim",
     "clean_stale",
-    "clear_owned",
     "digest_files",
-    "is_owned",
     "kernel_manager",
-    "refuse_foreign",
     "terminate_as_exit",
-    "writable",
 ]
 
 

@@ -51,7 +51,6 @@ __all__ = [
     "rank_correlations",
     "stratified_trend_test",
     "format_millions",
-    "resolve_coefficients",
     "family_gap",
     "closest_cross_family_pair",
     "discordant_pairs",

@@ -373,7 +373,7 @@ def check_parameters(**params: object) -> None:
     if params.get("artifacts_dir") is not None:
         V.folder(params["artifacts_dir"], "artifacts_dir")
     if "lookup_hardware" in params:
-        from sdsl.model.hardware import get_accelerator
+        from sdsl.model.accelerators import get_accelerator
 
         try:
             get_accelerator(V.text(params["lookup_hardware"], "lookup_hardware", "an accelerator preset"))

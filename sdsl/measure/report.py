@@ -53,7 +53,7 @@ def build_report(
     context: PlanContext = _NO_CONTEXT,
 ) -> Report:
     """Read every file and compute the implications of each reading."""
-    from sdsl.measure.engines import read_files
+    from sdsl.measure.engines.detect import read_files
 
     reads = tuple(read_files(list(paths), fmt=fmt, level=level, gamma=gamma, seed=seed, delta=delta))
     imps = {}
@@ -87,7 +87,7 @@ def _who(x) -> str:
 
 def report_text(rep: Report) -> str:
     """The human-readable report."""
-    from sdsl.measure.engines import FORMATS
+    from sdsl.measure.engines.detect import FORMATS
 
     out = []
     pct = None

@@ -48,13 +48,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sdsl.model.accelerators import Accelerator, accelerator_names, flop_limit, get_accelerator
+from sdsl.model.accelerators import Accelerator
 from sdsl.model.optimum import log_grid, solve
 from sdsl.model.throughput import expected_tokens
 from sdsl.validation import as_float_array
 
 __all__ = [
-    "Accelerator",
     "Architecture",
     "REFERENCE_SHAPE",
     "HardwarePlan",
@@ -62,11 +61,8 @@ __all__ = [
     "shape_like",
     "step_time",
     "iteration_time",
-    "flop_limit",
     "speedup_at",
     "plan_on_hardware",
-    "accelerator_names",
-    "get_accelerator",
     "target_shape",
 ]
 

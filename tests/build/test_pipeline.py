@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sdsl.build import manifest, pipeline, runs
+from sdsl import _owned
+from sdsl.build import manifest, pipeline, runs, staging
 from sdsl.paths import NOTEBOOKS, RUNS_FILE
 
 HEADER = """---
@@ -200,7 +201,7 @@ def test_read_only_artifacts_folder_is_one_line_and_publishes_nothing(toy):
         art.mkdir()
         art.chmod(0o500)
     try:
-        with pytest.raises(pipeline.OutputError) as err:
+        with pytest.raises(_owned.OutputError) as err:
             pipeline.run(output_dir=toy / "executed", artifacts=art, jobs=1)
     finally:
         if art.is_dir():
@@ -262,7 +263,7 @@ def test_stale_staging_folders_of_killed_runs_are_removed(tmp_path):
     (stale / "artifacts").mkdir(parents=True)
     live = tmp_path / f".staging-toy-{os.getpid()}-def456"
     live.mkdir()
-    assert pipeline.clean_stale(tmp_path) == [stale]
+    assert staging.clean_stale(tmp_path) == [stale]
     assert not stale.exists() and live.exists()
 
 
@@ -334,7 +335,7 @@ def test_a_failure_while_publishing_keeps_the_previous_chapter_whole(k, toy, mon
         os.replace(src, dst)
 
     monkeypatch.setattr(publish, "_rename", rename)
-    with pytest.raises(pipeline.OutputError, match="Invalid cross-device link.*put back whole") as err:
+    with pytest.raises(_owned.OutputError, match="Invalid cross-device link.*put back whole") as err:
         pipeline.execute_notebook("toy", {"value": 7.0}, out, art)
     assert "\n" not in str(err.value)
     assert {p.name: p.read_bytes() for p in (art / "toy").iterdir()} == before

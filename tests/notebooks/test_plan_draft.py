@@ -106,7 +106,8 @@ def test_notebook_second_parameter_set_matches_cli(tmp_path):
 )
 def test_notebook_bad_parameters_fail_before_any_figure(tmp_path, params, message):
     """Refused by the chapter's check before a kernel starts: one line, a ValueError."""
-    from sdsl.build.pipeline import ParameterError, execute_notebook
+    from sdsl.build.parameters import ParameterError
+    from sdsl.build.pipeline import execute_notebook
 
     with pytest.raises(ParameterError) as err:
         execute_notebook("plan_draft", params, output_dir=tmp_path / "executed", artifacts=tmp_path / "art")

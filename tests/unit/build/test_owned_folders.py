@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from sdsl.build import check, parameters, pipeline, runs, staging
+from sdsl import _owned
+from sdsl.build import check, parameters, pipeline, runs
 from sdsl.paths import BASELINE, ROOT
 
 TOY = """---
@@ -154,15 +155,15 @@ def test_check_usage_errors_are_one_line_before_anything_is_touched(argv, words,
 
 def test_check_clears_only_a_diff_dir_it_marked(tmp_path):
     diff = tmp_path / "diff"
-    staging.claim(diff, "diff folder")
+    _owned.claim(diff, "diff folder")
     (diff / "acceptance").mkdir()
     (diff / "acceptance" / "old-diff.png").write_bytes(b"stale")
-    staging.clear_owned(diff)
-    assert sorted(p.name for p in diff.iterdir()) == [staging.OWNED_MARKER]
+    _owned.clear_owned(diff)
+    assert sorted(p.name for p in diff.iterdir()) == [_owned.OWNED_MARKER]
     (tmp_path / "theirs").mkdir()
     (tmp_path / "theirs" / "a.txt").write_text("a")
-    with pytest.raises(staging.OutputError, match="is not a folder these tools made"):
-        staging.clear_owned(tmp_path / "theirs")
+    with pytest.raises(_owned.OutputError, match="is not a folder these tools made"):
+        _owned.clear_owned(tmp_path / "theirs")
     assert (tmp_path / "theirs" / "a.txt").read_text() == "a"
 
 
@@ -231,7 +232,7 @@ def test_a_damaged_regenerated_file_is_named_not_compared(tmp_path):
 def test_pipeline_run_refuses_a_users_folder(toy, users, which):
     before = _files(users)
     folders = {"output_dir": toy / "executed", "artifacts": toy / "artifacts", which: users}
-    with pytest.raises(pipeline.OutputError) as err:
+    with pytest.raises(_owned.OutputError) as err:
         pipeline.run(jobs=1, **folders)
     _refused(str(err.value), users, "'thesis.txt'")
     assert _files(users) == before
@@ -242,7 +243,7 @@ def test_pipeline_run_refuses_a_users_folder(toy, users, which):
 def test_execute_notebook_refuses_a_users_folder(toy, users, which):
     before = _files(users)
     folders = {"output_dir": toy / "executed", "artifacts": toy / "artifacts", which: users}
-    with pytest.raises(pipeline.OutputError) as err:
+    with pytest.raises(_owned.OutputError) as err:
         pipeline.execute_notebook("toy", {}, **folders)
     _refused(str(err.value), users)
     assert _files(users) == before
@@ -251,7 +252,7 @@ def test_execute_notebook_refuses_a_users_folder(toy, users, which):
 def test_a_folder_made_by_the_tools_is_marked_and_taken_again(toy):
     out, art = toy / "executed", toy / "artifacts"
     pipeline.run(output_dir=out, artifacts=art, jobs=1)
-    assert (out / staging.OWNED_MARKER).is_file() and (art / staging.OWNED_MARKER).is_file()
+    assert (out / _owned.OWNED_MARKER).is_file() and (art / _owned.OWNED_MARKER).is_file()
     [again] = pipeline.run(output_dir=out, artifacts=art, jobs=1, force=True)
     assert not again.skipped and (art / "toy" / "first.csv").read_text().splitlines() == ["value", "4"]
 
@@ -309,7 +310,7 @@ def test_wheel_check_removes_only_its_own_work_folder(users, tmp_path):
         timeout=300,
     )
     [work] = [p for p in users.iterdir() if p.name.startswith("sdsl-wheel-check.")]
-    assert (work / staging.OWNED_MARKER).is_file() and f"kept {work}" in kept.stdout
+    assert (work / _owned.OWNED_MARKER).is_file() and f"kept {work}" in kept.stdout
     bad = subprocess.run(
         ["bash", str(ROOT / "tools" / "wheel_check.sh"), str(tmp_path / "nope")],
         env=env,

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from sdsl import _owned
 from sdsl.build import check, publish, staging
 
 #: Renames of a publication of two destinations: journal, two asides, two new versions, commit.
@@ -28,7 +29,7 @@ def _state(root: Path) -> dict[str, str]:
     return {
         p.relative_to(root).as_posix(): p.read_text()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and p.name != staging.OWNED_MARKER
+        if p.is_file() and p.name != _owned.OWNED_MARKER
     }
 
 
@@ -65,7 +66,7 @@ def test_a_failed_rename_at_any_step_puts_the_old_state_back_whole(k, tmp_path, 
     items, tmp = _prepare(tmp_path)
     rename, calls = _fail_at(k, OSError(errno.EXDEV, "Invalid cross-device link", str(items[0][1])))
     monkeypatch.setattr(publish, "_rename", rename)
-    with pytest.raises(staging.OutputError) as err:
+    with pytest.raises(_owned.OutputError) as err:
         publish.publish(items, tmp)
     msg = str(err.value)
     assert "\n" not in msg and "Invalid cross-device link" in msg and "put back whole" in msg
@@ -148,12 +149,12 @@ def test_a_failed_accept_leaves_the_baseline_as_it_was(tmp_path, monkeypatch):
     monkeypatch.setattr(check, "machine_info", lambda: {"cpu": "test"})
     base = tmp_path / "base"
     check.accept(tree(tmp_path / "first", "1"), base)
-    assert (base / staging.OWNED_MARKER).is_file()
+    assert (base / _owned.OWNED_MARKER).is_file()
     before = _state(base)
     assert json.loads((base / "manifest.json").read_text())["files"].keys() == {"one/t.csv", "two/t.csv"}
     rename, _ = _fail_at(5, OSError(errno.EIO, "Input/output error"))  # journal, 3 asides, then the new "one"
     monkeypatch.setattr(publish, "_rename", rename)
-    with pytest.raises(staging.OutputError, match="put back whole"):
+    with pytest.raises(_owned.OutputError, match="put back whole"):
         check.accept(tree(tmp_path / "second", "2"), base)
     assert _state(base) == before
     monkeypatch.setattr(publish, "_rename", os.replace)

@@ -13,7 +13,7 @@ import sys
 import pytest
 from engine_fixtures import ENG, ROOT
 
-from sdsl.measure.engines import read_files, read_text
+from sdsl.measure.engines.detect import read_files, read_text
 from sdsl.measure.engines.prometheus import counter_values, delta_values, parse_scrape
 
 SINGLE = ROOT / "vllm_single.txt"

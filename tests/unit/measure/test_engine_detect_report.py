@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from engine_fixtures import ENG, ROOT
 
-from sdsl.measure.engines import detect_format
+from sdsl.measure.engines.detect import detect_format
 from sdsl.measure.implications import implications, resolve_context
 from sdsl.measure.report import build_report
 from sdsl.model.throughput import optimal_gamma, tokens_per_flop

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from engine_fixtures import ENG
 
-from sdsl.measure.engines import read_files, read_text
+from sdsl.measure.engines.detect import read_files, read_text
 from sdsl.measure.engines.llamacpp import REL_TOLERANCE
 
 

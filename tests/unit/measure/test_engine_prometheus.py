@@ -67,7 +67,7 @@ def test_counter_delta_detects_a_reset():
 def test_prometheus_http_api_answer_reads_like_the_scrape():
     import json
 
-    from sdsl.measure.engines import read_text
+    from sdsl.measure.engines.detect import read_text
 
     text = (ROOT / "vllm_single.txt").read_text()
     result = [

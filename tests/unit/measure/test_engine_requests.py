@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from engine_fixtures import ENG
 
-from sdsl.measure.engines import read_files, read_text
+from sdsl.measure.engines.detect import read_files, read_text
 from sdsl.measure.engines.vllm_requests import parse_requests
 from sdsl.measure.estimators import alpha_from_accepted
 

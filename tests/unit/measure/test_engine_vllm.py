@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from engine_fixtures import ENG, ROOT
 
-from sdsl.measure.engines import read_files, read_text
+from sdsl.measure.engines.detect import read_files, read_text
 from sdsl.measure.engines.prometheus import parse_scrape
 from sdsl.measure.engines.vllm import counters_delta, spec_counters
 from sdsl.measure.estimators import alpha_from_position_counts, constant_alpha_test

@@ -9,7 +9,7 @@ import json
 import pytest
 from engine_fixtures import ENG
 
-from sdsl.measure.engines import read_files, read_text
+from sdsl.measure.engines.detect import read_files, read_text
 from sdsl.measure.mean_tokens import alpha_from_mean_tokens
 
 BENCH = ENG / "vllm_bench_serve.json"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from engine_fixtures import ENG
 
-from sdsl.measure.engines import read_files, read_text
+from sdsl.measure.engines.detect import read_files, read_text
 from sdsl.measure.engines.vllm_log import parse_log
 from sdsl.measure.estimators import alpha_from_position_counts
 from sdsl.measure.mean_tokens import alpha_from_mean_tokens
