@@ -170,8 +170,7 @@ _WORDS = (
     (r"\badj_r2\b", "adjusted R²"),
     (r"\br2\b", "R²"),
     (r"\bmse\b", "MSE"),
-    (r"\bg_prime\b", "γ′"),
-    (r"\bg\b(?= )", "γ"),
+    (r"\bg_prime\b", "g′"),
     (r"\bmu\b", "μ"),
     (r"\bM0\b", "M₀"),
     (r"\bmodel ", ""),
@@ -267,6 +266,7 @@ def view_rows(card: pd.DataFrame, kind: str):
         columns=cols,
         formats={"paper": six, "ours": six, "rel_deviation": pct},
         wrap=["item", "detail"] if kind == "claim" else [],
+        fold=False,  # the scorecard's own rows are the point of its page
     )
 
 
