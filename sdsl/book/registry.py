@@ -31,6 +31,9 @@ __all__ = [
     "index_markdown",
     "chapter_title",
     "gallery_markdown",
+    "thumbnail",
+    "figure_label",
+    "THUMBNAIL_PX",
 ]
 
 #: The paper's arXiv page.
@@ -319,7 +322,7 @@ def _files_cell(item: Item, root: Path | str, static_prefix: str) -> str:
     lines = []
     for a in item.artifacts:
         links = [
-            f"[{label}]({static_prefix}/{item.chapter}/{a}{suffix})"
+            f'<a href="{static_prefix}/{item.chapter}/{a}{suffix}">{label}</a>'
             for suffix, label in labels.items()
             if f"{item.chapter}/{a}{suffix}" in artifact_files(item, root)
         ]
@@ -365,19 +368,59 @@ def index_markdown(root: Path | str, static_prefix: str = "_static/artifacts") -
     return "\n".join(out)
 
 
-def gallery_markdown(root: Path | str, static_prefix: str = "_static/artifacts") -> str:
+#: The width (px) of the landing page's thumbnails: twice the 246 px of a card, for sharp screens.
+THUMBNAIL_PX = 492
+
+
+def thumbnail(png: Path | str, dest: Path | str, width: int = THUMBNAIL_PX) -> Path:
+    """Write a ``width``-px-wide copy of the figure ``png`` to ``dest`` (written only when missing or
+    older than ``png``; no metadata, so two builds write the same bytes)."""
+    from PIL import Image
+
+    png, dest = Path(png), Path(dest)
+    if dest.is_file() and dest.stat().st_mtime >= png.stat().st_mtime:
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with Image.open(png) as im:
+        small = im.convert("RGB").resize((width, round(im.height * width / im.width)), Image.Resampling.LANCZOS)
+    tmp = dest.with_name(f".{dest.name}.tmp")
+    small.save(tmp, format="PNG", optimize=True)
+    tmp.replace(dest)
+    return dest
+
+
+def figure_label(item: Item) -> str:
+    """The label of the chapter's figure that regenerates the paper's ``item`` (``Figure 2`` ->
+    ``optimal_draft-fig2``), as the notebook names it."""
+    return f"{item.chapter}-fig{item.key.split()[1]}"
+
+
+def gallery_markdown(
+    root: Path | str,
+    static_prefix: str = "_static/artifacts",
+    thumbnails: Path | str | None = None,
+    thumbnail_prefix: str = "_static/thumbnails",
+) -> str:
     """A grid of the paper's five figures (sphinx-design cards, MyST), each a thumbnail of our
-    regeneration linked to its chapter. Raises ``ValueError`` naming a figure whose PNG is missing."""
+    regeneration (:func:`thumbnail`, written into ``thumbnails`` and linked under
+    ``thumbnail_prefix``; without ``thumbnails``, the full PNG under ``static_prefix``) linked to
+    the figure in its chapter. Raises ``ValueError`` naming a figure whose PNG is missing."""
     cards = []
     for item in (i for i in paper_items() if i.figure):
         png = Path(root) / item.chapter / f"{item.artifacts[0]}.png"
         if not png.is_file():
             raise ValueError(f"{png}: the landing page's thumbnail of {item.key} is missing; run the pipeline first")
+        if thumbnails is not None:
+            name = f"{item.chapter}-{item.artifacts[0]}.png"
+            thumbnail(png, Path(thumbnails) / name)
+            img = f"{thumbnail_prefix}/{name}"
+        else:
+            img = f"{static_prefix}/{item.chapter}/{item.artifacts[0]}.png"
         cards += [
             f":::{{grid-item-card}} {item.key}",
-            f":link: executed/{item.chapter}",
-            ":link-type: doc",
-            f":img-top: {static_prefix}/{item.chapter}/{item.artifacts[0]}.png",
+            f":link: {figure_label(item)}",
+            ":link-type: ref",
+            f":img-top: {img}",
             f":img-alt: {item.key}: {item.title}",
             "",
             item.title[0].upper() + item.title[1:] + ".",
