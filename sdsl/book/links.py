@@ -24,8 +24,9 @@ def download_links(chapter: str, name: str, artifacts_dir: str | os.PathLike | N
     from sdsl.book.outputs import chapter_dir
 
     folder = Path(chapter_dir(chapter, artifacts_dir))
+    # raw HTML links: a Markdown link to a file makes Sphinx copy it again into _downloads/
     links = [
-        f"[{label}](../_static/artifacts/{chapter}/{name}{suffix})"
+        f'<a href="../_static/artifacts/{chapter}/{name}{suffix}">{label}</a>'
         for suffix, label in KINDS
         if (folder / f"{name}{suffix}").is_file() and not (suffix == ".csv" and name.endswith(".data"))
     ]

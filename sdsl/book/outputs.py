@@ -55,21 +55,30 @@ def save_figure(
     data: pd.DataFrame | None = None,
 ) -> list[Path]:
     """Write ``fig`` as ``<chapter>/<name>.svg`` and ``.png``, without dates or other run-dependent
-    metadata, and, when ``data`` is given, the numbers plotted as ``<name>.data.csv`` (written like
+    metadata, its text first made legible at the size the book shows it
+    (:func:`sdsl.book.style.legible`, the smallest size at natural size recorded in the SVG's
+    description), and, when ``data`` is given, the numbers plotted as ``<name>.data.csv`` (written like
     :func:`save_table`), which the regeneration check (``python -m sdsl.build.check``) compares exactly.
 
     Returns the paths written (SVG, PNG, then the data CSV if any).
     """
+    from sdsl.book.style import legible
+
     folder = chapter_dir(chapter, out_dir)
+    smallest = legible(fig)
+    dpi = float(mpl.rcParams["savefig.dpi"]) if mpl.rcParams["savefig.dpi"] != "figure" else float(fig.dpi)
+    description = f"smallest text {smallest:g} pt at natural size, {dpi:g} dpi"
+    metadata = {
+        "svg": {**SAVEFIG_METADATA["svg"], "Description": description},
+        "png": {**SAVEFIG_METADATA["png"], "Description": description},
+    }
     paths = []
     # byte-stable SVG ids even when a notebook forgot sdsl.book.style.use()
     salt = mpl.rcParams["svg.hashsalt"] or "sdsl-companion"
     with mpl.rc_context({"svg.hashsalt": salt}):
         for fmt in ("svg", "png"):
             path = folder / f"{name}.{fmt}"
-            paths.append(
-                _atomic_write(path, lambda p, fmt=fmt: fig.savefig(p, format=fmt, metadata=SAVEFIG_METADATA[fmt]))
-            )
+            paths.append(_atomic_write(path, lambda p, fmt=fmt: fig.savefig(p, format=fmt, metadata=metadata[fmt])))
     if data is not None:
         if not isinstance(data, pd.DataFrame):
             raise ValueError(f"data must be a pandas DataFrame (the numbers plotted), got {type(data).__name__}")

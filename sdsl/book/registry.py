@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
-    "REPOSITORY",
     "ARXIV",
     "Item",
     "REGISTRY",
@@ -27,12 +26,17 @@ __all__ = [
     "artifact_files",
     "resolve",
     "source_link",
+    "module_file",
+    "data_files",
     "index_markdown",
+    "chapter_title",
     "gallery_markdown",
+    "thumbnail",
+    "figure_label",
+    "THUMBNAIL_PX",
 ]
 
-#: The companion's repository and the paper's arXiv page.
-REPOSITORY = "https://github.com/sdsl-companion/sdsl-companion"
+#: The paper's arXiv page.
 ARXIV = "https://arxiv.org/abs/2603.11053"
 
 
@@ -262,66 +266,160 @@ def resolve(function: str):
         raise ValueError(f"registry: {function!r} does not name an importable object ({exc})") from None
 
 
-def source_link(function: str, ref: str = "main") -> str:
-    """A link to the source lines of ``function`` in the repository (:data:`REPOSITORY`)."""
+def module_file(function: str) -> str:
+    """The Python file (relative to the repository) that defines ``function``."""
     from sdsl.paths import ROOT
 
     obj = inspect.unwrap(resolve(function))
     source = inspect.getsourcefile(obj)
     if source is None:
         raise ValueError(f"registry: {function!r} has no Python source file to link to")
-    path = Path(source).resolve().relative_to(ROOT).as_posix()
+    return Path(source).resolve().relative_to(ROOT).as_posix()
+
+
+def source_link(function: str, prefix: str = "") -> str:
+    """A link to the lines of ``function`` on the book's own page of its module (``_code/``, written
+    by the local Sphinx extension ``book/_ext/sdsl_source.py``), relative to a page ``prefix``
+    (``""`` at the book's root, ``"../"`` one folder down)."""
+    obj = inspect.unwrap(resolve(function))
     line = inspect.getsourcelines(obj)[1]
-    return f"{REPOSITORY}/blob/{ref}/{path}#L{line}"
+    return f"{prefix}_code/{module_file(function)}.html#L-{line}"
 
 
-def _data_link(name: str) -> str:
+def data_files(name: str) -> list[str]:
+    """The files of dataset ``name`` of ``data/`` the book shows: its CSV or text file and its
+    provenance file (relative to the repository)."""
     from sdsl.paths import DATA
 
-    files = sorted(p.name for p in DATA.iterdir() if p.stem == name and p.suffix in (".csv", ".txt"))
-    target = f"data/{files[0]}" if files else f"data/{name}"
-    return f"[`{target}`]({REPOSITORY}/blob/main/{target})"
+    files = sorted(p.name for p in DATA.iterdir() if p.stem == name and p.suffix in (".csv", ".txt", ".yml"))
+    if not files:
+        raise ValueError(f"registry: dataset {name!r} has no file in data/")
+    return [f"data/{f}" for f in files]
+
+
+def _data_link(name: str, prefix: str = "") -> str:
+    files = data_files(name)
+    shown = next((f for f in files if not f.endswith(".yml")), files[0])
+    # raw HTML: the pages of _code/ are written by the builder, not documents MyST could resolve
+    return f'<a href="{prefix}_code/{shown}.html"><code>{shown.removeprefix("data/")}</code></a>'
+
+
+def chapter_title(chapter: str) -> str:
+    """The title of a chapter: the first heading of its notebook (``notebooks/<chapter>.md``)."""
+    from sdsl.paths import ROOT
+
+    path = ROOT / "notebooks" / f"{chapter}.md"
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    raise ValueError(f"{path}: no level-1 heading to take the chapter's title from")
+
+
+def _files_cell(item: Item, root: Path | str, static_prefix: str) -> str:
+    """The artifact's files, one line per artifact: its name and a link per kind (CSV, SVG, ...)."""
+    labels = {".csv": "CSV", ".svg": "SVG", ".png": "PNG", ".data.csv": "data"}
+    lines = []
+    for a in item.artifacts:
+        links = [
+            f'<a href="{static_prefix}/{item.chapter}/{a}{suffix}">{label}</a>'
+            for suffix, label in labels.items()
+            if f"{item.chapter}/{a}{suffix}" in artifact_files(item, root)
+        ]
+        if links:
+            lines.append(f"{a.replace('_', ' ')}: {', '.join(links)}")
+    return "<br>".join(lines) or "\u2013"
 
 
 def index_markdown(root: Path | str, static_prefix: str = "_static/artifacts") -> str:
     """The artifact index page's body (MyST): one table for the paper's items and one per chapter
-    for the companion's, with the chapter, the function (linked to its source), the artifact files
-    (linked to the copies the book serves under ``static_prefix``) and the datasets."""
+    for the companion's, with the function that makes it (linked to its source), the artifact files
+    (linked to the copies the book serves under ``static_prefix``) and the datasets it reads (linked
+    to the book's pages of them)."""
+    prefix = static_prefix[: -len("_static/artifacts")] if static_prefix.endswith("_static/artifacts") else ""
 
-    def row(item: Item) -> str:
-        files = " ".join(f"[{f.split('/', 1)[1]}]({static_prefix}/{f})" for f in artifact_files(item, root)) or "\u2013"
-        data = ", ".join(_data_link(d) for d in item.data) or "\u2013"
-        fn = f"[`{item.function.removeprefix('sdsl.')}`]({source_link(item.function)})"
-        name = item.key if item.paper else item.key.split("/", 1)[1]
-        return f"| {name} | {item.title} | {{doc}}`executed/{item.chapter}` | {fn} | {files} | {data} |"
+    def row(item: Item, with_chapter: bool) -> str:
+        data = ", ".join(_data_link(d, prefix) for d in item.data) or "\u2013"
+        fn = f'<a href="{source_link(item.function, prefix)}"><code>{item.function.rsplit(".", 1)[1]}</code></a>'
+        name = item.key if item.paper else item.key.split("/", 1)[1].replace("_", " ")
+        where = f" {{doc}}`{chapter_title(item.chapter)} <executed/{item.chapter}>` |" if with_chapter else ""
+        return f"| {name} | {item.title} |{where} {fn} | {_files_cell(item, root, static_prefix)} | {data} |"
 
-    head = ["| item | what it shows | chapter | made by | files | reads |", "|:--|:--|:--|:--|:--|:--|"]
-    out = ["## The paper's tables and figures", "", *head, *[row(i) for i in paper_items()], ""]
+    out = [
+        "## The paper's tables and figures",
+        "",
+        "| item | what it shows | chapter | made by | files | reads |",
+        "|:--|:--|:--|:--|:--|:--|",
+        *[row(i, True) for i in paper_items()],
+        "",
+    ]
     chapters = list(dict.fromkeys(i.chapter for i in REGISTRY if not i.paper))
     for ch in chapters:
         out += [
-            f"## The companion's artifacts: {{doc}}`executed/{ch}`",
+            f"## {chapter_title(ch)}",
             "",
-            *head,
-            *[row(i) for i in REGISTRY if not i.paper and i.chapter == ch],
+            f"The companion's own tables and figures of the chapter {{doc}}`{chapter_title(ch)} <executed/{ch}>`.",
+            "",
+            "| item | what it shows | made by | files | reads |",
+            "|:--|:--|:--|:--|:--|",
+            *[row(i, False) for i in REGISTRY if not i.paper and i.chapter == ch],
             "",
         ]
     return "\n".join(out)
 
 
-def gallery_markdown(root: Path | str, static_prefix: str = "_static/artifacts") -> str:
+#: The width (px) of the landing page's thumbnails: twice the 246 px of a card, for sharp screens.
+THUMBNAIL_PX = 492
+
+
+def thumbnail(png: Path | str, dest: Path | str, width: int = THUMBNAIL_PX) -> Path:
+    """Write a ``width``-px-wide copy of the figure ``png`` to ``dest`` (written only when missing or
+    older than ``png``; no metadata, so two builds write the same bytes)."""
+    from PIL import Image
+
+    png, dest = Path(png), Path(dest)
+    if dest.is_file() and dest.stat().st_mtime >= png.stat().st_mtime:
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with Image.open(png) as im:
+        small = im.convert("RGB").resize((width, round(im.height * width / im.width)), Image.Resampling.LANCZOS)
+    tmp = dest.with_name(f".{dest.name}.tmp")
+    small.save(tmp, format="PNG", optimize=True)
+    tmp.replace(dest)
+    return dest
+
+
+def figure_label(item: Item) -> str:
+    """The label of the chapter's figure that regenerates the paper's ``item`` (``Figure 2`` ->
+    ``optimal_draft-fig2``), as the notebook names it."""
+    return f"{item.chapter}-fig{item.key.split()[1]}"
+
+
+def gallery_markdown(
+    root: Path | str,
+    static_prefix: str = "_static/artifacts",
+    thumbnails: Path | str | None = None,
+    thumbnail_prefix: str = "_static/thumbnails",
+) -> str:
     """A grid of the paper's five figures (sphinx-design cards, MyST), each a thumbnail of our
-    regeneration linked to its chapter. Raises ``ValueError`` naming a figure whose PNG is missing."""
+    regeneration (:func:`thumbnail`, written into ``thumbnails`` and linked under
+    ``thumbnail_prefix``; without ``thumbnails``, the full PNG under ``static_prefix``) linked to
+    the figure in its chapter. Raises ``ValueError`` naming a figure whose PNG is missing."""
     cards = []
     for item in (i for i in paper_items() if i.figure):
         png = Path(root) / item.chapter / f"{item.artifacts[0]}.png"
         if not png.is_file():
             raise ValueError(f"{png}: the landing page's thumbnail of {item.key} is missing; run the pipeline first")
+        if thumbnails is not None:
+            name = f"{item.chapter}-{item.artifacts[0]}.png"
+            thumbnail(png, Path(thumbnails) / name)
+            img = f"{thumbnail_prefix}/{name}"
+        else:
+            img = f"{static_prefix}/{item.chapter}/{item.artifacts[0]}.png"
         cards += [
             f":::{{grid-item-card}} {item.key}",
-            f":link: executed/{item.chapter}",
-            ":link-type: doc",
-            f":img-top: {static_prefix}/{item.chapter}/{item.artifacts[0]}.png",
+            f":link: {figure_label(item)}",
+            ":link-type: ref",
+            f":img-top: {img}",
             f":img-alt: {item.key}: {item.title}",
             "",
             item.title[0].upper() + item.title[1:] + ".",

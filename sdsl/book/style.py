@@ -9,7 +9,23 @@ from __future__ import annotations
 import matplotlib as mpl
 import seaborn as sns
 
-__all__ = ["use", "FAMILY_COLORS", "SAVEFIG_METADATA", "family_color", "fix_layout"]
+__all__ = [
+    "use",
+    "FAMILY_COLORS",
+    "SAVEFIG_METADATA",
+    "family_color",
+    "fix_layout",
+    "legible",
+    "shown_scale",
+    "COLUMN_INCHES",
+    "MIN_TEXT_PT",
+]
+
+#: The width of the book's text column at a 1400 px window (772 CSS px, 96 per inch; 740 px leaves
+#: the output area's margins): a figure wider than this is shown scaled down to it, and its text with it.
+COLUMN_INCHES = 740 / 96
+#: The smallest text a figure may show, in points at the size the book shows it.
+MIN_TEXT_PT = 9.0
 
 #: One colour per draft family, the same in every figure.
 FAMILY_COLORS: dict[str, str] = {
@@ -40,7 +56,8 @@ def use() -> None:
     mpl.rcParams.update(
         {
             "figure.dpi": 100,
-            "savefig.dpi": 150,
+            # 120 dpi: a figure of the column's width (8 in) is a PNG of about 960 px, shown at 772 px
+            "savefig.dpi": 120,
             "figure.figsize": (7.0, 4.2),
             "svg.hashsalt": "sdsl-companion",
             "svg.fonttype": "path",
@@ -61,4 +78,46 @@ def fix_layout(fig):
     if isinstance(engine, ConstrainedLayoutEngine):
         engine.execute(fig)
         fig.set_layout_engine("none")
+        fig._sdsl_constrained = True  # legible() solves it again when it enlarges text
     return fig
+
+
+def shown_scale(fig) -> float:
+    """The factor by which the book shows ``fig``: 1, or less for a figure wider than the column."""
+    return min(1.0, COLUMN_INCHES / fig.get_figwidth())
+
+
+def legible(fig, min_pt: float = MIN_TEXT_PT) -> float:
+    """Enlarge every text of ``fig`` (titles, labels, tick labels, legends, annotations) that would
+    show under ``min_pt`` points at the size the book shows the figure (:func:`shown_scale`), and
+    solve a constrained layout again for the new sizes. Returns the smallest text size of the
+    figure at its natural size (points), which :func:`sdsl.book.outputs.save_figure` records in
+    the SVG's description (the browser test scales it by the width the page shows)."""
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+    from matplotlib.text import Text
+
+    scale = shown_scale(fig)
+    floor = min_pt / scale
+    changed = False
+    for ax in fig.axes:
+        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            labels = [t for t in axis.get_ticklabels(which="both") if t.get_visible() and t.get_text().strip()]
+            if any(t.get_fontsize() < floor - 1e-9 for t in labels):
+                ax.tick_params(axis=name, which="both", labelsize=floor)
+                changed = True
+    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    for t in texts:
+        if t.get_fontsize() < floor - 1e-9:
+            t.set_fontsize(floor)
+            changed = True
+    if changed:
+        engine = fig.get_layout_engine()
+        if isinstance(engine, ConstrainedLayoutEngine):
+            pass  # savefig solves it
+        elif getattr(fig, "_sdsl_constrained", False):
+            fig.set_layout_engine("constrained")
+            fix_layout(fig)
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    for ax in fig.axes:
+        sizes += [t.get_fontsize() for t in ax.get_xticklabels() + ax.get_yticklabels() if t.get_text().strip()]
+    return round(min(sizes, default=floor), 2)

@@ -38,6 +38,7 @@ at the end of this module.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -504,7 +505,8 @@ def figure_predicted_observed(predictions: pd.DataFrame, laws: Sequence[str], la
                     label=f"{fam} drafts, {'draft' if filled else 'target'} held out",
                 )
         ax.plot([lo, hi], [lo, hi], color="0.4", lw=0.8, ls="--")
-        ax.text(0.04, 0.96, (labels or LAW_NAMES).get(name, name), transform=ax.transAxes, va="top", fontsize=7.5)
+        # the law's name as the panel's title, wrapped to the panel's width (the layout makes room)
+        ax.set_title(textwrap.fill((labels or LAW_NAMES).get(name, name), 24), fontsize="medium")
         ax.set_xlim(lo, hi)
         ax.set_ylim(lo, hi)
     for ax in axes.flat[len(laws) :]:
@@ -652,10 +654,12 @@ def figure_tornado(elast: pd.DataFrame, reference: tuple[str, str]):
         )
         .loc[order]
     )
+    from matplotlib.ticker import NullLocator
+
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.6), sharey=True)
     for ax, col, lo, hi, xlabel in (
-        (axes[0], "elasticity_n_star", "n_lo", "n_hi", r"elasticity of $N^*$, $\partial\ln N^*/\partial\ln\theta$"),
-        (axes[1], "elasticity_t", "t_lo", "t_hi", r"elasticity of $\mathcal{T}(N^*)$"),
+        (axes[0], "elasticity_n_star", "n_lo", "n_hi", r"elasticity of $N^*$"),
+        (axes[1], "elasticity_t", "t_lo", "t_hi", r"elasticity of $T(N^*)$"),
     ):
         v = ref.loc[order, col].to_numpy()
         y = np.arange(len(order))
@@ -666,6 +670,12 @@ def figure_tornado(elast: pd.DataFrame, reference: tuple[str, str]):
         # room beyond the longest bar or whisker (a symlog axis pads in log space): nothing touches the frame
         reach = max(float(np.nanmax(np.abs(v))), float(np.nanmax(np.abs(rng_[[lo, hi]].to_numpy()))))
         ax.set_xlim(-2.0 * reach, 2.0 * reach)
+        # ticks at the decades that fit, one in two when many, written plainly (not 10^0): no label overlaps
+        decades = [10.0**k for k in range(-1, 3) if 10.0**k <= 2.0 * reach]
+        decades = decades[::2] if len(decades) > 3 else decades
+        ticks = [-d for d in reversed(decades)] + [0.0] + decades
+        ax.set_xticks(ticks, [f"{t:g}".replace("-", "\u2212") for t in ticks])
+        ax.xaxis.set_minor_locator(NullLocator())
         ax.set_xlabel(xlabel)
     names = {
         "E": "E (loss floor)",

@@ -15,7 +15,9 @@ paper's text) gets a row of one of two kinds:
   Table 5, the latencies of Table 6, Table 7's grid), checked against the CSV it was transcribed into
   (``input as printed``, else ``input mistranscribed``).
 
-``claim`` rows test the captions of Figures 1 to 5 (``data/paper_claims.csv``), judged exactly.
+``claim`` rows test the captions of Figures 1 to 5 (``data/paper_claims.csv``), judged exactly, or
+``not checkable`` when the companion's data cannot test them (:func:`not_checkable`). Counts of
+observations and sizes of the grid, which follow from Table 7's grid, are inputs.
 
 One rule for every reinterpretation (:data:`READINGS`, a likely misprint): each dependent number
 appears ``as printed`` and as reinterpreted, with counts for both views (:func:`view`, :func:`counts`).
@@ -55,6 +57,9 @@ __all__ = [
     "INPUT_BAD",
     "INPUT_READ",
     "AS_PRINTED",
+    "NOT_CHECKABLE",
+    "not_checkable",
+    "printed",
     "TableTolerance",
     "TOLERANCES",
     "Reading",
@@ -100,6 +105,10 @@ def scorecard(artifacts_root: Path | str | None = None) -> pd.DataFrame:
     df["status"] = [classify(o, p, t, r) for o, p, t, r in zip(df["ours"], df["paper"], df["printed_tol"], df["rtol"])]
     coincidence = interval_rule(df)
     df.loc[coincidence, "status"] = DIFFERS
+    # counts of observations and sizes of the grid follow from Table 7's inputs (8 x 6 x 6 = 288):
+    # they are inputs, not results the companion reproduces
+    follows = df["item"].str.contains(r"(?:\bobservations$|^grid points\b)", regex=True)
+    df.loc[follows, "kind"] = "input"
     is_input = df["kind"] == "input"
     df.loc[is_input, "status"] = np.where(
         df.loc[is_input, "reading"] != AS_PRINTED,
@@ -109,6 +118,11 @@ def scorecard(artifacts_root: Path | str | None = None) -> pd.DataFrame:
     claims = pd.DataFrame(claim_rows(root, df))
     claims["rtol"] = 0.0
     claims["status"] = [EQUAL if o == p else DIFFERS for o, p in zip(claims["ours"], claims["paper"])]
+    unknown = not_checkable(root)
+    for table, why in unknown.items():
+        at = claims["table"] == table
+        claims.loc[at, "status"] = NOT_CHECKABLE
+        claims.loc[at, "detail"] = claims.loc[at, "detail"] + f"; not checkable: {why}"
     df = pd.concat([df, claims], ignore_index=True)
     coincidence = coincidence.reindex(df.index, fill_value=False)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -138,6 +152,30 @@ def scorecard(artifacts_root: Path | str | None = None) -> pd.DataFrame:
     ]
     order = {t: i for i, t in enumerate(TOLERANCES)}
     return df[cols].sort_values("table", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)
+
+
+#: The status of a claim the data of the companion cannot test (neither holds nor fails).
+NOT_CHECKABLE = "not checkable"
+
+
+def not_checkable(root: Path | str) -> dict[str, str]:
+    """The figures whose caption's claim the companion's data cannot test, with why: Figure 1's
+    surface is the paper's fit of Eq. 5 (Table 3), and a fit to the pairs of Tables 1 and 2 tests
+    it only when those are the pairs the paper fitted. Table 3's printed margins of error imply
+    its residual degrees of freedom (``acceptance/table3_implied_df.csv``, the most that all
+    three coefficients allow); when they ask for more pairs than Tables 1 and 2 print, the claim
+    is not checkable."""
+    from sdsl import data
+
+    implied = pd.read_csv(Path(root) / "acceptance" / "table3_implied_df.csv")
+    fitted = int(implied["df_min"].max()) + len(implied)  # residual df + the plane's coefficients
+    printed = len(data.load("acceptance"))
+    if fitted > printed:
+        return {
+            "Figure 1": f"Table 3's margins of error imply a fit to at least {fitted} pairs; Tables 1 and 2 "
+            f"print {printed}"
+        }
+    return {}
 
 
 def tolerance_table() -> pd.DataFrame:
@@ -170,8 +208,7 @@ _WORDS = (
     (r"\badj_r2\b", "adjusted R²"),
     (r"\br2\b", "R²"),
     (r"\bmse\b", "MSE"),
-    (r"\bg_prime\b", "γ′"),
-    (r"\bg\b(?= )", "γ"),
+    (r"\bg_prime\b", "g′"),
     (r"\bmu\b", "μ"),
     (r"\bM0\b", "M₀"),
     (r"\bmodel ", ""),
@@ -221,6 +258,20 @@ def view_counts(counts_: pd.DataFrame, which: str):
     return show(c, columns=cols, formats={"reproduced": lambda v: "\u2013" if v != v else f"{100 * v:.0f} %"})
 
 
+def printed(value: float, tol: float) -> str:
+    """``value`` with the digits the paper prints: ``tol`` is half a unit of its last printed digit
+    (``5e-09`` for ``29.79318619``); scientific notation for values of a million or more."""
+    if value != value:
+        return "\u2013"
+    if not tol > 0:
+        return f"{value:g}"
+    decimals = round(-np.log10(2 * tol))
+    if 0 <= decimals <= 12 and abs(value) < 1e6:
+        return f"{value:.{decimals}f}"
+    digits = max(int(np.floor(np.log10(abs(value)))) + decimals + 1, 1) if value else 1
+    return f"{value:.{digits - 1}e}"
+
+
 def view_rows(card: pd.DataFrame, kind: str):
     """The rows of one ``kind`` (number, input, claim) as the reader sees them: quantities named in
     words, values to six digits, deviations in per cent, and for a row that differs the number of
@@ -262,11 +313,14 @@ def view_rows(card: pd.DataFrame, kind: str):
         }
     six = lambda v: "\u2013" if v != v else f"{v:.6g}"  # noqa: E731
     pct = lambda v: "\u2013" if v != v else f"{100 * v:+.2f} %"  # noqa: E731
+    share = lambda v: "\u2013" if v != v else f"{100 * v:.0f} %"  # noqa: E731
+    rows = rows.assign(paper=[printed(v, t) for v, t in zip(rows["paper"], rows["printed_tol"])])
     return show(
         rows,
         columns=cols,
-        formats={"paper": six, "ours": six, "rel_deviation": pct},
+        formats={"paper": str, "ours": share if kind == "claim" else six, "rel_deviation": pct},
         wrap=["item", "detail"] if kind == "claim" else [],
+        fold=False,  # the scorecard's own rows are the point of its page
     )
 
 
@@ -311,8 +365,10 @@ def summary(card: pd.DataFrame) -> dict[str, Any]:
     printed = view(card)
     claims, inputs = printed[printed["kind"] == "claim"], printed[printed["kind"] == "input"]
     cov = coverage(card)
+    checkable = claims[claims["status"] != NOT_CHECKABLE]
     out.update(
-        n_claims=len(claims),
+        n_claims=len(checkable),
+        n_claims_not_checkable=len(claims) - len(checkable),
         n_claims_hold=int((claims["status"] == EQUAL).sum()),
         n_inputs=len(inputs),
         n_inputs_bad=int((inputs["status"] == INPUT_BAD).sum()),

@@ -9,8 +9,15 @@ book source), serves it over HTTP on localhost and opens every page as a reader 
   and the companion's tables and figures that a chapter shows) is on its chapter's page: right
   before the line of download links of its artifact stands an image with a non-zero natural size
   (a figure) or an HTML table;
-- no page shows ``<Figure size``, a traceback, a Python warning, stderr output or an absolute path
-  of a machine, and no table is wider than its column without a scroll box around it;
+- no page shows ``<Figure size``, a traceback, a Python warning, stderr output, an absolute path
+  of a machine or the wording of tickets and copies (:data:`STALE_WORDS`);
+- at a 1400 px window (its scroll bar showing), no table is wider than its column, folded tables
+  opened, and nothing inside a page scrolls sideways to show one; no figure is shown at under half
+  its natural width unless it is a thumbnail of the landing page, and no figure's text shows under
+  :data:`MIN_TEXT_PT` points (the smallest text at natural size that ``save_figure`` records in the
+  SVG, scaled by the width shown);
+- every "made by" and "reads" link of the artifact index resolves to a page of the built book and
+  an anchor on it;
 - the code a reader sees without opening a toggle stays under :data:`MAX_CODE_SHARE` of the page's
   visible text;
 - a full-page screenshot of every page is written under ``build/screenshots/`` for a person to look
@@ -43,7 +50,7 @@ from sdsl.paths import BOOK, BUILD, EXECUTED, ROOT
 
 CHROMIUM = Path(os.environ.get("SDSL_CHROMIUM", "/usr/bin/chromium"))
 CHROMEDRIVER = Path(os.environ.get("SDSL_CHROMEDRIVER", "/usr/bin/chromedriver"))
-WIDTH = 1280
+WIDTH = 1400
 FLAGS = (
     "--headless",
     "--no-sandbox",
@@ -54,7 +61,6 @@ FLAGS = (
     "--disable-component-update",
     "--disable-sync",
     f"--window-size={WIDTH},1024",
-    "--hide-scrollbars",
 )
 HTML = BOOK / "_build" / "html"
 SCREENSHOTS = BUILD / "screenshots"
@@ -63,6 +69,11 @@ SCREENSHOTS = BUILD / "screenshots"
 MAX_CODE_SHARE = 0.12
 #: What an absolute path of a machine looks like in a page's text.
 ABSOLUTE_PATH = re.compile(r"(?<![\w.:/~-])/(?:home|work|tmp|root|usr|opt|var|srv|mnt|Users|private)/[\w.-]")
+
+#: The smallest text a figure may show, in points at the size the page shows it.
+MIN_TEXT_PT = 9.0
+#: Wording of tickets and copies that the book's prose must not use.
+STALE_WORDS = ("the issue asks", "our seed", "what we hold", "not its equations", "shared/seeds")
 
 pytestmark = pytest.mark.slow
 
@@ -207,7 +218,23 @@ return {found: false, reason: 'nothing before its download line'};
 
 _PAGE = r"""
 const article = document.querySelector('article') || document.body;
+const folds = Array.from(article.querySelectorAll('details.sdsl-fold')).filter(d => !d.open);
+folds.forEach(d => { d.open = true; });
 const vis = e => e.checkVisibility ? e.checkVisibility() : !!e.offsetParent;
+const columnWidth = article.getBoundingClientRect().width;
+const overwide = Array.from(article.querySelectorAll('table')).filter(vis)
+  .filter(t => t.getBoundingClientRect().width > columnWidth + 1)
+  .map(t => (t.id || 'table') + ' ' + Math.round(t.getBoundingClientRect().width) + 'px');
+const scrolled = Array.from(article.querySelectorAll('div, table')).filter(vis).filter(e => {
+  const o = getComputedStyle(e).overflowX;
+  return (o === 'auto' || o === 'scroll') && e.querySelector('table') && e.scrollWidth > e.clientWidth + 1;
+}).map(e => (e.className || e.tagName) + ' ' + e.scrollWidth + '>' + e.clientWidth);
+const figures = Array.from(article.querySelectorAll('img')).filter(vis).map(i => ({
+  src: i.getAttribute('src'), url: i.src, natural: i.naturalWidth, shown: i.getBoundingClientRect().width,
+  thumbnail: !!i.closest('.sd-card')}));
+const sources = Array.from(article.querySelectorAll('a[href*="_code/"]')).map(a => a.href);
+const tables = Array.from(article.querySelectorAll('table')).filter(vis).map(t => Math.round(t.getBoundingClientRect().width));
+folds.forEach(d => { d.open = false; });
 const code = Array.from(article.querySelectorAll('div.cell_input pre, div.highlight pre'))
   .filter(e => vis(e) && !e.closest('.cell_output'));
 const width = article.getBoundingClientRect().width;
@@ -223,7 +250,8 @@ return {
   text: article.innerText, all: article.textContent,
   code: code.reduce((s, e) => s + e.innerText.length, 0),
   stderr: article.querySelectorAll('.stderr, .output.error, .output.traceback').length,
-  wide: wide,
+  wide: wide, overwide: overwide, scrolled: scrolled, figures: figures, sources: sources, tables: tables,
+  column: columnWidth,
 };
 """
 
@@ -395,3 +423,85 @@ def test_full_page_screenshots(book_html, visits):
     """A full-page PNG of every page under build/screenshots/ (for a person to look at)."""
     written = [v["screenshot"] for v in visits.values()]
     assert len(written) == len(_pages(book_html)) and all(p.stat().st_size > 1000 for p in written)
+
+
+def test_tables_read_whole_at_1400_px(book_html, visits):
+    """No table is wider than the text column and none scrolls sideways, folded ones opened."""
+    problems, widest = [], {}
+    for page in _content_pages(book_html):
+        r = visits[page]["report"]
+        widest[page] = (len(r["tables"]), max(r["tables"], default=0))
+        problems += [f"{page}: a table wider than its {r['column']:.0f} px column: {t}" for t in r["overwide"]]
+        problems += [f"{page}: a table that scrolls sideways: {t}" for t in r["scrolled"]]
+    print("tables per page (count, widest px):", widest)
+    assert not problems, "\n".join(problems)
+
+
+_SMALLEST = re.compile(r"smallest text ([0-9.]+) pt at natural size, ([0-9.]+) dpi")
+
+
+def _smallest_text(path: Path) -> tuple[float, float] | None:
+    """(points, dpi) that ``save_figure`` recorded in a figure file: the smallest text at natural
+    size and the pixels per inch of the file (a PNG's text chunk, an SVG's description); an SVG's
+    pixels are CSS pixels, 96 per inch."""
+    if path.suffix == ".png":
+        from PIL import Image
+
+        with Image.open(path) as im:
+            m = _SMALLEST.search(im.text.get("Description", ""))
+        return (float(m.group(1)), float(m.group(2))) if m else None
+    m = _SMALLEST.search(path.read_text(encoding="utf-8"))
+    return (float(m.group(1)), 96.0) if m else None
+
+
+def test_figures_are_shown_large_enough_to_read(book_html, visits):
+    """No figure at under half its natural width (thumbnails aside), and no figure's text under
+    MIN_TEXT_PT points at the width shown."""
+    problems, smallest = [], []
+    for page in _content_pages(book_html):
+        for f in visits[page]["report"]["figures"]:
+            if f["thumbnail"] or not f["natural"]:
+                continue
+            scale = f["shown"] / f["natural"]
+            if scale < 0.5:
+                problems.append(f"{page}: {f['src']} shown at {scale:.0%} of its natural width")
+            recorded = _smallest_text(book_html / urlparse(f["url"]).path.lstrip("/"))
+            if recorded is None:
+                problems.append(f"{page}: {f['src']} does not record its smallest text (save_figure writes it)")
+            else:
+                # a text of p points is p * dpi / 72 pixels of the file, shown at scale, in CSS points
+                shown_pt = recorded[0] * recorded[1] / 96 * scale
+                smallest.append(shown_pt)
+                # 0.05 pt: the recorded size is rounded to 0.01 pt and widths to a CSS pixel
+                if shown_pt < MIN_TEXT_PT - 0.05:
+                    problems.append(f"{page}: {f['src']} shows text at {shown_pt:.1f} pt (< {MIN_TEXT_PT} pt)")
+    assert smallest, "no figure recorded its text size: the check checked nothing"
+    print(f"smallest figure text shown: {min(smallest):.2f} pt")
+    assert not problems, "\n".join(problems)
+
+
+def test_prose_has_no_ticket_or_copy_wording(book_html, visits):
+    problems = []
+    for page in _content_pages(book_html):
+        text = visits[page]["report"]["all"].lower()
+        problems += [f"{page}: {w!r}" for w in STALE_WORDS if w in text]
+    assert not problems, "\n".join(problems)
+
+
+def test_made_by_links_resolve_inside_the_book(book_html, server, visits):
+    """Every link of the artifact index to a function's source or a dataset is a page of the built
+    book, with the line anchor it names."""
+    links = visits["artifacts.html"]["report"]["sources"]
+    assert len(links) >= len(REGISTRY), f"only {len(links)} source links on the artifact index"
+    problems = []
+    for href in links:
+        u = urlparse(href)
+        if not href.startswith(server):
+            problems.append(f"{href}: outside the book")
+            continue
+        page = book_html / u.path[len(urlparse(server).path) :]
+        if not page.is_file():
+            problems.append(f"{href}: no such page in the built book")
+        elif u.fragment and f'id="{u.fragment}"' not in page.read_text(encoding="utf-8"):
+            problems.append(f"{href}: the page has no anchor {u.fragment!r}")
+    assert not problems, "\n".join(problems)

@@ -15,13 +15,13 @@ def test_links_name_the_files_that_exist(tmp_path):
     (tmp_path / "figure1.png").write_bytes(b"png")
     (tmp_path / "figure1.data.csv").write_text("x\n1\n")
     assert download_links("acceptance", "table3", tmp_path) == (
-        "Download: [CSV](../_static/artifacts/acceptance/table3.csv)"
+        'Download: <a href="../_static/artifacts/acceptance/table3.csv">CSV</a>'
     )
     line = download_links("acceptance", "figure1", tmp_path)
     assert line == (
-        "Download: [SVG](../_static/artifacts/acceptance/figure1.svg) | "
-        "[PNG](../_static/artifacts/acceptance/figure1.png) | "
-        "[figure data](../_static/artifacts/acceptance/figure1.data.csv)"
+        'Download: <a href="../_static/artifacts/acceptance/figure1.svg">SVG</a> | '
+        '<a href="../_static/artifacts/acceptance/figure1.png">PNG</a> | '
+        '<a href="../_static/artifacts/acceptance/figure1.data.csv">figure data</a>'
     )
     with pytest.raises(ValueError, match="acceptance/table9 has no file"):
         download_links("acceptance", "table9", tmp_path)

@@ -60,7 +60,10 @@ def test_every_printed_number_of_tables_1_to_9_has_a_row(card):
 def test_every_figure_has_a_scored_claim(card):
     claims = card[card["kind"] == "claim"]
     assert set(claims["table"]) == {f"Figure {i}" for i in range(1, 6)}
-    assert set(claims["status"]) <= {sc.EQUAL, sc.DIFFERS}  # a claim holds or it does not
+    # a claim holds or it does not, unless the data cannot test it: Figure 1's fit to more pairs
+    # than Tables 1 and 2 print
+    assert set(claims["status"]) <= {sc.EQUAL, sc.DIFFERS, sc.NOT_CHECKABLE}
+    assert set(claims.loc[claims["status"] == sc.NOT_CHECKABLE, "table"]) == {"Figure 1"}
 
 
 def test_both_counts_and_the_readings(card):
