@@ -14,8 +14,7 @@
 #
 # Versions are those of requirements.lock (as pip constraints, without the hashes). Run by .ci/run
 # after the README's test command (a few minutes: the measure and book extras install torch).
-# Its work folder is a new one made by mktemp and marked as the tools' (.sdsl-owned): the cleanup
-# removes only that folder, and only while it carries the mark.
+# Its work folder and the wheel come from tools/wheel_common.sh (shared with tools/wheel_check.sh).
 set -euo pipefail
 PY=${1:-python3.11}
 [ "$#" -le 1 ] || { echo "extras check: expected at most one argument (the Python), got $#" >&2; exit 2; }
@@ -24,26 +23,10 @@ EXTRAS=${EXTRAS:-analysis plot measure book}
 for e in $EXTRAS; do
   case "$e" in analysis|plot|measure|book) ;; *) echo "extras check: unknown extra '$e' in EXTRAS (allowed: analysis plot measure book)" >&2; exit 2;; esac
 done
-repo=$(cd "$(dirname "$0")/.." && pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/sdsl-extras-check.XXXXXX" 2>/dev/null) \
-  || { echo "extras check: cannot make a work folder in ${TMPDIR:-/tmp} (TMPDIR)" >&2; exit 2; }
-echo "Made by tools/extras_check.sh, which removes this folder when it ends (KEEP=1 keeps it)." > "$tmp/.sdsl-owned"
-cleanup() {
-  if [ -n "${KEEP:-}" ]; then echo "kept $tmp"; elif [ -f "$tmp/.sdsl-owned" ]; then rm -rf -- "$tmp"; fi
-}
-trap cleanup EXIT
-fail() { echo "extras check FAILED: $*" >&2; exit 1; }
-pipq() { "$@" --quiet --disable-pip-version-check 2>&1 | grep -v "^WARNING: Location" || true; }
-# torch's local tag (+cpu) stays out of the constraint so that the index's CPU build satisfies it
-sed -n 's/^\([A-Za-z0-9._-]*==[^ ]*\).*/\1/p' "$repo/requirements.lock" | sed 's/+cpu$//' > "$tmp/constraints.txt"
-
-mkdir -p "$tmp/src" "$tmp/dist"
-(cd "$repo" && git ls-files -co --exclude-standard -z | xargs -0 -I{} cp --parents {} "$tmp/src/" 2>/dev/null) \
-  || fail "could not copy the source tree"
-"$PY" -m venv "$tmp/build-env"
-pipq "$tmp/build-env/bin/python" -m pip wheel --no-deps -w "$tmp/dist" "$tmp/src"
-whl=$(ls "$tmp"/dist/sdsl-*.whl 2>/dev/null | head -n 1)
-[ -n "$whl" ] || fail "no wheel was built"
+CHECK="extras check"
+# shellcheck source=tools/wheel_common.sh
+source "$(dirname "$0")/wheel_common.sh"
+build_wheel
 
 declare -A size
 for e in $EXTRAS; do

@@ -12,33 +12,17 @@
 # --constraint), so the check installs the versions CI tests with; pip needs the package index (or
 # its cache) for numpy, pyyaml and prometheus_client.
 #
-# Its work folder is a new one made by mktemp and marked as the tools' (.sdsl-owned): the cleanup
-# removes only that folder, and only while it carries the mark; nothing beside it is touched.
+# Its work folder and the wheel come from tools/wheel_common.sh (shared with tools/extras_check.sh).
 set -euo pipefail
 PY=${1:-python3.11}
 [ "$#" -le 1 ] || { echo "wheel check: expected at most one argument (the Python to build with), got $#" >&2; exit 2; }
 "$PY" -c '' 2>/dev/null || { echo "wheel check: the Python '$PY' cannot be run; give another (tools/wheel_check.sh PYTHON)" >&2; exit 2; }
-repo=$(cd "$(dirname "$0")/.." && pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/sdsl-wheel-check.XXXXXX" 2>/dev/null) \
-  || { echo "wheel check: cannot make a work folder in ${TMPDIR:-/tmp} (TMPDIR): it must be a writable folder" >&2; exit 2; }
-echo "Made by tools/wheel_check.sh, which removes this folder when it ends (KEEP=1 keeps it)." > "$tmp/.sdsl-owned"
-cleanup() {
-  if [ -n "${KEEP:-}" ]; then echo "kept $tmp"; elif [ -f "$tmp/.sdsl-owned" ]; then rm -rf -- "$tmp"; fi
-}
-trap cleanup EXIT
-# the lock's pins as constraints (a constraints file may not carry hashes)
-sed -n 's/^\([A-Za-z0-9._-]*==[^ ]*\).*/\1/p' "$repo/requirements.lock" | sed 's/+cpu$//' > "$tmp/constraints.txt"
-fail() { echo "wheel check FAILED: $*" >&2; exit 1; }
-pipq() { "$@" --quiet --disable-pip-version-check 2>&1 | grep -v "^WARNING: Location" || true; }
+CHECK="wheel check"
+# shellcheck source=tools/wheel_common.sh
+source "$(dirname "$0")/wheel_common.sh"
 
-# 1. the wheel, built from a copy of the tracked and untracked-but-not-ignored files
-mkdir -p "$tmp/src" "$tmp/dist"
-(cd "$repo" && git ls-files -co --exclude-standard -z | xargs -0 -I{} cp --parents {} "$tmp/src/" 2>/dev/null) \
-  || fail "could not copy the source tree"
-"$PY" -m venv "$tmp/build-env"
-pipq "$tmp/build-env/bin/python" -m pip wheel --no-deps -w "$tmp/dist" "$tmp/src"
-whl=$(ls "$tmp"/dist/sdsl-*.whl 2>/dev/null | head -n 1)
-[ -n "$whl" ] || fail "no wheel was built"
+# 1. the wheel
+build_wheel
 echo "built $(basename "$whl") ($(du -k "$whl" | cut -f1) kB)"
 # the wheel's file list (python's zipfile: unzip may be missing); not piped into grep -q, whose early
 # exit would fail the pipe under pipefail
