@@ -34,6 +34,8 @@ __all__ = [
     "summary_gpu_scale",
     "table_committed",
     "table_loss_law",
+    "summary_loss_law",
+    "undetermined_endpoints",
     "table_prediction",
     "table_runs",
 ]
@@ -128,6 +130,24 @@ def table_loss_law(fit: LossFit, fit_non_embedding: LossFit | None = None) -> pd
     if fit_non_embedding is not None:
         t["estimate_non_embedding_n"] = [fit_non_embedding.values[p] for p in t["parameter"]]
     return t
+
+
+def summary_loss_law(table: pd.DataFrame) -> dict[str, object]:
+    """What the prose says of :func:`table_loss_law`: ``loss_undetermined``, the endpoints the
+    bootstrap does not determine (standard error above the endpoint's magnitude) in words."""
+    return {"loss_undetermined": undetermined_endpoints(table)}
+
+
+def undetermined_endpoints(table: pd.DataFrame) -> str:
+    """The endpoints of :func:`table_loss_law` whose standard error exceeds their magnitude, in
+    words: ``"the upper ends of A and B"``, or ``"none"``."""
+    parts = []
+    for side, col in (("lower", "ci_lower"), ("upper", "ci_upper")):
+        names = table.loc[table[f"{col}_se"] > table[col].abs(), "parameter"].astype(str).tolist()
+        if names:
+            which = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+            parts.append(f"the {side} end{'s' if len(names) > 1 else ''} of {which}")
+    return "; ".join(parts) if parts else "none"
 
 
 def table_committed(committed: pd.DataFrame) -> pd.DataFrame:

@@ -147,24 +147,53 @@ class LossFit:
         return v["E"] + v["A"] * n ** -v["a"] + v["B"] * d ** -v["b"]
 
     def intervals(self, level: float = 0.95) -> pd.DataFrame:
-        """Per parameter: estimate and the percentile bootstrap interval (NaN without draws)."""
+        """Per parameter: estimate, the percentile bootstrap interval and the standard error of
+        each endpoint (NaN without draws).
+
+        Returns
+        -------
+        DataFrame with ``parameter, estimate, ci_lower, ci_upper, ci_lower_se, ci_upper_se,
+        at_bound``. ``ci_*_se`` is the Maritz-Jarrett standard error of the endpoint as a
+        quantile of the draws (:func:`scipy.stats.mstats.mjci`): how far another set of draws
+        (or the same draws on other CPU kernels, where a weakly identified refit lands on another
+        optimum) may move it. An endpoint whose standard error exceeds its value is not
+        determined by the draws.
+        """
         rows = []
         v = self.values
+        probs = ((1 - level) / 2, (1 + level) / 2)
         for name in PARAMETERS:
-            lo = hi = np.nan
+            lo = hi = lo_se = hi_se = np.nan
             if self.boot is not None and len(self.boot):
                 col = _as_values(self.boot)[name]
-                lo, hi = np.quantile(col, [(1 - level) / 2, (1 + level) / 2])
+                lo, hi = np.quantile(col, probs)
+                lo_se, hi_se = (_endpoint_se(col, q, p) for q, p in zip((lo, hi), probs))
             rows.append(
                 {
                     "parameter": name,
                     "estimate": v[name],
                     "ci_lower": float(lo),
                     "ci_upper": float(hi),
+                    "ci_lower_se": lo_se,
+                    "ci_upper_se": hi_se,
                     "at_bound": self.at_bound()[name],
                 }
             )
         return pd.DataFrame(rows)
+
+
+def _endpoint_se(draws: np.ndarray, endpoint: float, prob: float) -> float:
+    """Maritz-Jarrett standard error of the ``prob`` quantile of ``draws``. The draws are
+    centred on the endpoint first (the error is shift-invariant): where the draws near the
+    quantile are all equal (an estimate at a bound) the weighted variance is then exactly zero
+    instead of a rounding error of either sign. Below 1e-9 of the endpoint's magnitude (float
+    rounding of the weighted moments) it is reported as 0."""
+    from scipy.stats import mstats
+
+    se = float(mstats.mjci(np.asarray(draws, dtype=float) - endpoint, prob=[prob])[0])
+    if not np.isfinite(se) or se < 1e-9 * max(abs(endpoint), np.finfo(float).tiny):
+        return 0.0
+    return se
 
 
 def _as_values(theta: np.ndarray) -> dict[str, np.ndarray]:

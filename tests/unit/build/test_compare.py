@@ -117,6 +117,26 @@ def test_stochastic_estimates_are_compared_with_their_joint_standard_error(tmp_p
     assert sorted(c["column"] for c in compare_tables(a, b, art)[1]) == ["accepted", "alpha"]
 
 
+def test_loss_law_endpoints_are_compared_with_their_quantile_errors(tmp_path):
+    # the matrix's case: one bootstrap refit of A moved to another optimum under OPENBLAS_CORETYPE=Haswell
+    # and the upper endpoint went 2053 -> 7517, inside 4 joint errors of 1.33e6; the same move with
+    # errors of 500 fails, and so does the lower endpoint moving by 10 errors
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    art = "laptop_scale/loss_law.csv"
+    row = {"parameter": ["A"], "estimate": [5.626], "ci_lower": [3.983], "ci_upper": [2052.8]}
+    pd.DataFrame({**row, "ci_lower_se": [1.682], "ci_upper_se": [1.329e6]}).to_csv(a, index=False)
+    moved = {**row, "ci_upper": [7516.7], "ci_lower_se": [1.682], "ci_upper_se": [1.327e6]}
+    pd.DataFrame(moved).to_csv(b, index=False)
+    assert compare_tables(a, b, art) == ("", [])
+    pd.DataFrame({**row, "ci_lower_se": [1.682], "ci_upper_se": [500.0]}).to_csv(a, index=False)
+    pd.DataFrame({**moved, "ci_upper_se": [500.0]}).to_csv(b, index=False)
+    assert [c["column"] for c in compare_tables(a, b, art)[1]] == ["ci_upper"]
+    pd.DataFrame({**row, "ci_lower": [3.983 + 10 * 1.682], "ci_lower_se": [1.682], "ci_upper_se": [500.0]}).to_csv(
+        b, index=False
+    )
+    assert [c["column"] for c in compare_tables(a, b, art)[1]] == ["ci_lower"]
+
+
 def test_samples_are_compared_by_their_means(tmp_path):
     rng = np.random.default_rng(0)
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"

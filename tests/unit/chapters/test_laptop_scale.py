@@ -99,7 +99,9 @@ def glued(res):
     costs = an.scale_costs(runs, res["prediction"])
     oos = an.out_of_sample_alpha(runs, summary)
     wall_opt = an.wallclock_optimum(res["wallclock_rounds"], runs, rng, n_resamples=100)
-    return ch.summary(res, prov, costs, oos, wall_opt) | ch.summary_gpu_scale()
+    fit = an.calibration_loss(runs, rng=rng, n_resamples=20)
+    loss = ch.summary_loss_law(ch.table_loss_law(fit))
+    return ch.summary(res, prov, costs, oos, wall_opt) | ch.summary_gpu_scale() | loss
 
 
 @pytest.fixture(scope="module")
@@ -153,3 +155,19 @@ def test_the_design_and_cost_numbers_match_the_raw_runs_and_provenance(glued, ra
     w = raw["wallclock"]
     assert glued["wall_speedup_min"] == pytest.approx(w["speedup"].min(), rel=1e-9)
     assert glued["n_wall_above_1"] == int((w["speedup_low"] > 1).sum())
+
+
+def test_undetermined_endpoints_are_named_in_words():
+    t = pd.DataFrame(
+        {
+            "parameter": ["E", "A", "B", "a"],
+            "ci_lower": [0.0067, 3.98, 19.1, 0.015],
+            "ci_upper": [0.0074, 2052.8, 1.07e17, 0.70],
+            "ci_lower_se": [0.0, 1.68, 1.38, 0.007],
+            "ci_upper_se": [0.0019, 1.33e6, 1.98e17, 0.47],
+        }
+    )
+    assert ch.undetermined_endpoints(t) == "the upper ends of A and B"
+    t.loc[3, "ci_lower_se"] = 0.02
+    assert ch.undetermined_endpoints(t) == "the lower end of a; the upper ends of A and B"
+    assert ch.undetermined_endpoints(t.assign(ci_lower_se=0.0, ci_upper_se=0.0)) == "none"
