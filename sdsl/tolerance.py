@@ -325,10 +325,10 @@ RULES: tuple[Rule, ...] = (
         "laptop_scale/loss_law.csv",
         "ci_*_se",
         "stochastic",
-        "Maritz-Jarrett standard error of a percentile endpoint, from the few bootstrap refits in a "
-        "2.5 % tail: within a factor of two",
-        kind="spread",
-        rtol=1.0,
+        "Maritz-Jarrett standard error of a percentile endpoint: estimated from the few bootstrap refits "
+        "near a 2.5 % tail, its own relative error is of order one (one-ulp noise moved E's by a factor "
+        "of six), so it is checked for range only and widens the endpoint's bound from both runs",
+        kind="probability",
     ),
     Rule(
         "laptop_scale/loss_law.csv",

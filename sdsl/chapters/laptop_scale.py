@@ -11,6 +11,8 @@ cites.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 from matplotlib import cm, colors
@@ -34,6 +36,8 @@ __all__ = [
     "summary_gpu_scale",
     "table_committed",
     "table_loss_law",
+    "RUN_NAMES",
+    "model_name",
     "summary_loss_law",
     "undetermined_endpoints",
     "table_prediction",
@@ -76,6 +80,22 @@ def check_parameters(**params: object) -> None:
 
 def _short(run: str) -> str:
     return str(run).split("-d")[0]
+
+
+def model_name(run: str) -> str:
+    """A run's name for a reader: its shape ``w<width>l<layers>``, with the token budget when it is
+    not the common 2 M and ``seed 2`` for a draft's second seed (``w11l1-d2000k-r2`` ->
+    ``w11l1, seed 2``; ``w8l1-d500k`` -> ``w8l1, 0.5 M tokens``)."""
+    m = re.fullmatch(r"(w\d+l\d+)-d(\d+)k(?:-r(\d+))?", str(run))
+    if m is None:
+        return str(run)
+    shape, budget_k, rep = m.group(1), int(m.group(2)), m.group(3)
+    out = shape if budget_k == 2000 else f"{shape}, {budget_k / 1000:g} M tokens"
+    return out + (f", seed {rep}" if rep is not None and int(rep) > 1 else "")
+
+
+#: :func:`sdsl.book.tables.show` formats naming runs by :func:`model_name`.
+RUN_NAMES = {col: model_name for col in ("run", "target", "draft", "best_draft")}
 
 
 def _target_label(run: str, m: float, role: str = "target") -> str:
@@ -242,11 +262,11 @@ def fig_throughput(curves: pd.DataFrame, points: pd.DataFrame, pred: pd.DataFram
             label="empirical $N^*$, 95 %",
         )
         ax.set_xscale("log")
-        ax.set_xlabel("draft parameters $N$ (with embeddings)")
         ax.set_title(_target_label(t, row["params"], row["role"]), fontsize="small")
-    axes[0][0].set_ylabel(r"$2M\,T(N)$ over plain decoding (×)")
+    axes[0][len(p) // 2].set_xlabel("draft parameters $N$ (with embeddings)")  # one label for the row
+    axes[0][0].set_ylabel("$2M\\,T(N)$\nover plain decoding (×)")
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, fontsize="x-small", loc="outside lower center", ncol=len(labels), frameon=False)
+    fig.legend(handles, labels, fontsize="x-small", loc="outside lower center", ncol=3, frameon=False)
     return _finish(fig)
 
 
@@ -279,7 +299,7 @@ def fig_alpha_out_of_sample(oos: pd.DataFrame) -> Figure:
 def fig_wallclock(wall: pd.DataFrame) -> Figure:
     """Measured wall-clock speedup (median over the rounds, order-statistics interval) against
     ``N`` per target, beside Theorem 3.8 at the measured alpha and cost ratio."""
-    fig, ax = _subplots(figsize=(6.0, 4.0))
+    fig, ax = _subplots(figsize=(6.0, 4.6))
     for i, (t, g) in enumerate(wall.groupby("target", sort=False)):
         col = _TARGET_COLORS[i % 3]
         g = g.sort_values("n")
@@ -294,11 +314,11 @@ def fig_wallclock(wall: pd.DataFrame) -> Figure:
             label=f"target {_short(t)}, measured",
         )
         ax.plot(g["n"], g["predicted_speedup"], color=col, lw=0.9, ls="--", label=f"target {_short(t)}, Theorem 3.8")
-    ax.axhline(1.0, color="0.6", lw=0.7)
+    ax.axhline(1.0, color="black", lw=1.0, ls=":", label="no speedup (1×)")
     ax.set_xscale("log")
     ax.set_xlabel("draft parameters $N$ (with embeddings)")
-    ax.set_ylabel("speedup over plain decoding (×)")
-    ax.legend(fontsize="x-small", ncol=2)
+    ax.set_ylabel("speedup over\nplain decoding (×)")
+    fig.legend(fontsize="x-small", ncol=2, loc="outside lower center", frameon=False)
     return _finish(fig)
 
 

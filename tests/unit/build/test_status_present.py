@@ -26,7 +26,7 @@ def test_check_lines_name_the_chapters_the_commit_and_the_verdict(tmp_path):
     assert "`python -m sdsl.build.check beyond`" in line
     assert "commit `abc123def456` plus uncommitted changes" in line
     assert line.endswith("failed: 3 artifacts compared, 1 changed: beyond/laws.")
-    assert "No regeneration check" in status.check_lines(tmp_path / "absent.json")[0]
+    assert "this build did not run it" in status.check_lines(tmp_path / "absent.json")[0]
 
 
 def test_environment_lines_show_cpu_blas_kernel_and_versions():

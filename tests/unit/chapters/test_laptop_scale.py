@@ -171,3 +171,25 @@ def test_undetermined_endpoints_are_named_in_words():
     t.loc[3, "ci_lower_se"] = 0.02
     assert ch.undetermined_endpoints(t) == "the lower end of a; the upper ends of A and B"
     assert ch.undetermined_endpoints(t.assign(ci_lower_se=0.0, ci_upper_se=0.0)) == "none"
+
+
+@pytest.mark.parametrize(
+    "run, name",
+    [
+        ("w160l4-d2000k", "w160l4"),
+        ("w11l1-d2000k-r1", "w11l1"),
+        ("w11l1-d2000k-r2", "w11l1, seed 2"),
+        ("w8l1-d500k", "w8l1, 0.5 M tokens"),
+        ("w16l1-d1000k", "w16l1, 1 M tokens"),
+        ("not-a-run", "not-a-run"),
+    ],
+)
+def test_runs_are_named_by_shape_budget_and_seed(run, name):
+    assert ch.model_name(run) == name
+
+
+def test_every_run_name_is_read_and_tells_the_runs_apart(res):
+    runs = res["runs"]
+    names = runs["run"].map(ch.model_name)
+    assert not names.str.contains("-d").any()
+    assert names.nunique() == runs["run"].nunique()
