@@ -22,14 +22,14 @@ import numpy as np
 from _timing import best_of  # benchmarks/_timing.py, beside this script
 
 import sdsl
-from sdsl.chapters import scaling as grid
+from sdsl.model.grid import SPACINGS, n_grid, table7_grid
 from sdsl.model.optimum import optimal_draft_table
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5, help="repeats of the vectorised solve (best is kept)")
-    parser.add_argument("--spacing", default="log", choices=grid.SPACINGS, help="spacing of M, D, D'")
+    parser.add_argument("--spacing", default="log", choices=SPACINGS, help="spacing of M, D, D'")
     parser.add_argument(
         "--d-high",
         type=float,
@@ -38,8 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    cfg = grid.table7_grid(args.spacing, args.d_high, args.d_high)
-    n = grid.n_grid("log")
+    cfg = table7_grid(args.spacing, args.d_high, args.d_high)
+    n = n_grid("log")
     m, d, dp = (cfg[c].to_numpy() for c in ("m", "d_draft", "d_target"))
     lo, hi = float(n[0]), float(n[-1])
 

@@ -26,7 +26,7 @@ import numpy as np
 from _timing import best_of  # benchmarks/_timing.py, beside this script
 
 import sdsl
-from sdsl.chapters import optimal_draft as optimum
+from sdsl.model.configurations import configurations
 from sdsl.model.grid import n_grid
 from sdsl.model.optimum import brute_force, plane_alpha
 
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.gamma_step <= 0 or args.gamma_max <= 0:
         parser.error("--gamma-step and --gamma-max must be > 0")
 
-    configs = optimum.configurations()
+    configs = configurations()
     gamma = np.arange(0.0, args.gamma_max + args.gamma_step / 2, args.gamma_step)
     spacings = ("log", "linear") if args.spacing == "both" else (args.spacing,)
     sdsl.optimal_draft_size(configs["m"].iloc[0], configs["d_draft"].iloc[0], configs["d_target"].iloc[0])  # warm-up

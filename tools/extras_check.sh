@@ -64,10 +64,11 @@ mods = [m.name for m in pkgutil.walk_packages(sdsl.chapters.__path__, "sdsl.chap
 for m in mods:
     importlib.import_module(m)
 from sdsl.chapters import optimal_draft as chapter
+from sdsl.model.configurations import configurations, resolve_coefficients
 from sdsl.model.laws import resolve_constants
-coef = chapter.resolve_coefficients(None)
+coef = resolve_coefficients(None)
 const = resolve_constants("besiroglu2024")
-configs = chapter.configurations(["Qwen1.5-14B"], ["Qwen1.5"])
+configs = configurations(["Qwen1.5-14B"], ["Qwen1.5"])
 curves = chapter.throughput_curves(configs, np.geomspace(1e7, 1e10, 40), const, coef, False)
 drafts = chapter.experiment_drafts(configs, const, coef, False)
 fig = chapter.figure2(curves, drafts, chapter.table5(configs, const, coef))

@@ -6,7 +6,7 @@ paper's inputs reproduces it (the scorecard's reading ``D' = 4e12``, :data:`sdsl
   applied to every printed row of the target;
 * :func:`flatness`: how flat ``T`` is at the optimum (``T`` at the paper's ``N*`` over ``T`` at ours).
 
-The optimal-draft chapter (:mod:`sdsl.chapters.optimal_draft`) shows them and re-exports them.
+The optimal-draft chapter (:mod:`sdsl.chapters.optimal_draft`) shows them.
 Equations: ``T = E / C`` (the paper's Eq. 9) at ``gamma*``, ``alpha`` from the Eq. 5 plane with the
 Chinchilla loss law (method notes, sections 1 to 3 and 6).
 """

@@ -27,12 +27,10 @@ from matplotlib.figure import Figure
 from sdsl import data as _data
 from sdsl.book.style import family_color
 from sdsl.model.alpha_fits import (
-    FORMS,
     CurveFit,
     PlaneFit,
     check_frame,
     fit_per_target,
-    fit_plane,
     fit_power_loglog,
     fit_targets,
     implied_residual_df,
@@ -45,18 +43,10 @@ from sdsl.tolerance import equal_to_printed
 __all__ = [
     "CHAPTER",
     "EXTRAPOLATE",
-    "FORMS",
-    "PlaneFit",
-    "CurveFit",
-    "fit_plane",
-    "fit_per_target",
-    "fit_targets",
-    "fit_power_loglog",
     "has_table",
     "acceptance_matrix",
     "paper_sample",
     "TABLE4_QUANTITIES",
-    "implied_residual_df",
     "table1",
     "table2",
     "table3",

@@ -7,7 +7,7 @@ pre-training tokens) and compares them by held-out prediction error, then follow
 throughput-optimal draft size ``N*`` (method notes, section 6) and measures how sensitive ``N*`` is
 to every constant it is built from.
 
-Laws (:data:`LAWS`), all ``alpha`` as a function of the data of one (target, draft) pair:
+Laws (:data:`sdsl.model.alpha_laws.LAWS`), all ``alpha`` as a function of the data of one (target, draft) pair:
 
 ===================  ==============================================  ==========  ============
 name                 form                                            fitted      across targets
@@ -46,77 +46,17 @@ import numpy as np
 import pandas as pd
 
 from sdsl.book.style import fix_layout
-from sdsl.model.alpha_laws import (
-    LAWS,
-    FittedLaw,
-    Law,
-    fit_laws,
-    law_data,
-    law_table,
-    parameter_table,
-)
-from sdsl.model.configurations import configurations
-from sdsl.model.crossval import (
-    bootstrap_rmse,
-    compare_laws,
-    cross_validate,
-    cv_predictions,
-)
-from sdsl.model.law_variants import (
-    elasticity_table,
-    n_star_spread,
-    n_star_variants,
-    ratio_rule_range,
-    ratio_sweep,
-    table4_check,
-    table5_check,
-)
-from sdsl.model.optimum import (
-    LawOptimum,
-    law_optimal_draft_size,
-    law_optimal_draft_sizes,
-)
-from sdsl.model.sensitivity import (
-    LOSS_PARAMETERS,
-    PLANE_PARAMETERS,
-    elasticities,
-    log_elasticity,
-)
+from sdsl.model.alpha_laws import FittedLaw
+from sdsl.model.law_variants import table4_check
 
 __all__ = [
-    "Law",
-    "FittedLaw",
-    "LAWS",
-    "LOSS_PARAMETERS",
-    "PLANE_PARAMETERS",
     "LAW_NAMES",
     "CONSTANT_NAMES",
-    "law_data",
-    "law_table",
-    "fit_laws",
-    "parameter_table",
-    "table4_check",
     "table4_judged",
-    "cross_validate",
-    "bootstrap_rmse",
-    "compare_laws",
-    "cv_predictions",
-    "configurations",
-    "LawOptimum",
-    "law_optimal_draft_size",
-    "law_optimal_draft_sizes",
-    "n_star_variants",
-    "table5_check",
-    "n_star_spread",
-    "ratio_sweep",
-    "ratio_rule_range",
     "family_tokens",
     "elasticity_configurations",
     "elasticity_matrix",
     "table4_counts",
-    "log_elasticity",
-    "elasticities",
-    "elasticity_table",
     "figure_predicted_observed",
     "figure_n_star",
     "figure_ratio",

@@ -1,22 +1,25 @@
 """The throughput-optimal draft: the paper's Table 5, Figure 2 and what they depend on.
 
 Chapter ``optimal_draft`` of the book (method notes, sections 1 to 3 and 6). Every table and
-figure of the chapter comes from one function here:
+figure of the chapter comes from one function, here or in the module named beside it:
 
-* :func:`configurations`   the (target, draft family) settings of Table 5, from ``data/models``
+* :func:`sdsl.model.configurations.configurations`: the (target, draft family) settings of Table 5,
+  from ``data/models``
 * :func:`table5`           ``N*``, ``gamma*``, ``alpha`` and ``T(N*)`` beside the paper's values
-* :func:`implied_d_target` the target pre-training tokens ``D'`` that reproduce each printed ``N*``
+* :func:`sdsl.audit.table5.implied_d_target`: the target pre-training tokens ``D'`` that reproduce
+  each printed ``N*``
 * :func:`variants`         continuous or integer ``gamma``, Besiroglu 2024 or Hoffmann 2022 constants
 * :func:`speedup_table`    ``T(N*) * 2M``: throughput over plain decoding at equal FLOPs
 * :func:`gamma_check`      the Lambert-W closed form of ``gamma*`` against a brute-force grid
                            (:func:`sdsl.model.optimum.gamma_grid_search`)
 * :func:`throughput_curves`, :func:`experiment_drafts` and :func:`figure2`: Figure 2
-* :func:`hypotheses_summary`, :func:`flatness`, :func:`draft_losses`:
-  the chapter's readings of those tables; :func:`summary`: every number the chapter's prose cites
+* :func:`draft_losses`: the chapter's reading of those tables; :func:`summary`: every number the
+  chapter's prose cites
 
 :func:`implied_d_target`, :func:`deviation_hypotheses`, :func:`hypotheses_summary` and :func:`flatness`
-(why Table 5's Qwen1.5-14B rows differ) are :mod:`sdsl.audit.table5`'s, and this module re-exports
-them; :func:`figure2` is drawn at the end of this module.
+(why Table 5's Qwen1.5-14B rows differ) live in :mod:`sdsl.audit.table5`, where the notebook
+imports them from; this module uses the last two in :func:`summary`. :func:`figure2` is drawn at the
+end of this module.
 
 Equations: tokens per iteration ``E = (1 - alpha**(gamma+1)) / (1 - alpha)`` (Leviathan et al. 2023),
 cost ``C = 2 N gamma + 2 M``, throughput ``T = E / C`` (the paper's Eq. 9), acceptance
@@ -34,15 +37,9 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
 
 from sdsl import data as _data
-from sdsl.audit.table5 import D_TARGET_ALTERNATIVE, deviation_hypotheses, flatness, hypotheses_summary, implied_d_target
+from sdsl.audit.table5 import D_TARGET_ALTERNATIVE, flatness, hypotheses_summary
 from sdsl.book.style import family_color
-from sdsl.model.configurations import (
-    TABLE5_FAMILIES,
-    TABLE5_TARGETS,
-    configurations,
-    family_tokens,
-    resolve_coefficients,
-)
+from sdsl.model.configurations import configurations, resolve_coefficients
 from sdsl.model.grid import n_grid
 from sdsl.model.laws import BESIROGLU_2024, PAPER_EQ5, AcceptanceCoefficients, LossConstants, resolve_constants
 from sdsl.model.optimum import gamma_grid_search, optimal_draft_size, throughput_curve
@@ -52,24 +49,14 @@ from sdsl.validation import as_positive
 
 __all__ = [
     "CHAPTER",
-    "D_TARGET_ALTERNATIVE",
-    "TABLE5_TARGETS",
-    "TABLE5_FAMILIES",
-    "resolve_coefficients",
-    "family_tokens",
-    "configurations",
     "table5",
-    "implied_d_target",
     "variants",
-    "deviation_hypotheses",
-    "hypotheses_summary",
     "speedup_table",
     "GAMMA_CASES",
     "gamma_check",
     "throughput_curves",
     "experiment_drafts",
     "figure2",
-    "flatness",
     "draft_losses",
     "summary",
 ]

@@ -11,15 +11,7 @@ import numpy as np
 if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: `sdsl plan` runs without it
     import pandas as pd
 
-from sdsl.book.plan_views import (
-    view_candidates,
-    view_columns,
-    view_interval,
-    view_lookup,
-    view_plan,
-    view_sensitivity,
-    view_table5_check,
-)
+from sdsl.book.plan_views import view_columns
 from sdsl.model.optimum import throughput_curve
 from sdsl.plan import PlanInputs
 
@@ -33,13 +25,7 @@ __all__ = [
     "throughput_curves",
     "figure_throughput",
     "view_inputs",
-    "view_plan",
-    "view_candidates",
-    "view_interval",
-    "view_sensitivity",
-    "view_table5_check",
     "lookup",
-    "view_lookup",
     "lookup_summary",
     "summary",
 ]

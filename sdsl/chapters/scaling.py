@@ -39,61 +39,27 @@ from matplotlib.ticker import FuncFormatter
 
 from sdsl import data as _data
 from sdsl.book.style import fix_layout
-from sdsl.model.grid import (
-    SPACINGS,
-    _table7_row,
-    axis,
-    n_grid,
-    size_ratio,
-    solve_checked,
-    solve_table7,
-    table7_grid,
-)
+from sdsl.model.grid import SPACINGS, _table7_row, solve_table7
 from sdsl.model.laws import BESIROGLU_2024, PAPER_EQ5, AcceptanceCoefficients, LossConstants
 from sdsl.model.scaling_law import (
-    TABLE8_TERMS,
-    TABLE9_TERMS,
     _check_solution,
     beside_paper,
     beside_paper_values,
     coefficient_table,
-    data_effects,
-    fit_metrics,
     fit_table8,
     fit_table9,
     law_target_size,
-    practical_ratios,
     ratio_band,
-    ratio_by_target,
 )
 
 __all__ = [
     "CHAPTER",
     "WIDE_DATA_HIGH",
-    "SPACINGS",
-    "TABLE8_TERMS",
-    "TABLE9_TERMS",
-    "axis",
-    "n_grid",
-    "table7_grid",
     "table7",
-    "solve_table7",
-    "solve_checked",
-    "fit_table8",
-    "fit_table9",
-    "coefficient_table",
-    "beside_paper",
     "table8",
     "table9",
-    "fit_metrics",
     "variants",
     "figure5",
-    "size_ratio",
-    "practical_ratios",
-    "ratio_band",
-    "data_effects",
-    "ratio_by_target",
-    "law_target_size",
     "summary",
 ]
 

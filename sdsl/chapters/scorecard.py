@@ -35,49 +35,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdsl.audit.claims import latency_claims
 from sdsl.audit.reproduction import AS_PRINTED, INPUT_BAD, INPUT_OK, INPUT_READ, counts, coverage, interval_rule, view
-from sdsl.audit.rows import (
-    REQUIRED_ARTIFACTS,
-    MissingArtifactsError,
-    check_artifacts,
-    claim_rows,
-    number_rows,
-    parse_millions,
-)
-from sdsl.audit.rules import COINCIDENCE, READINGS, REASONS, Reading, Reason, reason_for
-from sdsl.tolerance import DIFFERS, EQUAL, STATUSES, TOLERANCES, WITHIN, TableTolerance, classify
+from sdsl.audit.rows import REQUIRED_ARTIFACTS, check_artifacts, claim_rows, number_rows
+from sdsl.audit.rules import COINCIDENCE, READINGS, reason_for
+from sdsl.tolerance import DIFFERS, EQUAL, STATUSES, TOLERANCES, WITHIN, classify
 
 __all__ = [
-    "EQUAL",
-    "WITHIN",
-    "DIFFERS",
-    "STATUSES",
-    "INPUT_OK",
-    "INPUT_BAD",
-    "INPUT_READ",
-    "AS_PRINTED",
     "NOT_CHECKABLE",
     "not_checkable",
     "printed",
-    "TableTolerance",
-    "TOLERANCES",
-    "Reading",
-    "READINGS",
-    "Reason",
-    "REASONS",
-    "REQUIRED_ARTIFACTS",
-    "COINCIDENCE",
-    "MissingArtifactsError",
-    "check_artifacts",
-    "parse_millions",
-    "classify",
-    "interval_rule",
-    "latency_claims",
     "scorecard",
-    "view",
-    "counts",
-    "coverage",
     "tolerance_table",
     "differences_markdown",
     "readings_markdown",

@@ -67,7 +67,7 @@ def configurations(
 
     ``M`` and ``D'`` are the target's parameters and tokens in ``data/models``, ``D`` the family's
     tokens (:func:`family_tokens`). ``d_target`` overrides ``D'`` per target, e.g.
-    ``{"Qwen1.5-14B": 4e12}`` (see :func:`sdsl.chapters.optimal_draft.implied_d_target`).
+    ``{"Qwen1.5-14B": 4e12}`` (see :func:`sdsl.audit.table5.implied_d_target`).
     """
     models = _data.load("models") if models is None else models
     by_name = models.set_index("model")

@@ -14,6 +14,7 @@ import pytest  # noqa: E402
 
 from sdsl import data  # noqa: E402
 from sdsl.chapters import acceptance as fits  # noqa: E402
+from sdsl.model.alpha_fits import FORMS, fit_per_target, fit_plane, fit_power_loglog, fit_targets, implied_residual_df  # noqa: E402
 from sdsl.model.laws import AcceptanceCoefficients  # noqa: E402
 
 PRINTED_TARGETS = ("Qwen1.5-14B", "Qwen1.5-32B")
@@ -42,11 +43,11 @@ def test_table4_covers_every_printed_cell(cmp4):
     # 2 targets x 3 forms x 10 quantities
     assert len(cmp4) == len(paper) * len(fits.TABLE4_QUANTITIES) == 60
     assert set(cmp4["target"]) == set(PRINTED_TARGETS)
-    assert set(cmp4["function"]) == set(fits.FORMS)
+    assert set(cmp4["function"]) == set(FORMS)
 
 
 @pytest.mark.parametrize("target", PRINTED_TARGETS)
-@pytest.mark.parametrize("form", fits.FORMS)
+@pytest.mark.parametrize("form", FORMS)
 def test_table4_reproduces_printed_digits(cmp4, target, form):
     """Estimates, MoE, CI bounds, MSE and R^2 of all three forms equal the printed digits
     (|ours - paper| <= half a unit in the last printed digit). Every cell reproduces, including
@@ -62,11 +63,11 @@ def test_power_law_is_nls_not_loglog(acc):
     """Method notes s.7: NLS gives the printed 1.382782 / -0.247168 for Qwen1.5-14B; a log-log
     OLS gives 1.3848 / -0.2477, which is off by far more than the printed precision."""
     paper = data.load("paper_table4").set_index(["target", "function"]).loc[("Qwen1.5-14B", "power")]
-    nls = fits.fit_per_target(acc, "Qwen1.5-14B", "power")
+    nls = fit_per_target(acc, "Qwen1.5-14B", "power")
     assert nls.p1 == pytest.approx(paper["p1"], abs=5e-7)
     assert nls.p2 == pytest.approx(paper["p2"], abs=5e-7)
     assert nls.r2 == pytest.approx(paper["r2"], abs=5e-7)
-    p1, p2 = fits.fit_power_loglog(acc, "Qwen1.5-14B")
+    p1, p2 = fit_power_loglog(acc, "Qwen1.5-14B")
     assert p1 == pytest.approx(1.3848, abs=5e-5)
     assert p2 == pytest.approx(-0.2477, abs=5e-5)
     assert abs(p1 - paper["p1"]) > 1e-3 and abs(p2 - paper["p2"]) > 4e-4
@@ -75,7 +76,7 @@ def test_power_law_is_nls_not_loglog(acc):
 def test_power_covariance_is_the_analytic_one(acc):
     """The power-law SEs are sqrt(diag(SSR/(n-2) (J'J)^-1)) at the optimum, and the optimum is a
     stationary point of SSR (gradient J' r ~ 0)."""
-    f = fits.fit_per_target(acc, "Qwen1.5-14B", "power")
+    f = fit_per_target(acc, "Qwen1.5-14B", "power")
     sub = acc[acc["target"] == "Qwen1.5-14B"]
     x, y = sub["draft_ppl"].to_numpy(), sub["alpha"].to_numpy()
     xp = x**f.p2
@@ -88,7 +89,7 @@ def test_power_covariance_is_the_analytic_one(acc):
 
 def test_mse_convention_is_ssr_over_n(acc):
     """Table 4's MSE is SSR / n: SSR / (n - 2) would not match the printed 0.000113."""
-    f = fits.fit_per_target(acc, "Qwen1.5-14B", "linear")
+    f = fit_per_target(acc, "Qwen1.5-14B", "linear")
     assert f.mse == pytest.approx(0.000113, abs=5e-7)
     assert f.mse * f.n / (f.n - 2) == pytest.approx(0.000141, abs=5e-6)
 
@@ -106,7 +107,7 @@ def test_table4_has_all_five_targets(acc, ours4):
 def test_table3_refit_on_50_pairs(acc):
     """Method notes s.5: a refit on the seed's 50 pairs gives about A = -0.00575, B = 0.00798,
     C = 0.6965, R^2 = 0.41 (not the paper's Table 3, fitted on 130 pairs)."""
-    fit = fits.fit_plane(acc)
+    fit = fit_plane(acc)
     assert fit.n == 50 and fit.df_resid == 47
     assert fit.estimate["A"] == pytest.approx(-0.00575, abs=5e-6)
     assert fit.estimate["B"] == pytest.approx(0.00798, abs=5e-6)
@@ -121,7 +122,7 @@ def test_table3_refit_on_50_pairs(acc):
 
 
 def test_table3_side_by_side(acc):
-    fit = fits.fit_plane(acc)
+    fit = fit_plane(acc)
     t3 = fits.table3(fit, data.load("paper_table3"), data.load("paper_metrics"))
     paper = t3.set_index(["parameter", "quantity"])["paper"]
     assert paper[("A", "estimate")] == -0.0067
@@ -137,7 +138,7 @@ def test_paper_table3_implies_130_observations():
     13 targets x 10 drafts = 130 pairs, 3 coefficients."""
     paper = data.load("paper_table3")
     tol = data.printed_tolerance("paper_table3")
-    implied = fits.implied_residual_df(paper.assign(std_error_tol=tol["std_error"], moe_tol=tol["moe"]))
+    implied = implied_residual_df(paper.assign(std_error_tol=tol["std_error"], moe_tol=tol["moe"]))
     c = implied.set_index("parameter").loc["C"]
     assert (c["df_min"], c["df_max"]) == (127, 127)
     assert (implied["df_min"] <= 127).all() and (implied["df_max"] >= 127).all()
@@ -162,7 +163,7 @@ def test_plane_recovers_known_coefficients():
     x = rng.uniform(12, 30, 400)
     y = rng.uniform(9, 16, 400)
     alpha = true["A"] * x + true["B"] * y + true["C"] + rng.normal(0, 0.01, 400)
-    fit = fits.fit_plane(pd.DataFrame({"draft_ppl": x, "target_ppl": y, "alpha": alpha}))
+    fit = fit_plane(pd.DataFrame({"draft_ppl": x, "target_ppl": y, "alpha": alpha}))
     for k, v in true.items():
         assert fit.ci_lower[k] <= v <= fit.ci_upper[k], (k, v, fit.ci_lower[k], fit.ci_upper[k])
         assert fit.estimate[k] == pytest.approx(v, abs=4 * fit.std_error[k])
@@ -179,7 +180,7 @@ def test_plane_ci_coverage_is_about_95_percent():
         x = rng.uniform(12, 30, 30)
         y = rng.uniform(9, 16, 30)
         a = -0.006 * x + 0.011 * y + 0.65 + rng.normal(0, 0.02, 30)
-        f = fits.fit_plane(pd.DataFrame({"draft_ppl": x, "target_ppl": y, "alpha": a}))
+        f = fit_plane(pd.DataFrame({"draft_ppl": x, "target_ppl": y, "alpha": a}))
         hits += f.ci_lower["B"] <= 0.011 <= f.ci_upper["B"]
     assert 0.89 <= hits / 200 <= 0.99
 
@@ -192,11 +193,11 @@ def test_power_law_nls_recovers_known_power_law():
     rng = np.random.default_rng(42)
     x = np.linspace(10, 35, 25)
     alpha = 1.3 * x**-0.23 + rng.normal(0, 0.003, x.size)
-    f = fits.fit_per_target(_per_target_frame(x, alpha), "T", "power")
+    f = fit_per_target(_per_target_frame(x, alpha), "T", "power")
     assert f.ci1[0] <= 1.3 <= f.ci1[1]
     assert f.ci2[0] <= -0.23 <= f.ci2[1]
     assert f.p1 == pytest.approx(1.3, rel=0.05) and f.p2 == pytest.approx(-0.23, abs=0.02)
-    exact = fits.fit_per_target(_per_target_frame(x, 1.3 * x**-0.23), "T", "power")
+    exact = fit_per_target(_per_target_frame(x, 1.3 * x**-0.23), "T", "power")
     assert exact.p1 == pytest.approx(1.3, rel=1e-8) and exact.p2 == pytest.approx(-0.23, rel=1e-8)
     assert exact.r2 == pytest.approx(1.0, abs=1e-12)
 
@@ -211,7 +212,7 @@ def test_power_law_nls_recovers_known_power_law():
 def test_ols_forms_recover_known_curves(form, fn, p):
     rng = np.random.default_rng(3)
     x = np.linspace(10, 35, 30)
-    f = fits.fit_per_target(_per_target_frame(x, fn(x) + rng.normal(0, 0.004, x.size)), "T", form)
+    f = fit_per_target(_per_target_frame(x, fn(x) + rng.normal(0, 0.004, x.size)), "T", form)
     assert f.ci1[0] <= p[0] <= f.ci1[1] and f.ci2[0] <= p[1] <= f.ci2[1]
     np.testing.assert_allclose(f.predict(x), fn(x), atol=0.005)
 
@@ -243,10 +244,10 @@ def test_user_rows_without_source_table(acc):
 
 
 def test_figures_build_without_titles(acc):
-    plane = fits.fit_plane(acc)
+    plane = fit_plane(acc)
     f1 = fits.figure1(acc, plane)
     f1b = fits.figure1(acc, plane.coefficients)
-    f3 = fits.figure3(acc, fits.fit_targets(acc))
+    f3 = fits.figure3(acc, fit_targets(acc))
     try:
         ax = f1.axes[0]
         assert (round(ax.elev, 6), round(ax.azim, 6)) == (22.0, -128.0)
@@ -265,27 +266,27 @@ def test_figures_build_without_titles(acc):
 
 def test_errors_for_bad_input(acc):
     with pytest.raises(ValueError, match="form must be one of"):
-        fits.fit_per_target(acc, "OPT-13B", "cubic")
+        fit_per_target(acc, "OPT-13B", "cubic")
     with pytest.raises(ValueError, match="has no rows"):
-        fits.fit_per_target(acc, "GPT-5", "linear")
+        fit_per_target(acc, "GPT-5", "linear")
     with pytest.raises(ValueError, match="at least 3"):
-        fits.fit_per_target(acc[acc["target"] == "OPT-13B"].head(2), "OPT-13B", "power")
+        fit_per_target(acc[acc["target"] == "OPT-13B"].head(2), "OPT-13B", "power")
     with pytest.raises(ValueError, match="at least 4"):
-        fits.fit_plane(acc.head(3))
+        fit_plane(acc.head(3))
     with pytest.raises(ValueError, match="rank-deficient"):
-        fits.fit_plane(acc[acc["target"] == "OPT-13B"])
+        fit_plane(acc[acc["target"] == "OPT-13B"])
     with pytest.raises(ValueError, match="missing column"):
-        fits.fit_plane(acc.drop(columns="alpha"))
+        fit_plane(acc.drop(columns="alpha"))
     with pytest.raises(ValueError, match="must be > 0"):
-        fits.fit_plane(acc.assign(draft_ppl=-acc["draft_ppl"]))
+        fit_plane(acc.assign(draft_ppl=-acc["draft_ppl"]))
     with pytest.raises(ValueError, match="no rows"):
-        fits.fit_plane(acc.iloc[0:0])
+        fit_plane(acc.iloc[0:0])
     with pytest.raises(ValueError, match="PlaneFit"):
         fits.table3("not a fit", data.load("paper_table3"))
     with pytest.raises(ValueError, match="CurveFit"):
         fits.figure3(acc, [])
     with pytest.raises(ValueError, match="form must be one of"):
-        fits.fit_targets(acc, forms=["quadratic"])
+        fit_targets(acc, forms=["quadratic"])
     with pytest.raises(ValueError, match="missing Table 4 column"):
         fits.table4_vs_paper(
             pd.DataFrame({"target": []}), data.load("paper_table4"), data.printed_tolerance("paper_table4")

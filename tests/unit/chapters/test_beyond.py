@@ -13,21 +13,26 @@ import sdsl
 from sdsl import data
 from sdsl.chapters import beyond as lc
 from sdsl.model import optimum, sensitivity
-from sdsl.model.configurations import ACCEPTANCE_TARGETS
+from sdsl.model.alpha_laws import LAWS, Law, fit_laws, law_data
+from sdsl.model.configurations import ACCEPTANCE_TARGETS, configurations
+from sdsl.model.crossval import bootstrap_rmse, compare_laws, cross_validate, cv_predictions
+from sdsl.model.law_variants import n_star_spread, n_star_variants, ratio_rule_range, table4_check
+from sdsl.model.optimum import law_optimal_draft_size, law_optimal_draft_sizes
+from sdsl.model.sensitivity import elasticities, log_elasticity
 
 
 @pytest.fixture(scope="module")
 def real() -> pd.DataFrame:
-    return lc.law_data()
+    return law_data()
 
 
 @pytest.fixture(scope="module")
 def fitted(real):
-    return lc.fit_laws(real)
+    return fit_laws(real)
 
 
-def _law(name: str) -> lc.Law:
-    return {law.name: law for law in lc.LAWS}[name]
+def _law(name: str) -> Law:
+    return {law.name: law for law in LAWS}[name]
 
 
 def _simulate(real: pd.DataFrame, rng: np.random.Generator, b: float = 0.025, sigma: float = 0.004):
@@ -51,7 +56,7 @@ def test_law_data_names_missing_model(real):
     acc = data.load("acceptance")
     models = data.load("models")
     with pytest.raises(ValueError, match="OPT-125M"):
-        lc.law_data(acc, models[models["model"] != "OPT-125M"])
+        law_data(acc, models[models["model"] != "OPT-125M"])
 
 
 # -------------------------------------------------------------------------------------- the laws
@@ -61,7 +66,7 @@ def test_per_target_fits_reproduce_table4(fitted, real):
     """Our Table-4 forms equal every printed digit of the paper (half a unit in the last digit)."""
     paper = data.load("paper_table4")
     tol = data.printed_tolerance("paper_table4")
-    chk = lc.table4_check(fitted, real, paper)
+    chk = table4_check(fitted, real, paper)
     assert len(chk) == 60  # 6 fits x 10 printed quantities (estimates, margins, intervals, MSE, R^2)
     for _, r in chk.iterrows():
         i = paper.index[(paper["target"] == r["target"]) & (paper["function"] == r["function"])][0]
@@ -150,7 +155,7 @@ class _Memoriser:
 
 @pytest.mark.parametrize("scheme,folds,size", [("draft", 10, 5), ("target", 5, 10)])
 def test_cv_never_uses_the_held_out_row(real, scheme, folds, size):
-    res = lc.cross_validate(_Memoriser(), real, scheme)
+    res = cross_validate(_Memoriser(), real, scheme)
     assert res["predicted"].isna().all()  # a memoriser that saw a held-out row would return it
     assert len(res) == len(real) and not res.duplicated(["target", "draft"]).any()
     assert res["fold"].nunique() == folds and (res.groupby("fold").size() == size).all()
@@ -171,7 +176,7 @@ class _TrainMean:
 
 
 def test_cv_fits_on_exactly_the_other_rows(real):
-    res = lc.cross_validate(_TrainMean(), real, "draft")
+    res = cross_validate(_TrainMean(), real, "draft")
     for draft, g in res.groupby("draft"):
         expected = real.loc[real["draft"] != draft, "alpha"].mean()
         np.testing.assert_allclose(g["predicted"], expected, rtol=1e-14)
@@ -181,9 +186,9 @@ def test_cv_fits_on_exactly_the_other_rows(real):
 def test_loto_refuses_laws_without_cross_target_structure(real):
     for name in ("linear_x", "loglin_n", "loglin_n_pooled", "target_mean"):
         with pytest.raises(ValueError, match="cannot predict a held-out target"):
-            lc.cross_validate(_law(name), real, "target")
+            cross_validate(_law(name), real, "target")
     with pytest.raises(ValueError, match="scheme"):
-        lc.cross_validate(_law("plane"), real, "row")
+        cross_validate(_law("plane"), real, "row")
 
 
 def test_cv_prefers_the_true_law(real):
@@ -192,8 +197,8 @@ def test_cv_prefers_the_true_law(real):
     and the per-target mean."""
     sim, _ = _simulate(real, np.random.default_rng(11))
     laws = [_law(n) for n in ("loglin_n_pooled", "linear_x", "linear_x_pooled", "target_mean")]
-    pred = lc.cv_predictions(sim, laws)
-    tab = lc.compare_laws(pred, sim, np.random.default_rng(0), laws, n_resamples=500)
+    pred = cv_predictions(sim, laws)
+    tab = compare_laws(pred, sim, np.random.default_rng(0), laws, n_resamples=500)
     lodo = tab[tab["scheme"] == "leave one draft out"].set_index("law")
     assert lodo["rmse"].idxmin() == "loglin_n_pooled"
     assert lodo.loc["loglin_n_pooled", "rank"] == 1
@@ -205,14 +210,14 @@ def test_cv_prefers_the_true_law(real):
 
 def test_bootstrap_rmse():
     e = np.random.default_rng(1).normal(0, 0.01, 60)
-    rmse, lo, hi = lc.bootstrap_rmse(e, np.random.default_rng(2), 1000)
+    rmse, lo, hi = bootstrap_rmse(e, np.random.default_rng(2), 1000)
     assert rmse == pytest.approx(np.sqrt(np.mean(e**2)), rel=1e-15)
     assert lo < rmse < hi
-    assert lc.bootstrap_rmse(e, np.random.default_rng(2), 1000) == (rmse, lo, hi)  # reproducible
-    d, dlo, dhi = lc.bootstrap_rmse(e, np.random.default_rng(3), 500, baseline=e)
+    assert bootstrap_rmse(e, np.random.default_rng(2), 1000) == (rmse, lo, hi)  # reproducible
+    d, dlo, dhi = bootstrap_rmse(e, np.random.default_rng(3), 500, baseline=e)
     assert d == 0 and dlo == 0 and dhi == 0
     with pytest.raises(ValueError, match="level"):
-        lc.bootstrap_rmse(e, np.random.default_rng(2), level=1.5)
+        bootstrap_rmse(e, np.random.default_rng(2), level=1.5)
 
 
 # -------------------------------------------------------------------------------- propagation
@@ -222,7 +227,7 @@ def test_plane_propagation_matches_optimal_draft_size(fitted):
     """The generic search over log N reproduces sdsl.optimal_draft_size for the paper's plane
     (Table 5's Qwen1.5-14B / OPT configuration), continuous and integer gamma."""
     for integer in (False, True):
-        ours = lc.law_optimal_draft_size(
+        ours = law_optimal_draft_size(
             fitted["plane_paper"], "Qwen1.5-14B", 14_167_290_880, 180e9, 3e12, sdsl.BESIROGLU_2024, integer
         )
         ref = sdsl.optimal_draft_size(14_167_290_880, 180e9, 3e12, integer=integer)
@@ -234,14 +239,14 @@ def test_plane_propagation_matches_optimal_draft_size(fitted):
 def test_table5_within_paper_precision(fitted):
     paper = data.load("paper_table5")
     for _, r in paper.iterrows():
-        o = lc.law_optimal_draft_size(fitted["plane_paper"], r["target"], r["m"], r["d_draft"], r["d_target"])
+        o = law_optimal_draft_size(fitted["plane_paper"], r["target"], r["m"], r["d_draft"], r["d_target"])
         assert o.n_star == pytest.approx(r["n_star"], rel=1e-3)
 
 
 def test_no_interior_optimum_is_reported_not_returned(fitted):
-    o = lc.law_optimal_draft_size(fitted["target_mean"], "OPT-13B", 12_853_473_280, 180e9, 180e9)
+    o = law_optimal_draft_size(fitted["target_mean"], "OPT-13B", 12_853_473_280, 180e9, 180e9)
     assert np.isnan(o.n_star) and o.status.startswith("no interior optimum") and "lower end" in o.status
-    high = lc.Law(
+    high = Law(
         "high",
         "alpha > 1",
         "fixed",
@@ -249,7 +254,7 @@ def test_no_interior_optimum_is_reported_not_returned(fitted):
         refitted=False,
         coefficients=sdsl.AcceptanceCoefficients(0.0, 0.0, 1.2),
     ).fit(pd.DataFrame({"a": [1]}))
-    o = lc.law_optimal_draft_size(high, "x", 1e10, 1e12, 1e12)
+    o = law_optimal_draft_size(high, "x", 1e10, 1e12, 1e12)
     assert np.isnan(o.n_star) and o.status == "no interior optimum: alpha lies outside (0, 1) on the whole search range"
 
 
@@ -265,11 +270,11 @@ def test_loglinear_law_that_reaches_one_is_flagged():
         }
     )
     fl = _law("loglin_n").fit(sim)
-    o = lc.law_optimal_draft_size(fl, "t", 1e12, 1e12, 1e12)
+    o = law_optimal_draft_size(fl, "t", 1e12, 1e12, 1e12)
     assert np.isnan(o.n_star) and "alpha leaves (0, 1) just above" in o.status
     assert o.alpha_valid_range[1] == pytest.approx(np.exp(0.7 / 0.1) * 1e6, rel=0.04)
     gentle = _law("loglin_n").fit(sim.assign(alpha=0.3 + 0.05 * (sim["ln_n"] - np.log(1e6))))
-    g = lc.law_optimal_draft_size(gentle, "t", 1e12, 1e12, 1e12)
+    g = law_optimal_draft_size(gentle, "t", 1e12, 1e12, 1e12)
     assert g.status == "interior" and 0.7 < g.alpha < 0.9
 
 
@@ -278,17 +283,17 @@ def test_batched_solver_matches_one_at_a_time_and_brute_force(fitted):
     one-configuration search gives, and the continuous-gamma optima agree with a brute-force
     maximum of T on a dense grid of log N."""
     rng = np.random.default_rng(7)
-    cfg = lc.configurations(ACCEPTANCE_TARGETS)
+    cfg = configurations(ACCEPTANCE_TARGETS)
     for name in ("plane_paper", "log_x", "loglin_nd_pooled", "target_mean"):
         fl = fitted[name]
         rows = cfg.iloc[rng.choice(len(cfg), 5, replace=False)]
         consts = [sdsl.BESIROGLU_2024, sdsl.HOFFMANN_2022, sdsl.BESIROGLU_2024, sdsl.HOFFMANN_2022, sdsl.BESIROGLU_2024]
         integ = [False, True, True, False, False]
-        batch = lc.law_optimal_draft_sizes(
+        batch = law_optimal_draft_sizes(
             fl, rows["target"].tolist(), rows["m"], rows["d_draft"], rows["d_target"], consts, integ
         )
         for (_, r), c, i, b in zip(rows.iterrows(), consts, integ, batch):
-            one = lc.law_optimal_draft_size(fl, r["target"], r["m"], r["d_draft"], r["d_target"], c, i)
+            one = law_optimal_draft_size(fl, r["target"], r["m"], r["d_draft"], r["d_target"], c, i)
             assert b.status == one.status
             if one.status != "interior":
                 assert np.isnan(b.n_star)
@@ -308,7 +313,7 @@ def test_elasticities_match_scalar_optimiser():
     1e-12) to the optimiser's noise floor: N* at a flat maximum is resolved to ~1e-8 relative,
     so elasticities with h = 1e-3 agree to ~1e-4."""
     m, d, dp = 14_167_290_880, 180e9, 3e12
-    el = lc.elasticities(m, d, dp).set_index("parameter")
+    el = elasticities(m, d, dp).set_index("parameter")
     for name in ("A", "C", "E", "a"):
         base = el.loc[name, "value"]
 
@@ -316,19 +321,17 @@ def test_elasticities_match_scalar_optimiser():
             co, cs = sensitivity._perturbed(sdsl.PAPER_EQ5, sdsl.BESIROGLU_2024, name, v)
             return sdsl.optimal_draft_size(m, d, dp, constants=cs, coefficients=co)
 
-        assert el.loc[name, "elasticity_n_star"] == pytest.approx(
-            lc.log_elasticity(lambda v: f(v).n_star, base), abs=1e-4
-        )
+        assert el.loc[name, "elasticity_n_star"] == pytest.approx(log_elasticity(lambda v: f(v).n_star, base), abs=1e-4)
         assert el.loc[name, "elasticity_t"] == pytest.approx(
-            lc.log_elasticity(lambda v: f(v).tokens_per_flop, base), abs=1e-9
+            log_elasticity(lambda v: f(v).tokens_per_flop, base), abs=1e-9
         )
 
 
 def test_variants_and_spread(fitted):
-    cfg = lc.configurations(targets=["OPT-13B"], families=["OPT"])
-    v = lc.n_star_variants({k: fitted[k] for k in ("plane_paper", "loglin_n", "target_mean")}, cfg)
+    cfg = configurations(targets=["OPT-13B"], families=["OPT"])
+    v = n_star_variants({k: fitted[k] for k in ("plane_paper", "loglin_n", "target_mean")}, cfg)
     assert len(v) == 3 * 2 * 2
-    sp = lc.n_star_spread(v)
+    sp = n_star_spread(v)
     assert sp.loc[0, "interior"] == 8 and sp.loc[0, "variants"] == 12
     assert sp.loc[0, "n_star_min"] <= sp.loc[0, "n_star_median"] <= sp.loc[0, "n_star_max"]
     # the log-linear law in ln N does not depend on the loss-law constants
@@ -348,7 +351,7 @@ def test_ratio_rule_range():
             "status": "interior",
         }
     )
-    r = lc.ratio_rule_range(sweep).iloc[0]
+    r = ratio_rule_range(sweep).iloc[0]
     assert r["band_m_low"] == 1e10 and r["band_m_high"] == 1e11
     assert r["ratio_at_m_min"] == 40.0 and r["ratio_at_m_max"] == 700.0
 
@@ -357,13 +360,13 @@ def test_ratio_rule_range():
 
 
 def test_log_elasticity_of_power_and_exponential():
-    assert lc.log_elasticity(lambda t: 3.0 * t**2.5, 1.7) == pytest.approx(2.5, abs=1e-12)
+    assert log_elasticity(lambda t: 3.0 * t**2.5, 1.7) == pytest.approx(2.5, abs=1e-12)
     # d ln exp(theta) / d ln theta = theta (second-order error h^2 theta^3 / 6)
-    assert lc.log_elasticity(np.exp, 0.8, h=1e-4) == pytest.approx(0.8, abs=1e-8)
+    assert log_elasticity(np.exp, 0.8, h=1e-4) == pytest.approx(0.8, abs=1e-8)
     # the sign of theta is kept: f(theta) = theta**2 around a negative theta
-    assert lc.log_elasticity(lambda t: t**2, -0.5) == pytest.approx(2.0, abs=1e-12)
+    assert log_elasticity(lambda t: t**2, -0.5) == pytest.approx(2.0, abs=1e-12)
     with pytest.raises(ValueError, match="non-zero"):
-        lc.log_elasticity(np.exp, 0.0)
+        log_elasticity(np.exp, 0.0)
 
 
 def test_elasticity_of_throughput_matches_envelope_theorem():
@@ -372,7 +375,7 @@ def test_elasticity_of_throughput_matches_envelope_theorem():
     d ln T*/d ln theta = theta * (d alpha/d theta) * d ln E/d alpha, with
     dE/d alpha = (1 - (g+1) alpha^g + g alpha^(g+1)) / (1 - alpha)^2."""
     m, d, dp = 14_167_290_880, 180e9, 3e12
-    el = lc.elasticities(m, d, dp, h=1e-4).set_index("parameter")
+    el = elasticities(m, d, dp, h=1e-4).set_index("parameter")
     o = sdsl.optimal_draft_size(m, d, dp)
     a, g = o.alpha, o.gamma_star
     e = (1 - a ** (g + 1)) / (1 - a)
@@ -386,8 +389,8 @@ def test_elasticity_of_throughput_matches_envelope_theorem():
 
 def test_elasticity_of_n_star_is_step_independent():
     m, d, dp = 12_853_473_280, 180e9, 180e9
-    coarse = lc.elasticities(m, d, dp, h=2e-3).set_index("parameter")
-    fine = lc.elasticities(m, d, dp, h=5e-4).set_index("parameter")
+    coarse = elasticities(m, d, dp, h=2e-3).set_index("parameter")
+    fine = elasticities(m, d, dp, h=5e-4).set_index("parameter")
     np.testing.assert_allclose(coarse["elasticity_n_star"], fine["elasticity_n_star"], rtol=2e-3, atol=1e-5)
     assert set(coarse.index) == {"A", "B", "C", "E", "A_loss", "B_loss", "a", "b"}
 

@@ -8,7 +8,9 @@ import pytest
 
 import sdsl
 from sdsl import data
+from sdsl.audit.table5 import deviation_hypotheses, implied_d_target
 from sdsl.chapters import optimal_draft as optimum
+from sdsl.model.configurations import configurations
 from sdsl.model.grid import n_grid
 from sdsl.model.optimum import brute_force, gamma_grid_search, plane_alpha
 
@@ -19,7 +21,7 @@ def t5():
 
 
 def test_configurations_are_the_papers_table5():
-    cfg = optimum.configurations()
+    cfg = configurations()
     paper = data.load("paper_table5")
     merged = cfg.merge(paper, on=["target", "draft_family"], suffixes=("", "_paper"))
     assert len(merged) == len(paper) == 6
@@ -29,11 +31,11 @@ def test_configurations_are_the_papers_table5():
 
 def test_configurations_reject_unknown_names():
     with pytest.raises(ValueError, match="family"):
-        optimum.configurations(families=["GPT-9"])
+        configurations(families=["GPT-9"])
     with pytest.raises(ValueError, match="targets"):
-        optimum.configurations(targets=["Qwen9-1T"])
+        configurations(targets=["Qwen9-1T"])
     with pytest.raises(ValueError, match="d_target overrides"):
-        optimum.configurations(d_target={"OPT-13B": 1e12})
+        configurations(d_target={"OPT-13B": 1e12})
 
 
 def test_table5_agrees_with_the_paper(t5):
@@ -52,7 +54,7 @@ def test_table5_qwen32_rows_agree_to_the_printed_digits_of_t(t5):
 def test_table5_qwen14_rows_are_reproduced_with_four_trillion_target_tokens():
     """The finding of the chapter: with D' = 4e12 for Qwen1.5-14B every row agrees to 1e-7 in N*
     and to every printed digit in T(N*); with the printed 3e12 they do not."""
-    fixed = optimum.table5(optimum.configurations(d_target={"Qwen1.5-14B": 4e12}))
+    fixed = optimum.table5(configurations(d_target={"Qwen1.5-14B": 4e12}))
     assert (fixed["n_star_rel_dev"].abs() < 1e-7).all()
     assert fixed["tokens_per_flop_within_print"].all()
     printed = optimum.table5()
@@ -60,7 +62,7 @@ def test_table5_qwen14_rows_are_reproduced_with_four_trillion_target_tokens():
 
 
 def test_implied_d_target():
-    imp = optimum.implied_d_target()
+    imp = implied_d_target()
     q14 = imp.loc[imp["target"] == "Qwen1.5-14B", "d_target_implied"]
     q32 = imp.loc[imp["target"] == "Qwen1.5-32B", "d_target_implied"]
     assert np.allclose(q14, 4e12, rtol=1e-3)
@@ -102,7 +104,7 @@ def test_gamma_grid_search_picks_the_grid_maximum():
 
 
 def test_brute_force_over_sizes_and_lengths_agrees_with_the_closed_form_within_a_grid_step():
-    r = optimum.configurations().iloc[3]
+    r = configurations().iloc[3]
     n = np.geomspace(1.5e8, 2.5e8, 801)
     alpha = plane_alpha(r.m, r.d_draft, r.d_target)
     b = {k: v[0] for k, v in brute_force(alpha, [r.m], n, gamma_grid=np.arange(0, 20.0005, 0.01)).items()}
@@ -141,7 +143,7 @@ def test_speedup_table(t5):
 
 
 def test_deviation_hypotheses_single_out_the_target_tokens():
-    hyp = optimum.deviation_hypotheses("Qwen1.5-14B")
+    hyp = deviation_hypotheses("Qwen1.5-14B")
     ok = hyp.groupby("hypothesis")["tokens_per_flop_within_print"].all()
     assert ok[ok].index.tolist() == ["D' = 4e+12"]
 

@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from sdsl.book.plan_views import view_lookup
 from sdsl.chapters import plan_draft as ch
 from sdsl.plan.lookup import lookup_rows
 
@@ -37,7 +38,7 @@ def test_lookup_summary_counts_every_row_once(table):
 
 
 def test_view_shows_units_dashes_and_no_index(table):
-    html = ch.view_lookup(table).to_html()
+    html = view_lookup(table).to_html()
     for header in ("M (billion parameters)", "N* (million parameters)", "D' (trillion tokens)", "wall-clock speedup"):
         assert header in html
     assert "nan" not in html.lower().replace("nano", "") and "–" in html

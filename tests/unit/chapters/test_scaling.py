@@ -40,7 +40,18 @@ import pytest
 import sdsl
 from sdsl import data
 from sdsl.chapters import scaling as grid
+from sdsl.model.grid import SPACINGS, axis, n_grid, size_ratio, solve_table7, table7_grid
 from sdsl.model.optimum import optimal_draft_table
+from sdsl.model.scaling_law import (
+    TABLE8_TERMS,
+    TABLE9_TERMS,
+    coefficient_table,
+    data_effects,
+    fit_metrics,
+    fit_table8,
+    fit_table9,
+    ratio_band,
+)
 
 WIDE = 1e14  # the upper end of D and D' that reproduces Tables 8 and 9 (see the chapter)
 
@@ -62,17 +73,17 @@ def metrics() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def primary() -> pd.DataFrame:
-    return grid.solve_table7("log", "log", WIDE, WIDE)
+    return solve_table7("log", "log", WIDE, WIDE)
 
 
 @pytest.fixture(scope="module")
 def printed_log() -> pd.DataFrame:
-    return grid.solve_table7("log")
+    return solve_table7("log")
 
 
 @pytest.fixture(scope="module")
 def printed_linear() -> pd.DataFrame:
-    return grid.solve_table7("linear")
+    return solve_table7("linear")
 
 
 # ------------------------------------------------------------------------------ grids
@@ -80,8 +91,8 @@ def printed_linear() -> pd.DataFrame:
 
 def test_table7_grid_has_288_configurations_with_the_printed_ends():
     t7 = data.load("paper_table7").set_index("parameter")
-    for spacing in grid.SPACINGS:
-        cfg = grid.table7_grid(spacing)
+    for spacing in SPACINGS:
+        cfg = table7_grid(spacing)
         assert len(cfg) == 288 == int(t7.loc["M", "points"] * t7.loc["D", "points"] * t7.loc["D_prime", "points"])
         assert not cfg.duplicated().any()
         for col, par in (("m", "M"), ("d_draft", "D"), ("d_target", "D_prime")):
@@ -93,7 +104,7 @@ def test_table7_grid_has_288_configurations_with_the_printed_ends():
 
 
 def test_table7_grid_wide_data_axes():
-    cfg = grid.table7_grid("log", WIDE, WIDE)
+    cfg = table7_grid("log", WIDE, WIDE)
     np.testing.assert_allclose(np.sort(cfg["d_draft"].unique()), np.logspace(12, 14, 6), rtol=1e-12)
     assert cfg["d_target"].max() == WIDE
     t7 = grid.table7("log", "log", WIDE, WIDE)
@@ -101,7 +112,7 @@ def test_table7_grid_wide_data_axes():
 
 
 def test_n_grid_both_spacings():
-    log_n, lin_n = grid.n_grid("log"), grid.n_grid("linear")
+    log_n, lin_n = n_grid("log"), n_grid("linear")
     assert log_n.size == lin_n.size == 10_000
     assert log_n[0] == lin_n[0] == 1e8 and log_n[-1] == lin_n[-1] == 1e10
     np.testing.assert_allclose(np.diff(np.log(log_n)), np.log(100) / 9999, rtol=1e-9)
@@ -122,18 +133,18 @@ def test_n_grid_both_spacings():
 )
 def test_invalid_axis_raises(kwargs):
     with pytest.raises(ValueError):
-        grid.axis(**kwargs)
+        axis(**kwargs)
 
 
 def test_invalid_table7_grids_raise():
     with pytest.raises(ValueError, match="spacing"):
-        grid.table7_grid("quadratic")
+        table7_grid("quadratic")
     with pytest.raises(ValueError, match="low < high"):
-        grid.table7_grid("log", d_high=1e11)  # below the low end 1e12
+        table7_grid("log", d_high=1e11)  # below the low end 1e12
     with pytest.raises(ValueError, match="spacing"):
-        grid.n_grid("geometric")
+        n_grid("geometric")
     with pytest.raises(ValueError, match="points"):
-        grid.n_grid("log", points=0)
+        n_grid("log", points=0)
 
 
 @pytest.mark.parametrize(
@@ -155,7 +166,7 @@ def test_invalid_n_grid_raises(n, match):
 
 
 def test_invalid_configurations_raise():
-    n = grid.n_grid("log", points=100)
+    n = n_grid("log", points=100)
     with pytest.raises(ValueError, match="m"):
         optimal_draft_table([13e9, -1.0], 1e12, 1e12, n)
     with pytest.raises(ValueError, match="broadcast"):
@@ -178,7 +189,7 @@ def test_solver_agrees_with_scalar_optimiser_on_a_seeded_sample(primary):
             "d_target": np.exp(rng.uniform(np.log(1e12), np.log(1e14), 8)),
         }
     )
-    extra_sol = optimal_draft_table(extra["m"], extra["d_draft"], extra["d_target"], grid.n_grid())
+    extra_sol = optimal_draft_table(extra["m"], extra["d_draft"], extra["d_target"], n_grid())
     both = pd.concat([rows, extra_sol], ignore_index=True)
     assert len(both) >= 10
     for r in both.itertuples():
@@ -190,20 +201,20 @@ def test_solver_agrees_with_scalar_optimiser_on_a_seeded_sample(primary):
     assert not both["on_edge"].any()
 
 
-@pytest.mark.parametrize("n_spacing", grid.SPACINGS)
+@pytest.mark.parametrize("n_spacing", SPACINGS)
 def test_coarse_to_fine_argmax_equals_exhaustive(n_spacing):
     """The default search finds the same grid argmax as evaluating every grid point (T is
     unimodal in N); checked on a seeded third of the primary grid for both N spacings."""
-    cfg = grid.table7_grid("log", WIDE, WIDE)
+    cfg = table7_grid("log", WIDE, WIDE)
     cfg = cfg.iloc[np.random.default_rng(7).choice(len(cfg), size=96, replace=False)]
-    n = grid.n_grid(n_spacing)
+    n = n_grid(n_spacing)
     fast = optimal_draft_table(cfg["m"], cfg["d_draft"], cfg["d_target"], n, refine=False)
     full = optimal_draft_table(cfg["m"], cfg["d_draft"], cfg["d_target"], n, refine=False, exhaustive=True)
     np.testing.assert_array_equal(fast["grid_index"], full["grid_index"])
 
 
 def test_raw_grid_argmax_is_within_one_step_of_the_refined_optimum(primary):
-    n = grid.n_grid("linear")
+    n = n_grid("linear")
     raw = optimal_draft_table(primary["m"], primary["d_draft"], primary["d_target"], n, refine=False)
     assert (raw["n_star"] == raw["n_star_grid"]).all()
     assert np.isin(raw["n_star"], n).all()
@@ -219,7 +230,7 @@ def test_optimum_at_the_edge_of_the_grid_is_flagged():
 
 
 def test_two_dimensional_grid_and_size_ratio_match_scalar():
-    ratios = grid.size_ratio([1e9, 1e12], 1e13, 1e13)
+    ratios = size_ratio([1e9, 1e12], 1e13, 1e13)
     for r in ratios.itertuples():
         ref = sdsl.optimal_draft_size(r.m, 1e13, 1e13)
         assert r.n_star == pytest.approx(ref.n_star, rel=1e-6)
@@ -237,7 +248,7 @@ def test_table9_primary_grid_equals_paper(primary, paper9, metrics):
         assert abs(t9.loc[p, "estimate"] - t9.loc[p, "paper_estimate"]) <= tol.loc[p, "estimate"]
         assert t9.loc[p, "moe"] == pytest.approx(t9.loc[p, "paper_moe"], rel=0.01)
         assert t9.loc[p, "paper_in_our_ci"] and t9.loc[p, "ours_in_paper_ci"]
-    m = grid.fit_metrics(primary, metrics).set_index(["table", "metric"])
+    m = fit_metrics(primary, metrics).set_index(["table", "metric"])
     assert m.loc[(9, "observations"), "ours"] == m.loc[(9, "observations"), "paper"]
     assert abs(m.loc[(9, "r2"), "difference"]) <= 5e-4
 
@@ -247,10 +258,10 @@ def test_table8_primary_grid_agrees_with_paper(primary, paper8, metrics):
     for p in ("mu", "M0", "g"):
         assert t8.loc[p, "estimate"] == pytest.approx(t8.loc[p, "paper_estimate"], rel=0.015)
     assert abs(t8.loc["g_prime", "deviation_in_moe"]) <= 0.05
-    for p in grid.TABLE8_TERMS:
+    for p in TABLE8_TERMS:
         assert t8.loc[p, "moe"] == pytest.approx(t8.loc[p, "paper_moe"], rel=0.01)
         assert t8.loc[p, "paper_in_our_ci"] and t8.loc[p, "ours_in_paper_ci"]
-    m = grid.fit_metrics(primary, metrics).set_index(["table", "metric"])
+    m = fit_metrics(primary, metrics).set_index(["table", "metric"])
     for metric in ("r2", "adj_r2"):
         assert abs(m.loc[(8, metric), "difference"]) <= 5e-4  # printed 0.978: half a unit
 
@@ -259,9 +270,9 @@ def test_regression_is_ols_with_hc3(primary):
     """The coefficient table is statsmodels' OLS + HC3, CI = estimate +- z(0.975) SE."""
     from scipy import stats
 
-    res = grid.fit_table9(primary)
+    res = fit_table9(primary)
     assert res.cov_type == "HC3"
-    tab = grid.coefficient_table(res).set_index("parameter")
+    tab = coefficient_table(res).set_index("parameter")
     x = np.column_stack([primary["m"], np.ones(len(primary))])
     beta, *_ = np.linalg.lstsq(x, primary["n_star"].to_numpy(), rcond=None)
     np.testing.assert_allclose(tab["estimate"].to_numpy(), beta, rtol=1e-10)
@@ -287,15 +298,15 @@ def test_printed_table7_range_deviations_are_as_documented(printed_log, printed_
 def test_variants_table_structure(paper8, paper9):
     var = grid.variants(paper8, paper9, spacings=("log",), d_highs=(WIDE,), n_spacings=("log",), refine=(False,))
     assert set(var["table"]) == {8, 9}
-    assert len(var) == len(grid.TABLE8_TERMS) + len(grid.TABLE9_TERMS)
+    assert len(var) == len(TABLE8_TERMS) + len(TABLE9_TERMS)
     assert {"rel_deviation", "paper_in_our_ci", "ours_in_paper_ci", "r2"} <= set(var.columns)
 
 
 def test_regressions_reject_bad_solutions(primary):
     with pytest.raises(ValueError, match="lacks column"):
-        grid.fit_table8(primary.drop(columns=["n_star"]))
+        fit_table8(primary.drop(columns=["n_star"]))
     with pytest.raises(ValueError, match="at least 5"):
-        grid.fit_table9(primary.head(3))
+        fit_table9(primary.head(3))
 
 
 # ------------------------------------------------------------------------------ Figure 5 and implications
@@ -323,24 +334,24 @@ def test_figure5_layout(primary):
 
 
 def test_data_effects_and_ratio_band(primary):
-    eff = grid.data_effects(primary).set_index("factor")
+    eff = data_effects(primary).set_index("factor")
     assert eff.loc["M", "change_min"] > 1.0  # N* more than doubles from 13e9 to 110e9
     assert -0.1 < eff.loc["D", "change_max"] < 0  # more draft data: slightly smaller draft
     assert abs(eff.loc["D'", "change_max"]) < 0.01
-    ratios = grid.size_ratio(np.geomspace(1e10, 2e11, 7), 1e13, 1e13)
-    band = grid.ratio_band(ratios, 150, 300)
+    ratios = size_ratio(np.geomspace(1e10, 2e11, 7), 1e13, 1e13)
+    band = ratio_band(ratios, 150, 300)
     inside = ratios[(ratios.m_over_n >= 150) & (ratios.m_over_n <= 300)]
     assert band["m_all_low"] == inside["m"].min() and band["m_all_high"] == inside["m"].max()
     with pytest.raises(ValueError):
-        grid.ratio_band(ratios, 300, 150)
+        ratio_band(ratios, 300, 150)
 
 
 # ------------------------------------------------------------------------------ the notebook
 
 
 def test_integer_draft_length_agrees_with_scalar_optimiser():
-    cfg = grid.table7_grid("log", WIDE, WIDE).iloc[[0, 100, 287]]
-    sol = optimal_draft_table(cfg["m"], cfg["d_draft"], cfg["d_target"], grid.n_grid(), integer=True)
+    cfg = table7_grid("log", WIDE, WIDE).iloc[[0, 100, 287]]
+    sol = optimal_draft_table(cfg["m"], cfg["d_draft"], cfg["d_target"], n_grid(), integer=True)
     for r in sol.itertuples():
         ref = sdsl.optimal_draft_size(r.m, r.d_draft, r.d_target, integer=True, n_bounds=(1e8, 1e10))
         assert r.n_star == pytest.approx(ref.n_star, rel=1e-6)

@@ -13,8 +13,10 @@ import pytest
 
 from sdsl import data
 from sdsl.audit import reproduction as R
+from sdsl.audit.rows import MissingArtifactsError, parse_millions
 from sdsl.chapters import scorecard as sc
 from sdsl.paths import ROOT
+from sdsl.tolerance import DIFFERS, EQUAL, WITHIN, classify
 
 
 @pytest.fixture()
@@ -31,17 +33,17 @@ def card():
 
 
 def test_classify_boundaries():
-    assert sc.classify(0.5994, 0.599, 5e-4, 0.01) == sc.EQUAL
-    assert sc.classify(0.6040, 0.599, 5e-4, 0.01) == sc.WITHIN
-    assert sc.classify(0.6060, 0.599, 5e-4, 0.01) == sc.DIFFERS
-    assert sc.classify(float("nan"), 0.599, 5e-4, 0.01) == sc.DIFFERS
+    assert classify(0.5994, 0.599, 5e-4, 0.01) == EQUAL
+    assert classify(0.6040, 0.599, 5e-4, 0.01) == WITHIN
+    assert classify(0.6060, 0.599, 5e-4, 0.01) == DIFFERS
+    assert classify(float("nan"), 0.599, 5e-4, 0.01) == DIFFERS
 
 
 def test_parse_millions():
-    assert sc.parse_millions("117M") == (117e6, 0.5e6)
-    assert sc.parse_millions("1.5M") == (1.5e6, 0.05e6)
+    assert parse_millions("117M") == (117e6, 0.5e6)
+    assert parse_millions("1.5M") == (1.5e6, 0.05e6)
     with pytest.raises(ValueError, match="printed in millions"):
-        sc.parse_millions("117")
+        parse_millions("117")
 
 
 def test_every_printed_number_of_tables_1_to_9_has_a_row(card):
@@ -62,7 +64,7 @@ def test_every_figure_has_a_scored_claim(card):
     assert set(claims["table"]) == {f"Figure {i}" for i in range(1, 6)}
     # a claim holds or it does not, unless the data cannot test it: Figure 1's fit to more pairs
     # than Tables 1 and 2 print
-    assert set(claims["status"]) <= {sc.EQUAL, sc.DIFFERS, sc.NOT_CHECKABLE}
+    assert set(claims["status"]) <= {EQUAL, DIFFERS, sc.NOT_CHECKABLE}
     assert set(claims.loc[claims["status"] == sc.NOT_CHECKABLE, "table"]) == {"Figure 1"}
 
 
@@ -71,7 +73,7 @@ def test_both_counts_and_the_readings(card):
     reread = R.counts(card, reinterpreted=True).set_index("table")
     assert printed.loc["All", "total"] == reread.loc["All", "total"]  # a reading replaces a row, never adds one
     # on the printed grid Table 8's estimates differ; read with data axes to 1e14 they reproduce
-    assert printed.loc["Table 8", sc.DIFFERS] > 0 and reread.loc["Table 8", sc.DIFFERS] == 0
+    assert printed.loc["Table 8", DIFFERS] > 0 and reread.loc["Table 8", DIFFERS] == 0
     assert reread.loc["All", "reproduced"] > printed.loc["All", "reproduced"]
     readings = set(card.loc[card["reading"] != R.AS_PRINTED, "reading"])
     assert readings == {"D' = 4e12", "D, D' to 1e14"}
@@ -83,14 +85,14 @@ def test_both_counts_and_the_readings(card):
 def test_interval_end_does_not_reproduce_when_its_estimate_differs(card):
     t3 = card[(card["table"] == "Table 3") & (card["reading"] == R.AS_PRINTED)].set_index("item")
     for p in ("A", "C"):
-        assert t3.loc[f"{p} estimate", "status"] == sc.DIFFERS
-        assert t3.loc[f"{p} ci_lower", "status"] == sc.DIFFERS
+        assert t3.loc[f"{p} estimate", "status"] == DIFFERS
+        assert t3.loc[f"{p} ci_lower", "status"] == DIFFERS
     assert "coincidence" in t3.loc["A ci_lower", "reason"]
     assert not R.interval_rule(card).any()  # the rule is applied: nothing left for it to change
 
 
 def test_every_difference_has_a_reason_and_a_chapter(card):
-    d = card[card["status"] == sc.DIFFERS]
+    d = card[card["status"] == DIFFERS]
     assert len(d) > 0
     assert (d["reason"].str.len() > 20).all(), d[d["reason"].str.len() <= 20][["table", "item"]]
     assert d["reason_chapter"].isin(["acceptance", "optimal_draft", "latency", "scaling"]).all()
@@ -107,14 +109,14 @@ def test_a_changed_number_differs_with_its_reason_and_chapter(root):
     assert changed.sum() >= 1
     # the estimate, its interval ends (interval rule) and Figure 3's claim, built on Table 4's estimates
     assert set(after.loc[changed, "table"]) == {"Table 4", "Figure 3"}
-    assert (after.loc[changed, "status"] == sc.DIFFERS).all()
+    assert (after.loc[changed, "status"] == DIFFERS).all()
     assert (after.loc[changed, "reason"] != "").all()
     assert after.loc[changed, "item"].str.endswith(" p1").any()
 
 
 def test_missing_chapter_artifacts_fail_loudly(root):
     (root / "latency" / "table6.csv").unlink()
-    with pytest.raises(sc.MissingArtifactsError, match=r"latency/table6\.csv.*sdsl\.build\.pipeline run latency"):
+    with pytest.raises(MissingArtifactsError, match=r"latency/table6\.csv.*sdsl\.build\.pipeline run latency"):
         sc.scorecard(root)
 
 
