@@ -16,7 +16,7 @@ beyond chapter.
 3. refines an interior grid maximum by the root of the central-difference derivative
    ``g(u) = (F(u + h) - F(u - h)) / (2 h)`` between the grid argmax's two neighbours
    (:func:`sdsl.model.solvers.find_root`, vectorised: scipy's ``find_root`` does the same, but
-   importing it costs more than the whole budget of ``sdsl plan``).
+   scipy is not in the base install that ``sdsl plan`` runs from).
 
 Why a root and not a minimiser: near a smooth maximum ``F`` changes only quadratically, so a
 minimiser of ``-F`` can locate the optimum only to about ``sqrt(eps) ~ 1e-8`` relative in ``N``,

@@ -1,13 +1,14 @@
-"""Two solvers of the planning path in plain numpy, so that ``sdsl plan`` never imports scipy.
+"""Two solvers of the planning path in plain numpy, because scipy is not in the base install.
 
-Importing :mod:`scipy.optimize` or :mod:`scipy.special` costs 0.4 to 0.6 s on the project's
-machines, and scipy is not part of the base install (numpy, PyYAML and prometheus_client: what
-``sdsl plan`` and ``sdsl alpha`` need); the planning path needs only two things from scipy:
+The base install (numpy, PyYAML and prometheus_client: what ``sdsl plan`` and ``sdsl alpha`` need)
+stays under 100 MB; scipy alone is 143 MB and comes with the ``[analysis]`` extra. The planning
+path needs only two things from scipy, written here and compared with scipy's own in
+``tests/unit/model/test_solvers.py``:
 
 * :func:`find_root` -- vectorised bracketed root finding (Chandrupatla's hybrid of inverse
-  quadratic interpolation and bisection, as scipy's), the step of :func:`sdsl.model.optimum.solve`
-  that locates ``N*`` as the root of the derivative of the throughput, for many configurations at
-  once;
+  quadratic interpolation and bisection, the method of ``scipy.optimize.elementwise.find_root``),
+  the step of :func:`sdsl.model.optimum.solve` that locates ``N*`` as the root of the derivative
+  of the throughput, for many configurations at once;
 * :func:`w_minus1_log_start` -- a starting point above the root of ``expm1(u) - u = eps``, the
   logarithm of ``-W_{-1}(-exp(-1 - eps))`` (the lower branch of Lambert W used by the closed form of
   ``gamma*``; method notes, section 3), from which Newton's method converges monotonically. It
@@ -40,8 +41,8 @@ def find_root(
     ends of the bracket and the previous point where that interpolation is safe, bisection
     otherwise, every step at least ``xatol / 2`` inside the bracket, until each bracket is narrower
     than ``xatol`` or a value is exactly zero. It is the method of
-    ``scipy.optimize.elementwise.find_root``, whose import alone (0.6 to 1 s here) exceeds the
-    budget of ``sdsl plan``; ``tests/unit/model/test_solvers.py`` compares the two. (It replaced
+    ``scipy.optimize.elementwise.find_root``, which the base install does not have (module
+    docstring); ``tests/unit/model/test_solvers.py`` compares the two. (It replaced
     Illinois regula falsi with bisection safeguards, which took about 37 evaluations on the
     derivative of ``T`` where this takes 8 to 15: after an interpolate lands next to the root, the
     safeguard bisected from the far end of the bracket down to ``xatol``.)
