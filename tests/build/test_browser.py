@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import base64
 import functools
+import gzip
 import http.server
+import io
 import os
 import re
 import shutil
@@ -72,6 +74,9 @@ ABSOLUTE_PATH = re.compile(r"(?<![\w.:/~-])/(?:home|work|tmp|root|usr|opt|var|sr
 
 #: The smallest text a figure may show, in points at the size the page shows it.
 MIN_TEXT_PT = 9.0
+#: The most a page may transfer (document, styles, scripts, fonts, MathJax, images), served as a
+#: static host serves it (text gzip-compressed): a reader on a slow connection waits for all of it.
+MAX_PAGE_BYTES = 1_500_000
 #: Wording of tickets and copies that the book's prose must not use.
 STALE_WORDS = ("the issue asks", "our seed", "what we hold", "not its equations", "shared/seeds")
 
@@ -134,8 +139,31 @@ def server(book_html):
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves the book as a static host does (GitHub Pages, Read the Docs, Netlify): text (HTML,
+    CSS, JavaScript, SVG, JSON) gzip-compressed when the browser accepts it, images and fonts as
+    they are."""
+
     def log_message(self, *args):  # keep pytest's output readable
         pass
+
+    def send_head(self):
+        path = Path(self.translate_path(self.path))
+        if path.is_dir():
+            path = path / "index.html"
+        ctype = self.guess_type(str(path))
+        text = ctype.startswith("text/") or ctype in _COMPRESSED
+        if not (text and path.is_file() and "gzip" in self.headers.get("Accept-Encoding", "")):
+            return super().send_head()
+        body = gzip.compress(path.read_bytes(), compresslevel=6, mtime=0)
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
+
+
+_COMPRESSED = ("application/javascript", "text/javascript", "image/svg+xml", "application/json")
 
 
 @pytest.fixture(scope="module")
@@ -256,6 +284,15 @@ return {
 """
 
 
+# The bytes a page loads: the document and every resource it requested (cached ones included),
+# as transferred (the encoded body: gzip for text) and as decoded
+_BYTES = """
+const e = performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'));
+return {transferred: e.reduce((s, r) => s + r.encodedBodySize, 0), decoded: e.reduce((s, r) => s + r.decodedBodySize, 0),
+        requests: e.length};
+"""
+
+
 _NAV = """
 return Array.from(document.querySelectorAll('nav.bd-docs-nav a, .prev-next-area a')).map(a => a.href);
 """
@@ -275,6 +312,7 @@ def _visit(browser, server: str, page: str, items: list[str]) -> dict:
             WebDriverWait(browser, 30).until(lambda d: not d.execute_script(_UNTYPESET))
         except TimeoutException:
             out["untypeset"] = browser.execute_script(_UNTYPESET)
+    out["bytes"] = browser.execute_script(_BYTES)
     out["broken"] = browser.execute_script(
         "return Array.from(document.images).filter(i => !(i.naturalWidth > 0)).map(i => i.src)"
     )
@@ -330,6 +368,17 @@ def test_every_page_loads_without_console_errors_images_and_math(book_html, visi
             problems.append(f"{page}: console {e['level']}: {e['message']}")
     assert not problems, "\n".join(problems)
     assert any(v["math"] for v in visits.values()), "no page has an equation: the MathJax check checked nothing"
+
+
+def test_every_page_transfers_at_most_1_5_mb(visits):
+    heavy = {p: v["bytes"] for p, v in visits.items() if v["bytes"]["transferred"] > MAX_PAGE_BYTES}
+    assert all(v["bytes"]["requests"] > 1 for v in visits.values()), (
+        "a page loaded no style or script: nothing was measured"
+    )
+    assert not heavy, "pages over 1.5 MB transferred: " + "; ".join(
+        f"{p}: {b['transferred'] / 1e6:.2f} MB ({b['decoded'] / 1e6:.2f} MB decoded, {b['requests']} requests)"
+        for p, b in heavy.items()
+    )
 
 
 def test_navigation_reaches_every_chapter(server, visits):
