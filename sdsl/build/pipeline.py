@@ -466,11 +466,19 @@ def _copy_artifacts(book: Path) -> None:
             shutil.copyfile(root / rel, target)
 
 
+def _written_by_build(rel: Path) -> bool:
+    """Whether ``rel`` (relative to ``book/``) is written by the book's build, not a source."""
+    return rel.parts[0] == "_build" or "__pycache__" in rel.parts or rel.parts[:2] == ("_static", "thumbnails")
+
+
 def _book_digest(builder_args: list[str] | None, book: Path = BOOK) -> str:
     """Hash of everything the HTML book is built from: ``book/`` (sources, configuration, the
-    executed notebooks) except ``_build``, the lock file and the builder arguments."""
+    executed notebooks) except ``_build`` and what the build itself writes there (the local
+    extensions' ``__pycache__``, the landing page's thumbnails: made from the artifacts, which are
+    hashed), the lock file and the builder arguments. What a build writes must not count, or the
+    next build with nothing changed would run Sphinx again."""
     h = hashlib.sha256()
-    files = [p for p in book.rglob("*") if p.is_file() and p.relative_to(book).parts[0] != "_build"]
+    files = [p for p in book.rglob("*") if p.is_file() and not _written_by_build(p.relative_to(book))]
     digest_files([*files, ROOT / "requirements.lock"], h)
     h.update(json.dumps(builder_args or []).encode())
     return h.hexdigest()

@@ -283,6 +283,19 @@ def toy_book(tmp_path):
     return book
 
 
+def test_what_the_build_writes_into_book_does_not_make_the_next_build_run(toy_book):
+    # the local extensions' bytecode and the landing page's thumbnails appear during a build: the
+    # build after it, with no source changed, must be skipped; a changed source is not
+    before = pipeline._book_digest(None, toy_book)
+    (toy_book / "_ext" / "__pycache__").mkdir(parents=True)
+    (toy_book / "_ext" / "__pycache__" / "ext.cpython-311.pyc").write_bytes(b"\0")
+    (toy_book / "_static" / "thumbnails").mkdir(parents=True)
+    (toy_book / "_static" / "thumbnails" / "fig.png").write_bytes(b"\0")
+    assert pipeline._book_digest(None, toy_book) == before
+    (toy_book / "intro.md").write_text("# Toy\n\nAnother page.\n")
+    assert pipeline._book_digest(None, toy_book) != before
+
+
 def test_book_is_swapped_in_only_when_the_build_succeeds(toy_book):
     index = pipeline.build_book(book=toy_book)
     assert index.is_file()
