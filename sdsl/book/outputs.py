@@ -4,6 +4,7 @@ Each table and figure of a chapter comes from one named function in ``sdsl`` and
 here, once: ``save_table`` writes CSV, ``save_figure`` writes SVG (for the book) and PNG (for a
 quick look) and, with ``data=``, the numbers behind the figure as ``<name>.data.csv``. Files are
 written to a temporary name and renamed, so a failed run never leaves a half-written file behind.
+:func:`downloads` renders the line of download links the book shows under each of them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from matplotlib.figure import Figure
 from sdsl.book.style import SAVEFIG_METADATA
 from sdsl.paths import artifacts_dir
 
-__all__ = ["save_table", "save_figure", "chapter_dir"]
+__all__ = ["save_table", "save_figure", "chapter_dir", "KINDS", "download_links", "downloads"]
 
 
 def chapter_dir(chapter: str, out_dir: str | os.PathLike | None = None) -> Path:
@@ -87,3 +88,33 @@ def save_figure(
             _atomic_write(path, lambda p: data.to_csv(p, index=False, float_format="%.12g", lineterminator="\n"))
         )
     return paths
+
+
+# --- Download links under each table and figure of the book.
+
+#: File suffixes linked, in order, with the text of their link.
+KINDS = ((".csv", "CSV"), (".svg", "SVG"), (".png", "PNG"), (".data.csv", "figure data"))
+
+
+def download_links(chapter: str, name: str, artifacts_dir: str | os.PathLike | None = None) -> str:
+    """The Markdown line of links to the files of artifact ``name`` of ``chapter`` that exist in
+    ``artifacts_dir`` (default: the chapter's folder of the artifacts tree); relative to a page of
+    ``book/executed/``. Raises ``ValueError`` when none exists (a link to nothing is a typo)."""
+
+    folder = Path(chapter_dir(chapter, artifacts_dir))
+    # raw HTML links: a Markdown link to a file makes Sphinx copy it again into _downloads/
+    links = [
+        f'<a href="../_static/artifacts/{chapter}/{name}{suffix}">{label}</a>'
+        for suffix, label in KINDS
+        if (folder / f"{name}{suffix}").is_file() and not (suffix == ".csv" and name.endswith(".data"))
+    ]
+    if not links:
+        raise ValueError(f"artifact {chapter}/{name} has no file in {folder}: nothing to link")
+    return "Download: " + " | ".join(links)
+
+
+def downloads(chapter: str, name: str, artifacts_dir: str | os.PathLike | None = None):
+    """:func:`download_links` as an ``IPython.display.Markdown`` object, to display in a cell."""
+    from IPython.display import Markdown
+
+    return Markdown(download_links(chapter, name, artifacts_dir))

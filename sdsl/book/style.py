@@ -1,10 +1,14 @@
-"""The one place that sets the look of every figure, and how figures are written to disk.
+"""The one place that sets the look of every figure and how figures are written to disk, and the
+axis labels that carry their units (:func:`scaled`).
 
 Figures are byte-stable between two runs: a fixed SVG hash salt, no creation date in SVG or
 PNG metadata, fixed DPI and fonts that ship with matplotlib.
 """
 
 from __future__ import annotations
+
+import math
+from collections.abc import Iterable
 
 import matplotlib as mpl
 import seaborn as sns
@@ -19,7 +23,11 @@ __all__ = [
     "shown_scale",
     "COLUMN_INCHES",
     "MIN_TEXT_PT",
+    "power_of_ten",
+    "scaled",
+    "tokens",
 ]
+
 
 #: The width of the book's text column at a 1400 px window (772 CSS px, 96 per inch; 740 px leaves
 #: the output area's margins): a figure wider than this is shown scaled down to it, and its text with it.
@@ -121,3 +129,40 @@ def legible(fig, min_pt: float = MIN_TEXT_PT) -> float:
     for ax in fig.axes:
         sizes += [t.get_fontsize() for t in ax.get_xticklabels() + ax.get_yticklabels() if t.get_text().strip()]
     return round(min(sizes, default=floor), 2)
+
+
+# --- Axis labels a reader can read: units in the label, no offset text.
+
+
+def power_of_ten(values: Iterable[float]) -> int:
+    """The power of ten of the largest finite magnitude in ``values`` (0 when there is none)."""
+    finite = [abs(float(v)) for v in values if v is not None and math.isfinite(float(v)) and float(v) != 0.0]
+    return int(math.floor(math.log10(max(finite)))) if finite else 0
+
+
+def scaled(ax, axis: str, label: str, unit: str, values: Iterable[float] | None = None) -> int:
+    """Label the linear ``axis`` (``"x"`` or ``"y"``) of ``ax`` as ``label (10^k unit)`` with tick
+    labels divided by ``10^k``, ``k`` the power of ten of ``values`` (default: the axis' data
+    limits); ``k`` = 0 gives ``label (unit)``. Returns ``k``."""
+    from matplotlib.ticker import FuncFormatter
+
+    if axis not in ("x", "y"):
+        raise ValueError(f"axis must be 'x' or 'y', got {axis!r}")
+    if values is None:
+        values = ax.get_ylim() if axis == "y" else ax.get_xlim()
+    k = power_of_ten(values)
+    scale = 10.0**k
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    target.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v / scale:g}"))
+    text = f"{label} ($10^{{{k}}}$ {unit})" if k else f"{label} ({unit})"
+    (ax.set_ylabel if axis == "y" else ax.set_xlabel)(text)
+    return k
+
+
+def tokens(n: float) -> str:
+    """A token or parameter count as a reader writes it: ``180B``, ``2.4T``, ``18T``, ``125M``."""
+    n = float(n)
+    for div, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(n) >= div:
+            return f"{n / div:.3g}{suffix}"
+    return f"{n:.3g}"

@@ -222,8 +222,7 @@ def _check_arguments(chapters: list[str] | None, jobs: object, overrides: dict[s
     notebook would not take (unknown chapter or parameter, a value its check refuses), by
     ``ValueError``: one line, before anything runs or is written."""
     from sdsl import validation as V
-    from sdsl.build.parameters import check_notebook_parameters
-    from sdsl.build.runs import load_runs
+    from sdsl.build.parameters import check_notebook_parameters, load_runs
     from sdsl.paths import NOTEBOOKS
 
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:

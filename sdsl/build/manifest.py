@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from sdsl._machine import cpu_flags, cpu_model
-from sdsl.build.runs import PATH_PARAMETERS
+from sdsl.build.parameters import PATH_PARAMETERS
 from sdsl.data import sha256
 
 __all__ = [

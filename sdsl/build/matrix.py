@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from sdsl._machine import cpu_flags
-from sdsl.build.runs import load_runs
+from sdsl.build.parameters import load_runs
 from sdsl.paths import BUILD, NOTEBOOKS, ROOT
 
 __all__ = ["Combination", "torch_chapters", "combinations", "supported", "run_matrix", "main"]

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from sdsl.build.runs import PATH_PARAMETERS as _PATH_PARAMETERS
+from sdsl.build.parameters import PATH_PARAMETERS as _PATH_PARAMETERS
 
 __all__ = [
     "STATUS_NAME",

@@ -1,6 +1,6 @@
 """The plan chapter: a draft for a target of the reader's choice (the planning itself is
 :mod:`sdsl.plan`), its tables, its figure and the numbers its text cites (:func:`summary`). How the
-reader sees the tables (the ``view_*`` functions) is :mod:`sdsl.book.plan_views`."""
+reader sees the tables (the ``view_*`` functions) is :mod:`sdsl.book.views`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: `sdsl plan` runs without it
     import pandas as pd
 
-from sdsl.book.plan_views import view_columns
+from sdsl.book.views import view_columns
 from sdsl.model.optimum import throughput_curve
 from sdsl.plan import PlanInputs
 
@@ -177,8 +177,7 @@ def figure_throughput(
     with their share of the optimum. Units on both axes, no offset label."""
     import matplotlib.pyplot as plt
 
-    from sdsl.book.axes import scaled, tokens
-    from sdsl.book.style import family_color
+    from sdsl.book.style import family_color, scaled, tokens
 
     fig, ax = plt.subplots()
     curves = throughput_curves(inputs, table, points)
@@ -359,7 +358,7 @@ def check_parameters(**params: object) -> None:
     if params.get("artifacts_dir") is not None:
         V.folder(params["artifacts_dir"], "artifacts_dir")
     if "lookup_hardware" in params:
-        from sdsl.model.accelerators import get_accelerator
+        from sdsl.model.hardware import get_accelerator
 
         try:
             get_accelerator(V.text(params["lookup_hardware"], "lookup_hardware", "an accelerator preset"))

@@ -1,6 +1,6 @@
 """Measuring alpha: estimators on top of :mod:`sdsl.measure.estimators`, readers of serving engines'
 exports (:mod:`sdsl.measure.engines`), the ``sdsl alpha`` report (:mod:`sdsl.measure.report`),
-top-k / top-p warping (:mod:`sdsl.measure.filters`), cache checks (:mod:`sdsl.measure.cache`)
+top-k / top-p warping (:mod:`sdsl.measure.sampling`), cache checks (:mod:`sdsl.measure.sampling`)
 and cross-tokenizer pairs through transformers' universal assisted generation
 (:mod:`sdsl.measure.universal`).
 

@@ -34,10 +34,14 @@ What ``sdsl alpha`` needs runs on numpy alone (the base install): the normal qua
 standard library's :class:`statistics.NormalDist` and the profile-likelihood bounds from
 :func:`sdsl.model.solvers.find_root`; scipy (``sdsl[analysis]``) is imported where it is used, by
 the bootstrap and by the chi-square test's p-value.
+
+At the end: alpha when the number of evaluated draft positions is known only within bounds
+(:func:`alpha_from_trial_bounds`) and alpha from mean accepted lengths (:func:`alpha_from_mean_tokens`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from statistics import NormalDist
 
@@ -45,6 +49,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from sdsl.model.solvers import find_root
+from sdsl.model.throughput import expected_tokens
 
 __all__ = [
     "AlphaEstimate",
@@ -55,7 +60,10 @@ __all__ = [
     "alpha_bootstrap",
     "alpha_from_position_counts",
     "constant_alpha_test",
+    "alpha_from_trial_bounds",
+    "alpha_from_mean_tokens",
 ]
+
 
 #: Interval methods of the likelihood-based estimators.
 INTERVALS = ("profile", "wilson", "logit", "wald")
@@ -517,3 +525,232 @@ def constant_alpha_test(
             res = stats.chi2_contingency(np.vstack([acc, rej]), correction=False)
             stat, p, dof = float(res.statistic), float(res.pvalue), int(res.dof)
     return ConstantAlphaTest(alpha, stat, dof, p, rates, tuple(int(x) for x in trials), tuple(int(x) for x in acc))
+
+
+# --- Alpha when the number of evaluated draft positions is known only within bounds (method notes,
+
+
+def _whole(value: float, name: str) -> float:
+    x = float(value)
+    if not math.isfinite(x) or x < 0:
+        raise ValueError(f"{name} must be a finite count >= 0, got {value!r}")
+    return x
+
+
+def alpha_from_trial_bounds(
+    accepted: float,
+    trials: float,
+    trials_low: float,
+    trials_high: float,
+    *,
+    level: float = 0.95,
+    interval: str = "profile",
+    n: int = 0,
+    method: str = "mle_trial_bounds",
+) -> AlphaEstimate:
+    """Alpha ``= accepted / trials`` with an interval widened to every ``trials`` in
+    ``[trials_low, trials_high]`` (method notes, section 9; module docstring).
+
+    Parameters
+    ----------
+    accepted : accepted draft tokens ``S`` (excluding the bonus token), exact.
+    trials : evaluated draft positions ``T`` as reported (e.g. counting every draft as ``k`` long).
+    trials_low, trials_high : bounds of the true ``T``, ``trials_low <= trials <= trials_high``;
+        ``trials_low`` is raised to ``accepted`` (alpha cannot exceed 1).
+    level : confidence level in (0, 1).
+    interval : interval of the binomial kernel at each end (:data:`sdsl.measure.estimators.INTERVALS`).
+    n : number of drafts (iterations) behind the counts, recorded in the result.
+    method : label of the estimate.
+
+    Returns
+    -------
+    AlphaEstimate with ``alpha = S / T``, ``se`` the sampling standard error at ``T`` (the bounds
+    are not in it), ``[ci_low, ci_high]`` = [lower end at ``trials_high``, upper end at
+    ``trials_low``]; ``extra`` holds ``alpha_low = S / trials_high`` and ``alpha_high =
+    S / trials_low`` (the bounds without sampling error) and the trial bounds.
+    """
+    level = _check_level(level)
+    interval = _check_interval(interval)
+    s = _whole(accepted, "accepted")
+    t = _whole(trials, "trials")
+    lo_t = _whole(trials_low, "trials_low")
+    hi_t = _whole(trials_high, "trials_high")
+    if t <= 0:
+        raise ValueError(f"trials must be > 0 (no evaluated draft position), got {trials!r}")
+    if s > t:
+        raise ValueError(f"accepted must be <= trials, got accepted={accepted!r} > trials={trials!r}")
+    if not lo_t <= t <= hi_t:
+        raise ValueError(
+            f"trial bounds must satisfy trials_low <= trials <= trials_high, got "
+            f"{trials_low!r} <= {trials!r} <= {trials_high!r}"
+        )
+    lo_t = max(lo_t, s)
+    # the binomial kernel takes whole counts; round the bounds outwards
+    si = int(round(s))
+    a, se, _, _ = _binomial_interval(si, max(int(round(t)), si, 1), level, interval)
+    a = s / t
+    _, _, low, _ = _binomial_interval(si, max(int(math.ceil(hi_t)), si, 1), level, interval)
+    _, _, _, high = _binomial_interval(si, max(int(math.floor(lo_t)), si, 1), level, interval)
+    return AlphaEstimate(
+        float(a),
+        float(se),
+        float(min(low, a)),
+        float(max(high, a)),
+        n=int(n),
+        method=method,
+        interval=f"{interval}_union_over_trial_bounds",
+        level=level,
+        trials=int(round(t)),
+        accepted=si,
+        extra={
+            "alpha_low": s / hi_t,
+            "alpha_high": s / lo_t if lo_t > 0 else 1.0,
+            "trials_low": lo_t,
+            "trials_high": hi_t,
+        },
+    )
+
+
+# --- Alpha from mean accepted lengths (method notes, section 9): inverting
+
+
+def _k_moments(alpha: float, gamma: int) -> tuple[float, float]:
+    """Mean and variance of the accepted count ``k`` under the truncated geometric law."""
+    i = np.arange(1, gamma + 1)
+    p = alpha**i  # P(k >= i)
+    mean = p.sum()
+    second = ((2 * i - 1) * p).sum()
+    return float(mean), float(max(second - mean * mean, 0.0))
+
+
+def _d_expected_tokens(alpha: float, gamma: np.ndarray) -> np.ndarray:
+    """``dE/dalpha`` for ``E = sum_{i=0}^{gamma} alpha**i``."""
+    return np.array([np.sum(np.arange(1, g + 1) * alpha ** np.arange(0, g)) for g in gamma], dtype=float)
+
+
+def alpha_from_mean_tokens(
+    mean_tokens: ArrayLike,
+    gamma: ArrayLike,
+    n_iterations: ArrayLike,
+    *,
+    mean_tokens_se: ArrayLike | None = None,
+    level: float = 0.95,
+) -> AlphaEstimate:
+    """Alpha by inverting the expected tokens per iteration ``E(alpha, gamma)`` (method notes,
+    sections 1 and 9; Leviathan et al. 2023, Eq. 1).
+
+    ``mean_tokens[j]`` is the mean number of tokens produced per iteration (accepted drafts *plus*
+    the bonus/correction token, i.e. vLLM's "mean acceptance length") measured over
+    ``n_iterations[j]`` iterations at draft length ``gamma[j]``. One draft length: ``brentq`` solves
+    ``E(alpha, gamma) = mean``. Several: weighted least squares (``scipy.optimize.least_squares``)
+    with weights ``1 / se_j**2``. ``mean_tokens_se`` (standard errors of the means) defaults to the
+    model-based ``sd(k) / sqrt(n)`` under the truncated geometric law at the estimate. The standard
+    error of alpha comes from the delta method, the interval is Wald, clipped to [0, 1].
+
+    Approximate by construction: the mean discards the per-position information the MLE uses.
+
+    Parameters
+    ----------
+    mean_tokens : mean tokens per iteration at each draft length (>= 1).
+    gamma : the draft lengths (integers >= 1), one per mean (or one for all).
+    n_iterations : iterations behind each mean (integers >= 1).
+    mean_tokens_se : standard errors of the means (default: model-based).
+    level : confidence level, in (0, 1).
+
+    Returns
+    -------
+    AlphaEstimate
+    """
+    level = _check_level(level)
+    m = np.atleast_1d(np.asarray(mean_tokens, dtype=float))
+    if m.size == 0:
+        raise ValueError("mean_tokens is empty: at least one measurement is needed")
+    if not np.all(np.isfinite(m)):
+        raise ValueError(f"mean_tokens must be finite, got {mean_tokens!r}")
+    g = _as_counts(gamma, "gamma")
+    n = _as_counts(n_iterations, "n_iterations")
+    if g.size == 1 and m.size > 1:
+        g = np.full(m.size, g[0])
+    if n.size == 1 and m.size > 1:
+        n = np.full(m.size, n[0])
+    if not (g.size == n.size == m.size):
+        raise ValueError(
+            f"mean_tokens, gamma and n_iterations must have the same length, got {m.size}, {g.size}, {n.size}"
+        )
+    if np.any(g < 1):
+        raise ValueError(f"gamma must be >= 1, got {g[g < 1][0]}")
+    if np.any(n < 1):
+        raise ValueError(f"n_iterations must be >= 1, got {n[n < 1][0]}")
+    bad = (m < 1.0) | (m > g + 1.0)
+    if np.any(bad):
+        j = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"mean_tokens must lie in [1, gamma + 1] (one bonus/correction token plus 0..gamma "
+            f"accepted), got {m[j]!r} at gamma={g[j]}"
+        )
+    se_given = None
+    if mean_tokens_se is not None:
+        se_given = np.atleast_1d(np.asarray(mean_tokens_se, dtype=float))
+        if se_given.size == 1 and m.size > 1:
+            se_given = np.full(m.size, se_given[0])
+        if se_given.shape != m.shape or not np.all(np.isfinite(se_given)) or np.any(se_given <= 0):
+            raise ValueError(f"mean_tokens_se must be > 0 with one entry per measurement, got {mean_tokens_se!r}")
+
+    def e(alpha: float) -> np.ndarray:
+        return np.asarray(expected_tokens(alpha, g), dtype=float)
+
+    if m.size == 1:
+        target = m[0]
+        if target >= g[0] + 1.0:
+            a = 1.0
+        elif target <= 1.0:
+            a = 0.0
+        else:
+            # E(alpha, gamma) rises strictly in alpha: one root in (0, 1); numpy only (the base install)
+            def excess(x: np.ndarray, _rows: np.ndarray) -> np.ndarray:
+                return np.array([e(v)[0] for v in x]) - target
+
+            a = float(find_root(excess, np.zeros(1), np.ones(1), np.zeros(1, int), xatol=1e-14)[0])
+        method = "invert_mean_tokens"
+    else:
+
+        def se_at(alpha: float) -> np.ndarray:
+            if se_given is not None:
+                return se_given
+            sd = np.array([np.sqrt(_k_moments(alpha, int(gj))[1]) for gj in g])
+            return np.maximum(sd / np.sqrt(n), 1e-6)
+
+        from scipy import optimize  # several draft lengths: the analysis extra
+
+        a = 0.5
+        for _ in range(3):  # iteratively reweighted: model-based weights depend on alpha
+            w = 1.0 / se_at(a)
+            fit = optimize.least_squares(lambda x: (e(x[0]) - m) * w, x0=[a], bounds=([0.0], [1.0]))
+            a = float(fit.x[0])
+        method = "least_squares_mean_tokens"
+    # delta method
+    if se_given is not None:
+        se_m = se_given
+    else:
+        se_m = np.array([np.sqrt(_k_moments(a, int(gj))[1]) for gj in g]) / np.sqrt(n)
+    d = _d_expected_tokens(a, g)
+    if np.all(se_m == 0):  # alpha at 0 or 1 under the model: no sampling variance in the model
+        se = 0.0
+    else:
+        w = 1.0 / np.maximum(se_m, 1e-300) ** 2
+        info = float(np.sum(w * d * d))
+        se = float(1.0 / np.sqrt(info)) if info > 0 else float("inf")
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    return AlphaEstimate(
+        a,
+        se,
+        max(a - z * se, 0.0),
+        min(a + z * se, 1.0),
+        n=int(n.sum()),
+        method=method,
+        interval="wald_delta",
+        level=level,
+        trials=int(n.sum()),
+        accepted=int(round(float(np.sum((m - 1.0) * n)))),
+        extra={"gamma": tuple(int(x) for x in g)},
+    )

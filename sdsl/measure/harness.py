@@ -21,10 +21,10 @@ from sdsl.measure.estimators import (
     AlphaEstimate,
     alpha_bootstrap,
     alpha_from_accepted,
+    alpha_from_mean_tokens,
     constant_alpha_test,
 )
 from sdsl.measure.local import load_model, load_tokenizer
-from sdsl.measure.mean_tokens import alpha_from_mean_tokens
 from sdsl.measure.sampling import check_same_vocabulary, speculative_generate
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -18,7 +18,7 @@ Greedy decoding (``temperature = 0``) is the limit of one-hot ``p`` and ``q``: `
 iff it is the target's argmax, and the correction is the target's argmax, so the output is exactly
 the target's greedy output. With sampling the output is distributed as the target's (Leviathan et
 al., Theorem 3.5); with ``top_k`` / ``top_p`` both models' distributions are warped as servers
-sample (:mod:`sdsl.measure.filters`) and the output follows the target's warped distribution. Per
+sample (:func:`warped_probs`) and the output follows the target's warped distribution. Per
 evaluated position the harness also records
 ``beta = sum_x min(p(x), q(x))``, whose mean is alpha (Leviathan et al., Corollary 3.6): an
 independent check of the estimate from accepted counts (:mod:`sdsl.measure.estimators`).
@@ -32,7 +32,7 @@ pairs agreed on all of them, ``benchmarks/bench_harness.py --dtype bfloat16`` co
 outputs still follow the target up to that rounding; load the models in float32
 (``load_model(..., dtype=torch.float32)``) when exactness matters. Models whose cache
 cannot be cropped after a rejection (recurrent or linear-attention layers) are refused
-(:mod:`sdsl.measure.cache`); pairs with different tokenizers go through
+(:func:`check_croppable_model`, the check transformers' assisted generation makes); pairs with different tokenizers go through
 :mod:`sdsl.measure.universal`.
 """
 
@@ -47,6 +47,11 @@ import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
+import math
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
 
 __all__ = [
     "GenerationResult",
@@ -54,6 +59,10 @@ __all__ = [
     "check_same_vocabulary",
     "model_device",
     "speculative_generate",
+    "check_croppable_model",
+    "check_croppable_cache",
+    "check_filters",
+    "warped_probs",
 ]
 
 
@@ -98,7 +107,7 @@ def check_same_vocabulary(draft, target, draft_tokenizer=None, target_tokenizer=
 # --------------------------------------------------------------------------- decoding
 def _probs(logits: torch.Tensor, temperature: float, top_k: int = 0, top_p: float = 1.0) -> torch.Tensor:
     """Next-token distributions (float64); one-hot argmax when ``temperature == 0``; top-k / top-p
-    warping (:func:`sdsl.measure.filters.warped_probs`) when either is on."""
+    warping (:func:`sdsl.measure.sampling.warped_probs`) when either is on."""
     import torch
 
     logits = logits.double()
@@ -107,8 +116,6 @@ def _probs(logits: torch.Tensor, temperature: float, top_k: int = 0, top_p: floa
         out.scatter_(-1, logits.argmax(dim=-1, keepdim=True), 1.0)
         return out
     if top_k or top_p < 1.0:
-        from sdsl.measure.filters import warped_probs
-
         return warped_probs(logits, temperature, top_k, top_p)
     return torch.softmax(logits / temperature, dim=-1)
 
@@ -201,8 +208,6 @@ def autoregressive_generate(
     import torch
     from transformers import DynamicCache
 
-    from sdsl.measure.filters import check_filters
-
     max_new_tokens, temperature = _check_decoding_args(max_new_tokens, temperature)
     top_k, top_p = check_filters(top_k, top_p)
     generator = generator if generator is not None else torch.Generator().manual_seed(0)
@@ -252,15 +257,12 @@ def speculative_generate(
     evaluated positions), and TTFT / TTOT. ``vocab_size``: compare only the first ids (from
     :func:`check_same_vocabulary` with tokenizers, for padded output layers); default: the
     models' output sizes, which must be equal. ``top_k`` / ``top_p`` warp both models' distributions
-    (:mod:`sdsl.measure.filters`); the output then follows the target's warped distribution. Exact
+    (:func:`warped_probs`); the output then follows the target's warped distribution. Exact
     in float32 (module docstring: in bfloat16 verification can round differently from one-token
-    decoding). A model whose cache cannot be cropped is refused (:mod:`sdsl.measure.cache`).
+    decoding). A model whose cache cannot be cropped is refused (:func:`check_croppable_model`).
     """
     import torch
     from transformers import DynamicCache
-
-    from sdsl.measure.cache import check_croppable_cache, check_croppable_model
-    from sdsl.measure.filters import check_filters
 
     max_new_tokens, temperature = _check_decoding_args(max_new_tokens, temperature)
     top_k, top_p = check_filters(top_k, top_p)
@@ -341,3 +343,76 @@ def speculative_generate(
             del new[new.index(eos_token_id) + 1 :]
     res.ttot_s = time.perf_counter() - t0
     return res
+
+
+# --- Whether a model's KV cache can be rolled back after a rejected draft.
+
+
+def check_croppable_model(model: Any, role: str) -> None:
+    """Raise ``ValueError`` when ``model`` is stateful (its cache cannot be cropped)."""
+    if getattr(model, "_is_stateful", False):
+        raise ValueError(
+            f"{role} model {type(model).__name__} keeps a recurrent state that cannot be rolled back after a rejected "
+            "draft: speculative decoding needs a cache that can be cropped (full or sliding-window attention)"
+        )
+
+
+def check_croppable_cache(cache: Any, role: str, model: Any = None) -> None:
+    """Raise ``ValueError`` when ``cache`` (after the prefill) reports ``is_croppable = False``."""
+    croppable = getattr(cache, "is_croppable", True)
+    if croppable is False:
+        layers = sorted(
+            {
+                type(layer).__name__
+                for layer in getattr(cache, "layers", [])
+                if getattr(layer, "is_croppable", True) is False
+            }
+        )
+        name = f" {type(model).__name__}" if model is not None else ""
+        raise ValueError(
+            f"{role} model{name}: its cache ({type(cache).__name__}"
+            f"{', layers ' + ', '.join(layers) if layers else ''}) cannot be cropped after a rejected draft; "
+            "speculative decoding needs a cache that can be cropped"
+        )
+
+
+# --- Top-k and top-p (nucleus) warping of next-token distributions, as servers sample.
+
+
+def check_filters(top_k: Any = 0, top_p: Any = 1.0) -> tuple[int, float]:
+    """``(top_k, top_p)`` validated: ``top_k`` a whole number >= 0 (0: off), ``top_p`` in (0, 1]
+    (1: off); one ``ValueError`` line otherwise."""
+    if isinstance(top_k, bool) or not isinstance(top_k, (int, float)) or not float(top_k).is_integer() or top_k < 0:
+        raise ValueError(f"top_k must be a whole number >= 0 (0: no top-k filter), got {top_k!r}")
+    p = float(top_p) if isinstance(top_p, (int, float)) and not isinstance(top_p, bool) else float("nan")
+    if not math.isfinite(p) or not 0.0 < p <= 1.0:
+        raise ValueError(f"top_p must lie in (0, 1] (1: no top-p filter), got {top_p!r}")
+    return int(top_k), p
+
+
+def warped_probs(logits: torch.Tensor, temperature: float, top_k: int = 0, top_p: float = 1.0) -> torch.Tensor:
+    """Next-token probabilities (float64) after temperature, top-k and top-p.
+
+    Parameters
+    ----------
+    logits : ``(vocab,)`` or ``(positions, vocab)`` scores.
+    temperature : > 0 (the greedy case is handled by the caller).
+    top_k, top_p : the filters (:func:`check_filters`).
+
+    Returns
+    -------
+    A tensor of the shape of ``logits``, each row a distribution over the kept tokens.
+    """
+    import torch
+    from transformers.generation.logits_process import (
+        TopKLogitsWarper,
+        TopPLogitsWarper,
+    )
+
+    x = logits.double() / float(temperature)
+    flat = x.reshape(-1, x.shape[-1])
+    if top_k and top_k < flat.shape[-1]:
+        flat = TopKLogitsWarper(int(top_k))(None, flat)
+    if top_p < 1.0:
+        flat = TopPLogitsWarper(float(top_p))(None, flat)
+    return torch.softmax(flat, dim=-1).reshape(x.shape)

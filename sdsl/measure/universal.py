@@ -155,8 +155,7 @@ def universal_generate(
     """
     import torch
 
-    from sdsl.measure.filters import check_filters
-    from sdsl.measure.sampling import GenerationResult, _check_decoding_args, model_device
+    from sdsl.measure.sampling import GenerationResult, _check_decoding_args, check_filters, model_device
 
     max_new_tokens, temperature = _check_decoding_args(max_new_tokens, temperature)
     top_k, top_p = check_filters(top_k, top_p)

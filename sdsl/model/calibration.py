@@ -25,8 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from sdsl.model.accelerators import Accelerator
-from sdsl.model.hardware import Architecture, step_time
+from sdsl.model.hardware import Accelerator, Architecture, step_time
 
 __all__ = [
     "CPU_NAME",

@@ -32,7 +32,6 @@ from typing import Any
 import numpy as np
 
 from sdsl import validation as V
-from sdsl.model import accelerators as A
 from sdsl.model import deploy as D
 from sdsl.model import hardware as H
 from sdsl.model import speedup as S
@@ -66,7 +65,7 @@ class WallClockInputs:
     """``"flop"``, ``"cost_ratio"``, ``"latencies"`` or ``"hardware"``."""
     c: float | None = None
     verify_slope: float = 0.0
-    hardware: A.Accelerator | None = None
+    hardware: H.Accelerator | None = None
     batches: tuple[float, ...] = (1.0,)
     contexts: tuple[float, ...] = (0.0,)
     overlap: bool = False
@@ -144,7 +143,7 @@ def check_wall_clock(
     if hw_only and hardware is None:
         raise ValueError(
             f"{', '.join(hw_only)} {'needs' if len(hw_only) == 1 else 'need'} {shown('hardware')} (an "
-            f"accelerator preset: {', '.join(A.accelerator_names())}); without it {'it is' if len(hw_only) == 1 else 'they are'} "
+            f"accelerator preset: {', '.join(H.accelerator_names())}); without it {'it is' if len(hw_only) == 1 else 'they are'} "
             f"not used"
         )
     if cost_ratio is not None:
@@ -178,7 +177,7 @@ def check_wall_clock(
         return WallClockInputs("latencies", c=c, verify_slope=k, gamma_max=gm)
     if hardware is None:
         return WallClockInputs("flop", gamma_max=gm)
-    acc = A.get_accelerator(V.text(hardware, "hardware", "an accelerator preset"))
+    acc = H.get_accelerator(V.text(hardware, "hardware", "an accelerator preset"))
     acc = acc.times(int(_number(1 if gpus is None else gpus, "gpus", 1, "devices in tensor parallel", integer=True)))
     if dtype is not None:
         key = V.choice(str(dtype).strip().lower(), "dtype", list(DTYPES), "weights and KV cache")

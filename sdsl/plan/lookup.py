@@ -95,13 +95,13 @@ def lookup_rows(hardware: str = "h100-sxm", batch: float = 1, context: float = 0
     """
     from sdsl import plan as P
     from sdsl import validation as V
-    from sdsl.model import accelerators as A
+    from sdsl.model import hardware as H
     from sdsl.model.deploy import integer_draft_length
 
     # the checks of sdsl plan --batch/--context/--hardware (sdsl.plan.deployment.check_wall_clock)
     batch = V.integer(batch, "batch", low=1, what="sequences decoded together", strings=False)
     context = V.integer(context, "context", low=0, what="tokens in each KV cache", strings=False)
-    acc = A.get_accelerator(V.text(hardware, "hardware", "an accelerator preset"))
+    acc = H.get_accelerator(V.text(hardware, "hardware", "an accelerator preset"))
     out = []
     for r in P.preset_records():
         if r["role"] != "target":

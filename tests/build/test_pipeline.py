@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from sdsl import _owned
-from sdsl.build import manifest, pipeline, runs, staging
+from sdsl.build import manifest, parameters, pipeline, staging
 from sdsl.paths import NOTEBOOKS, RUNS_FILE
 
 HEADER = """---
@@ -56,13 +56,13 @@ def toy(tmp_path, monkeypatch):
     runs_file.write_text("runs:\n  toy: {value: 4.0}\n")
     monkeypatch.setattr(pipeline, "NOTEBOOKS", nb_dir)
     monkeypatch.setattr(pipeline, "RUNS_FILE", runs_file)
-    monkeypatch.setattr(runs, "NOTEBOOKS", nb_dir)
-    monkeypatch.setattr(runs, "RUNS_FILE", runs_file)
+    monkeypatch.setattr(parameters, "NOTEBOOKS", nb_dir)
+    monkeypatch.setattr(parameters, "RUNS_FILE", runs_file)
     return tmp_path
 
 
 def test_runs_file_lists_existing_notebooks_in_book_order():
-    chapters = runs.load_runs(RUNS_FILE)
+    chapters = parameters.load_runs(RUNS_FILE)
     assert list(chapters)[0] == "acceptance"
     for chapter in chapters:
         assert (NOTEBOOKS / f"{chapter}.md").is_file()
@@ -138,7 +138,7 @@ def test_unknown_chapter_and_bad_runs_file_are_named(toy):
     bad = toy / "notebooks" / "runs.yml"
     bad.write_text("runs:\n  missing: {}\n")
     with pytest.raises(ValueError, match="has no notebook"):
-        runs.load_runs(bad)
+        parameters.load_runs(bad)
 
 
 def test_inputs_digest_changes_with_parameters():
@@ -226,10 +226,10 @@ def test_sigterm_during_a_run_kills_the_kernel_says_one_line_and_keeps_the_old_a
     script = textwrap.dedent(f"""
         import functools, sys
         from pathlib import Path
-        from sdsl.build import pipeline, runs
+        from sdsl.build import parameters, pipeline
         nb = Path({str(toy / "notebooks")!r})
-        pipeline.NOTEBOOKS = runs.NOTEBOOKS = nb
-        pipeline.RUNS_FILE = runs.RUNS_FILE = nb / "runs.yml"
+        pipeline.NOTEBOOKS = parameters.NOTEBOOKS = nb
+        pipeline.RUNS_FILE = parameters.RUNS_FILE = nb / "runs.yml"
         pipeline.run = functools.partial(pipeline.run, output_dir=Path({str(out)!r}), artifacts=Path({str(art)!r}))
         sys.exit(pipeline.main(["run", "--force", "--jobs", "1"]))
     """)

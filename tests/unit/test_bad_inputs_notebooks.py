@@ -12,9 +12,8 @@ import pytest
 from bad_input_checks import assert_nothing_written, assert_one_line, snapshot
 from bad_inputs import NOTEBOOK, NOTEBOOK_VALID
 
-from sdsl.build.parameters import ParameterError, notebook_parameters
+from sdsl.build.parameters import ParameterError, load_runs, notebook_parameters
 from sdsl.build.pipeline import execute_notebook
-from sdsl.build.runs import load_runs
 
 _DEFAULTS: dict[str, dict] = {}
 

@@ -13,7 +13,6 @@ import pytest
 
 import sdsl
 from sdsl import plan as P
-from sdsl.model import accelerators as A
 from sdsl.model import deploy as D
 from sdsl.model import hardware as H
 from sdsl.model import speedup as S
@@ -356,7 +355,7 @@ def test_engine_commands_carry_the_deployment_of_a_70b_target_on_4_h100s():
     draft = r["suggested_draft"]["hf_id"]
     # the draft length each engine must use at each batch: the roofline's best gamma for that draft
     shape, _ = H.target_shape(70553706496, P.get_preset("llama-3-70b").shape)
-    hw = A.get_accelerator("h100-sxm").times(4)
+    hw = H.get_accelerator("h100-sxm").times(4)
     want = {
         b: H.speedup_at(r["suggested_draft"]["params"], r["suggested_draft"]["alpha"], shape, hw, b, 0)[0]
         for b in (1, 16)

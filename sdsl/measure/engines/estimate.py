@@ -1,6 +1,6 @@
 """From the counts an engine exports to an :class:`~sdsl.measure.engines.types.AlphaReading`, with
 the estimators of :mod:`sdsl.measure.estimators` (method notes, section 9) and the trial bounds of
-:mod:`sdsl.measure.bounds` where drafts were shorter than ``k`` or the export rounds.
+:mod:`sdsl.measure.estimators` where drafts were shorter than ``k`` or the export rounds.
 
 Three kinds of input, three functions:
 
@@ -11,7 +11,7 @@ Three kinds of input, three functions:
   per-step arrays): :func:`~sdsl.measure.estimators.alpha_from_accepted` and the cluster bootstrap over
   requests :func:`~sdsl.measure.estimators.alpha_bootstrap`;
 * :func:`from_mean_length` -- only a mean acceptance length (SGLang, TensorRT-LLM, vLLM V0's log):
-  :func:`~sdsl.measure.mean_tokens.alpha_from_mean_tokens`, which inverts ``E(alpha, k)`` (method notes,
+  :func:`~sdsl.measure.estimators.alpha_from_mean_tokens`, which inverts ``E(alpha, k)`` (method notes,
   section 1). This assumes a chain draft of ``k`` tokens accepted position by position; for tree
   drafts (several candidates per position) the mean length is not ``E(alpha, k)``.
 """
@@ -23,16 +23,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from sdsl.measure.bounds import alpha_from_trial_bounds
 from sdsl.measure.engines.types import AlphaReading, Labels, ShortDrafts, label_text
 from sdsl.measure.estimators import (
     AlphaEstimate,
     alpha_bootstrap,
     alpha_from_accepted,
+    alpha_from_mean_tokens,
     alpha_from_position_counts,
+    alpha_from_trial_bounds,
     constant_alpha_test,
 )
-from sdsl.measure.mean_tokens import alpha_from_mean_tokens
 
 __all__ = [
     "from_position_counts",
@@ -52,7 +52,7 @@ CHAIN_ONLY = (
 
 def reduction_bound(stopped: Sequence[float], k: int, missing: float) -> float:
     """The most evaluated positions that drafts shorter than ``k`` can remove from the full-draft
-    count (method notes, section 9; :mod:`sdsl.measure.bounds`).
+    count (method notes, section 9; :mod:`sdsl.measure.estimators`).
 
     Counting every draft as ``k`` long is wrong only for a short draft accepted in full: with ``j``
     tokens, all accepted, it is counted as stopping at position ``j + 1`` (one evaluated position
@@ -216,7 +216,7 @@ def from_iterations(
     ``drafted[t]`` is the draft length of iteration ``t``: exact when ``exact_lengths`` (vLLM's
     ``per_step_drafted``), else ``k`` for every iteration with ``missing_tokens`` draft tokens
     known to be missing in total (from ``num_draft_tokens``), which bounds the estimate
-    (:mod:`sdsl.measure.bounds`). ``groups`` (one label per iteration, e.g. the request) with a
+    (:mod:`sdsl.measure.estimators`). ``groups`` (one label per iteration, e.g. the request) with a
     seeded ``rng`` adds a cluster bootstrap over requests.
     """
     acc = np.asarray(accepted, dtype=np.int64)
@@ -295,7 +295,7 @@ def from_mean_length(
     notes: Sequence[str] = (),
 ) -> AlphaReading:
     """Alpha by inverting the mean acceptance length ``E(alpha, k)`` (bonus token included) with
-    :func:`sdsl.measure.mean_tokens.alpha_from_mean_tokens`: the delta-method interval from ``n_iterations``
+    :func:`sdsl.measure.estimators.alpha_from_mean_tokens`: the delta-method interval from ``n_iterations``
     verification steps. Without a count (an interval gauge) the interval cannot be computed: it is
     NaN and the reading says why. Labelled valid for chain drafts only (:data:`CHAIN_ONLY`)."""
     where = f"{path} ({label_text(labels)})"

@@ -13,7 +13,7 @@ last interval (a windowed value). Recent SGLang also counts ``sglang:spec_verify
 (verification steps), ``sglang:generation_tokens_total`` and ``sglang:num_requests_total``: then
 the mean acceptance length of the whole run is ``(generation tokens - requests) / verify calls``
 (each request's first token comes from the prefill) over ``verify calls`` steps, which gives the
-delta-method interval of :func:`sdsl.measure.mean_tokens.alpha_from_mean_tokens`. It is slightly low when
+delta-method interval of :func:`sdsl.measure.estimators.alpha_from_mean_tokens`. It is slightly low when
 requests stop in the middle of a step (a stop string or ``max_tokens``).
 
 Newer SGLang (``python/sglang/srt/observability/metrics_collector.py``) also sets the gauges

@@ -16,7 +16,7 @@ With ``k`` the draft length (``--gamma``, or the ``max_draft_len`` label of
 ``trtllm_speculative_config_info`` when exported; a ``--gamma`` that differs from it is refused)
 the steps are ``draft tokens / k``, the mean acceptance length ``1 + k x accepted / draft tokens``,
 inverted with its delta-method interval
-(:func:`sdsl.measure.mean_tokens.alpha_from_mean_tokens`). Drafts shorter than ``k`` mean more steps than
+(:func:`sdsl.measure.estimators.alpha_from_mean_tokens`). Drafts shorter than ``k`` mean more steps than
 ``draft tokens / k``: the estimate is then too high, which the reading says when ``draft tokens``
 is not a multiple of ``k``. The gauge alone gives a point for one iteration only.
 """

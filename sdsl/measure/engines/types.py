@@ -5,7 +5,7 @@ series, the series it skipped with the reason (an idle data-parallel engine, a f
 incomplete label set), and notes. An :class:`AlphaReading` carries the
 :class:`sdsl.measure.estimators.AlphaEstimate`, how it was obtained, the per-position conditional rates with
 the constant-alpha test, and a :class:`ShortDrafts` record: how many drafts were shorter than the
-configured length ``k`` and what that does to the estimate (:mod:`sdsl.measure.bounds`).
+configured length ``k`` and what that does to the estimate (:mod:`sdsl.measure.estimators`).
 """
 
 from __future__ import annotations

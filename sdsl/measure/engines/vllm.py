@@ -23,7 +23,7 @@ What real scrapes contain and how it is read:
   timestamp moved (or, without ``_created``, when a counter decreased); the difference then uses
   the counts since the restart and says that the traffic before it is lost;
 * drafts shorter than ``k``: ``num_draft_tokens < k x num_drafts``; the estimate is bounded
-  (:mod:`sdsl.measure.bounds`) and the reading says how many drafts may be short;
+  (:mod:`sdsl.measure.estimators`) and the reading says how many drafts may be short;
 * several engines of one model are also pooled (counters are additive).
 
 llama.cpp exports the same schema with the ``llamacpp:`` prefix (:mod:`.llamacpp`).

@@ -13,7 +13,7 @@ of the server, as top-level keys of its result JSON::
 The per-position rates times ``num_drafts`` are the per-position counts (whole numbers, checked),
 the input of :func:`sdsl.measure.estimators.alpha_from_position_counts`; ``k`` is their number.
 Without rates (a server that exported no per-position counter) only the mean acceptance length is
-left: it is inverted with :func:`sdsl.measure.mean_tokens.alpha_from_mean_tokens` for ``k`` from
+left: it is inverted with :func:`sdsl.measure.estimators.alpha_from_mean_tokens` for ``k`` from
 ``--gamma`` or, when every draft had the same length, ``draft_tokens / num_drafts``.
 ``--append-result`` writes one result per line: each line is read as one run.
 

@@ -13,7 +13,7 @@ Each OpenAI-compatible response (or the final usage chunk of a stream) carries::
 structured output, so it is below ``k x num_spec_steps`` when drafts were shorter than ``k``.
 ``detailed`` adds ``per_step_accepted`` and ``per_step_drafted``, one entry per step: the exact
 input of :func:`sdsl.measure.estimators.alpha_from_accepted`. With ``summary`` only, every step is taken as
-``k`` long and the missing draft tokens bound the estimate (:mod:`sdsl.measure.bounds`).
+``k`` long and the missing draft tokens bound the estimate (:mod:`sdsl.measure.estimators`).
 
 Accepted files: one JSON response, a JSON list of them, JSON lines, or a server-sent-event stream
 (``data: {...}`` lines). Every object with an ``acceptance_histogram`` is a request; responses

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from sdsl.book.links import download_links
-from sdsl.book.outputs import save_table
+from sdsl.book.outputs import download_links, save_table
 
 
 def test_links_name_the_files_that_exist(tmp_path):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sdsl import _owned
-from sdsl.build import check, parameters, pipeline, runs
+from sdsl.build import check, parameters, pipeline
 from sdsl.paths import BASELINE, ROOT
 
 TOY = """---
@@ -64,7 +64,7 @@ def toy(tmp_path, monkeypatch):
     nb.mkdir()
     (nb / "toy.md").write_text(TOY)
     (nb / "runs.yml").write_text("runs:\n  toy: {value: 4.0}\n")
-    for module in (pipeline, runs):
+    for module in (pipeline, parameters):
         monkeypatch.setattr(module, "NOTEBOOKS", nb)
         monkeypatch.setattr(module, "RUNS_FILE", nb / "runs.yml")
     return tmp_path
@@ -270,7 +270,7 @@ def test_a_chapter_is_a_name_never_a_path(toy, tmp_path):
         parameters.check_notebook_parameters(5, {})
     (toy / "notebooks" / "runs.yml").write_text("runs:\n  ../README: {}\n")
     with pytest.raises(ValueError, match="is not a plain name"):
-        runs.load_runs(toy / "notebooks" / "runs.yml")
+        parameters.load_runs(toy / "notebooks" / "runs.yml")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,11 +1,11 @@
 """The status page's lines (sdsl.build.status) and how executed notebooks are presented
-(sdsl.build.present): no parameter cell and no absolute path of the build machine on a page."""
+(sdsl.build.pipeline): no parameter cell and no absolute path of the build machine on a page."""
 
 from __future__ import annotations
 
 import json
 
-from sdsl.build import present, status
+from sdsl.build import pipeline, status
 
 
 def test_check_lines_name_the_chapters_the_commit_and_the_verdict(tmp_path):
@@ -65,7 +65,7 @@ def test_present_cells_removes_parameter_cells_and_absolute_paths(tmp_path):
         ],
         "metadata": {},
     }
-    out = present.present_cells(nb, root)
+    out = pipeline.present_cells(nb, root)
     assert all("remove-cell" in c["metadata"]["tags"] for c in out["cells"][:2])
     assert "tags" not in out["cells"][2]["metadata"]
     assert out["cells"][1]["source"] == 'artifacts_dir = "build/artifacts/c"'

@@ -12,13 +12,19 @@ import pytest
 import sdsl
 from sdsl import data
 from sdsl.chapters import beyond as lc
-from sdsl.model import optimum, sensitivity
+from sdsl.model import law_variants, optimum
 from sdsl.model.alpha_laws import LAWS, Law, fit_laws, law_data
 from sdsl.model.configurations import ACCEPTANCE_TARGETS, configurations
 from sdsl.model.crossval import bootstrap_rmse, compare_laws, cross_validate, cv_predictions
-from sdsl.model.law_variants import n_star_spread, n_star_variants, ratio_rule_range, table4_check
+from sdsl.model.law_variants import (
+    elasticities,
+    log_elasticity,
+    n_star_spread,
+    n_star_variants,
+    ratio_rule_range,
+    table4_check,
+)
 from sdsl.model.optimum import law_optimal_draft_size, law_optimal_draft_sizes
-from sdsl.model.sensitivity import elasticities, log_elasticity
 
 
 @pytest.fixture(scope="module")
@@ -318,7 +324,7 @@ def test_elasticities_match_scalar_optimiser():
         base = el.loc[name, "value"]
 
         def f(v, name=name):
-            co, cs = sensitivity._perturbed(sdsl.PAPER_EQ5, sdsl.BESIROGLU_2024, name, v)
+            co, cs = law_variants._perturbed(sdsl.PAPER_EQ5, sdsl.BESIROGLU_2024, name, v)
             return sdsl.optimal_draft_size(m, d, dp, constants=cs, coefficients=co)
 
         assert el.loc[name, "elasticity_n_star"] == pytest.approx(log_elasticity(lambda v: f(v).n_star, base), abs=1e-4)

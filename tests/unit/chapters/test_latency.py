@@ -116,7 +116,7 @@ def test_rank_correlations_are_reproducible_with_the_same_rng(t6):
 def test_spearman_rows_matches_scipy():
     from scipy import stats
 
-    from sdsl.measure.ranks import spearman_rows
+    from sdsl.chapters.latency import spearman_rows
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(50, 6))

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from sdsl.book.plan_views import view_lookup
+from sdsl.book.views import view_lookup
 from sdsl.chapters import plan_draft as ch
 from sdsl.plan.lookup import lookup_rows
 

@@ -1,4 +1,4 @@
-"""Alpha with bounded evaluated positions (sdsl.measure.bounds) and the short-draft reduction bound
+"""Alpha with bounded evaluated positions (sdsl.measure.estimators) and the short-draft reduction bound
 (sdsl.measure.engines.estimate.reduction_bound): exact against the binomial kernel when the bounds
 coincide, brute force for the reduction bound, coverage on seeded simulations with short drafts."""
 
@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 from engine_fixtures import per_pos, simulate
 
-from sdsl.measure.bounds import alpha_from_trial_bounds
 from sdsl.measure.engines.estimate import from_position_counts, reduction_bound
-from sdsl.measure.estimators import alpha_from_accepted, alpha_from_position_counts
+from sdsl.measure.estimators import alpha_from_accepted, alpha_from_position_counts, alpha_from_trial_bounds
 
 
 def test_equal_bounds_give_the_binomial_interval():

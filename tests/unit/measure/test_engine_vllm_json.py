@@ -10,7 +10,7 @@ import pytest
 from engine_fixtures import ENG
 
 from sdsl.measure.engines.detect import read_files, read_text
-from sdsl.measure.mean_tokens import alpha_from_mean_tokens
+from sdsl.measure.estimators import alpha_from_mean_tokens
 
 BENCH = ENG / "vllm_bench_serve.json"
 METRICS = ENG / "vllm_get_metrics.json"

@@ -9,8 +9,7 @@ from engine_fixtures import ENG
 
 from sdsl.measure.engines.detect import read_files, read_text
 from sdsl.measure.engines.vllm_log import parse_log
-from sdsl.measure.estimators import alpha_from_position_counts
-from sdsl.measure.mean_tokens import alpha_from_mean_tokens
+from sdsl.measure.estimators import alpha_from_mean_tokens, alpha_from_position_counts
 
 
 def test_v1_lines_recover_the_exact_counts():

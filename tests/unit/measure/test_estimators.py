@@ -12,11 +12,11 @@ from sdsl.measure.estimators import (
     INTERVALS,
     alpha_bootstrap,
     alpha_from_accepted,
+    alpha_from_mean_tokens,
     alpha_from_position_counts,
     constant_alpha_test,
     position_counts,
 )
-from sdsl.measure.mean_tokens import alpha_from_mean_tokens
 from sdsl.model.throughput import expected_tokens
 
 

@@ -1,4 +1,4 @@
-"""Top-k / top-p warping (sdsl.measure.filters) and the cache checks (sdsl.measure.cache) in the
+"""Top-k / top-p warping (sdsl.measure.sampling) and the cache checks (sdsl.measure.sampling) in the
 harness: the warping against brute force; speculative sampling stays lossless under top-k and
 top-p (the chi-square machinery of tests/test_harness.py against the exact warped marginals);
 stateful models and caches that cannot be cropped are refused with one line."""
@@ -15,8 +15,11 @@ from chisq import chisquare  # noqa: E402  (the shared chi-square machinery)
 
 from sdsl.measure import local as L  # noqa: E402
 from sdsl.measure import sampling as S  # noqa: E402
-from sdsl.measure.cache import check_croppable_cache  # noqa: E402
-from sdsl.measure.filters import check_filters, warped_probs  # noqa: E402
+from sdsl.measure.sampling import (  # noqa: E402
+    check_croppable_cache,  # noqa: E402
+    check_filters,
+    warped_probs,
+)
 
 torch.set_num_threads(1)
 

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from sdsl import data
-from sdsl.model import accelerators as A
 from sdsl.model import calibration as C
 from sdsl.model import hardware as H
 
@@ -45,14 +44,14 @@ def _simulated(acc, rows, noise, rng):
 
 def test_fits_recover_a_known_roofline_from_simulated_step_times():
     rows, bench = _rows()
-    truth = A.Accelerator("truth", 4e10, 8e9, np.inf, 2e-3, 1e-3, 4.0, "fp32")
+    truth = H.Accelerator("truth", 4e10, 8e9, np.inf, 2e-3, 1e-3, 4.0, "fp32")
     sim = _simulated(truth, rows, 0.0, np.random.default_rng(0))
     fit = C.fit_effective(sim)
     assert fit.peak_flops == pytest.approx(4e10, rel=1e-4) and fit.bandwidth == pytest.approx(8e9, rel=1e-4)
     assert fit.step_overhead == pytest.approx(2e-3, rel=1e-3) and fit.layer_overhead == pytest.approx(1e-3, rel=1e-3)
     assert C.error_summary(C.step_time_errors(sim, fit))["max_abs"] < 1e-4
     # overheads alone, on top of a known roofline: exact without noise, close with 5 % noise
-    base = A.Accelerator("b", 4e10, 8e9, np.inf, 0, 0, 4.0, "fp32")
+    base = H.Accelerator("b", 4e10, 8e9, np.inf, 0, 0, 4.0, "fp32")
     assert C.fit_overheads(sim, base) == pytest.approx((2e-3, 1e-3), rel=1e-6)
     noisy = _simulated(truth, rows, 0.05, np.random.default_rng(1))
     t0, tl = C.fit_overheads(noisy, base)

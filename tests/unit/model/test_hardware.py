@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pytest
 
-from sdsl.model import accelerators as A
 from sdsl.model import hardware as H
 from sdsl.model import laws
 from sdsl.model import optimum as optimum
@@ -24,7 +23,7 @@ LLAMA70 = H.Architecture(params=M, layers=80, q_dim=8192, kv_dim=1024, embedding
 
 
 def test_step_time_by_hand():
-    acc = A.Accelerator(
+    acc = H.Accelerator(
         "toy", peak_flops=1e12, bandwidth=1e11, memory=1e12, step_overhead=1e-3, layer_overhead=1e-4, bytes_per_param=2
     )
     s = H.Architecture(params=1e9, layers=10, q_dim=1000, kv_dim=100)
@@ -47,7 +46,7 @@ def test_flop_model_is_the_batch1_memory_bound_limit(m, d_draft, d_target):
     y = float(laws.perplexity(m, d_target))
     shape = H.Architecture(params=m, layers=40, q_dim=0, kv_dim=0)
     hp = H.plan_on_hardware(
-        shape, lambda n: laws.acceptance_rate(laws.perplexity(n, d_draft), y), A.flop_limit(), (1e7, m / 2)
+        shape, lambda n: laws.acceptance_rate(laws.perplexity(n, d_draft), y), H.flop_limit(), (1e7, m / 2)
     )
     ref = optimum.optimal_draft_size(m, d_draft, d_target, integer=True, n_bounds=(1e7, m / 2))
     assert hp.n_star == pytest.approx(ref.n_star, rel=1e-9)
@@ -57,7 +56,7 @@ def test_flop_model_is_the_batch1_memory_bound_limit(m, d_draft, d_target):
 
 
 def test_plan_matches_a_brute_force_search():
-    acc = A.get_accelerator("h100-sxm").times(2)
+    acc = H.get_accelerator("h100-sxm").times(2)
     hp = H.plan_on_hardware(LLAMA70, alpha_of_n, acc, (1e7, M / 2), batch=16, context=2048)
     n = np.geomspace(1e7, M / 2, 3000)
     best = max((H.speedup_at(x, float(alpha_of_n(x)), LLAMA70, acc, 16, 2048)[1], x) for x in n)
@@ -68,7 +67,7 @@ def test_plan_matches_a_brute_force_search():
 def test_gamma_falls_with_batch_size_and_speculation_stops_paying():
     """The practitioners' observation (best draft length falls with batch size) follows from the
     roofline: verification turns compute-bound once batch * (gamma + 1) passes the ridge point."""
-    acc = A.get_accelerator("h100-sxm").times(2)
+    acc = H.get_accelerator("h100-sxm").times(2)
     plans = [H.plan_on_hardware(LLAMA70, alpha_of_n, acc, (1e7, M / 2), batch=b) for b in (1, 8, 32, 64, 128, 512)]
     gammas = [p.gamma_star for p in plans]
     assert gammas == sorted(gammas, reverse=True) and gammas[0] > gammas[-1]
@@ -79,7 +78,7 @@ def test_gamma_falls_with_batch_size_and_speculation_stops_paying():
 def test_overlap_hides_the_draft():
     """Overlapped drafting (step = max(draft, verify)) never loses to sequential drafting, and with
     the draft's cost hidden the best draft is at least as large."""
-    acc = A.get_accelerator("h200")
+    acc = H.get_accelerator("h200")
     for b in (1, 32):
         seq = H.plan_on_hardware(LLAMA70, alpha_of_n, acc, (1e7, M / 2), batch=b)
         ov = H.plan_on_hardware(LLAMA70, alpha_of_n, acc, (1e7, M / 2), batch=b, overlap=True)
@@ -88,7 +87,7 @@ def test_overlap_hides_the_draft():
 
 
 def test_tensor_parallel_and_memory():
-    a = A.get_accelerator("h100-sxm")
+    a = H.get_accelerator("h100-sxm")
     assert a.peak_flops == 989e12 and a.bandwidth == 3.35e12 and a.memory == 80e9
     two = a.times(2)
     assert (two.peak_flops, two.bandwidth, two.memory, two.count) == (2 * 989e12, 6.7e12, 160e9, 2)
@@ -107,11 +106,11 @@ def test_draft_shape_keeps_the_aspect_ratio():
 
 def test_errors():
     with pytest.raises(ValueError, match="unknown hardware 'h100'; did you mean .*'h100-sxm'"):
-        A.get_accelerator("h100")
+        H.get_accelerator("h100")
     with pytest.raises(ValueError, match="batch .* must be >= 1"):
-        H.step_time(LLAMA70, A.get_accelerator("h200"), 0, 0, 1)
+        H.step_time(LLAMA70, H.get_accelerator("h200"), 0, 0, 1)
     with pytest.raises(ValueError, match="n_range must satisfy"):
-        H.plan_on_hardware(LLAMA70, alpha_of_n, A.get_accelerator("h200"), (1e9, 1e8))
+        H.plan_on_hardware(LLAMA70, alpha_of_n, H.get_accelerator("h200"), (1e9, 1e8))
     with pytest.raises(ValueError, match="gpus .* integer >= 1"):
-        A.get_accelerator("h200").times(0)
-    assert math.isinf(A.flop_limit().peak_flops)
+        H.get_accelerator("h200").times(0)
+    assert math.isinf(H.flop_limit().peak_flops)

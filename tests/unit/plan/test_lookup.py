@@ -7,7 +7,6 @@ import math
 import pytest
 
 from sdsl import plan as P
-from sdsl.model import accelerators as A
 from sdsl.model import hardware as H
 from sdsl.model.deploy import integer_draft_length
 from sdsl.plan.lookup import LOOKUP_COLUMNS, lookup_rows, lookup_table
@@ -37,7 +36,7 @@ def test_planned_rows_are_the_plan(rows):
 
 
 def test_wall_clock_is_the_roofline_brute_force_on_enough_devices(rows):
-    acc = A.get_accelerator("h100-sxm")
+    acc = H.get_accelerator("h100-sxm")
     r = rows["llama-3-70b"]
     t = P.get_preset("llama-3-70b")
     shape, known = H.target_shape(t.params, t.shape)
