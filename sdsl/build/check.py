@@ -38,7 +38,7 @@ from pathlib import Path
 import yaml
 
 from sdsl._owned import OutputError, claim, clear_owned, is_owned, refuse_foreign
-from sdsl.build.compare import DamagedArtifact, Report, check_readable, compare_trees
+from sdsl.build.compare import DamagedArtifact, Report, check_readable, check_recorded, compare_trees
 from sdsl.build.manifest import (
     MANIFEST_NAME,
     PROVENANCE_NAME,
@@ -49,7 +49,7 @@ from sdsl.build.manifest import (
 )
 from sdsl.build.publish import STAGING_PREFIX, publish
 from sdsl.build.staging import Interrupted, clean_stale
-from sdsl.paths import BASELINE, BUILD
+from sdsl.paths import BASELINE, BOOK, BUILD, DATA, EXECUTED, NOTEBOOKS, ROOT
 
 __all__ = ["CheckResult", "check", "accept", "main", "DIFF_DIR"]
 
@@ -90,6 +90,43 @@ class CheckResult:
         return out + f"\n({self.seconds:.1f} s)"
 
 
+def _project_folders(baseline: Path) -> list[tuple[Path, str]]:
+    """The folders of the project that no folder the check writes may be, contain or lie in: the
+    checkout, its sources and data, the committed baseline, and the other tools' output folders
+    (the published artifacts, the executed notebooks, the book, the experiment's work)."""
+    folders = [
+        (ROOT, "the project's checkout"),
+        (ROOT / "sdsl", "the package's sources"),
+        (DATA, "the data folder"),
+        (NOTEBOOKS, "the notebooks folder"),
+        (BOOK, "the book's sources"),
+        (BUILD, "the tools' build folder"),
+        (BUILD / "artifacts", "the published artifacts"),
+        (BUILD / "experiment", "the laptop-scale experiment's work"),
+        (EXECUTED, "the executed notebooks"),
+        (BASELINE, "the committed baseline"),
+    ]
+    return [(f, what) for f, what in folders if f != BASELINE or f.resolve() != baseline.resolve()]
+
+
+def _check_folders(baseline: Path, written: list[tuple[Path, str]], accept: bool) -> None:
+    """Refuse, in one line and before anything is touched, a folder the check writes (the diff
+    folder, the work folder, the baseline with ``--accept``) that is, holds or lies inside another
+    of its folders or a project folder: clearing or replacing it would remove what is not its own.
+    A folder may lie inside the build folder (``build/check/diff`` does), not inside the others."""
+    roles = [*written, *([] if accept else [(baseline, "baseline folder (--baseline)")])]
+    for i, (folder, what) in enumerate(written):
+        f = folder.resolve()
+        for other, whose in [*roles[:i], *roles[i + 1 :], *_project_folders(baseline)]:
+            o = other.resolve()
+            inside = f.is_relative_to(o) and o not in (ROOT.resolve(), BUILD.resolve())
+            if f == o or o.is_relative_to(f) or inside:
+                relation = "is" if f == o else ("holds" if o.is_relative_to(f) else "lies inside")
+                raise OutputError(
+                    f"{what} {folder} {relation} {whose} ({other}): give a folder of its own; nothing was run or written"
+                )
+
+
 def _baseline_chapters(baseline: Path) -> list[str]:
     return sorted({f.split("/", 1)[0] for f in list_files(baseline)})
 
@@ -120,6 +157,7 @@ def accept(new_root: Path | str, baseline: Path | str = BASELINE, chapters: list
     old_chapters = _baseline_chapters(baseline)
     targets = new_chapters if chapters is None else list(chapters)
     removed = [c for c in old_chapters if c not in new_chapters] if chapters is None else []
+    _check_folders(baseline, [(baseline, "baseline folder (--baseline)")], accept=True)
     _accept_refusal(baseline, [*targets, *removed])
     claim(baseline, "baseline folder (--baseline)", owned=True)
     clean_stale(baseline)  # a killed accept's publication is undone first
@@ -168,11 +206,16 @@ def check(
     folders = [(diff_dir, "diff folder (--diff-dir)")]
     if workdir is not None:
         folders.append((Path(workdir), "work folder (--keep)"))
+    _check_folders(
+        baseline, [*folders, *([(baseline, "baseline folder (--baseline)")] if accept_new else [])], accept_new
+    )
     for folder, what in folders:  # every folder, before any is written
         refuse_foreign(folder, what)
     try:  # a damaged baseline is named before minutes of notebooks run
-        read_manifest(baseline)
+        manifest = read_manifest(baseline)
         check_readable(baseline, list_files(baseline, chapters or None))
+        if manifest is not None:
+            check_recorded(baseline, manifest, chapters or None)
     except ValueError as exc:
         return CheckResult(None, str(exc), False, time.perf_counter() - t0, failure="input")
     if accept_new:

@@ -23,6 +23,7 @@ from sdsl import tolerance as policy
 from sdsl.build.manifest import artifact_kind, list_files
 
 __all__ = [
+    "check_recorded",
     "DamagedArtifact",
     "Finding",
     "Report",
@@ -68,6 +69,39 @@ def check_readable(root: Path | str, files: Iterable[str], what: str = "baseline
         problem = _read_problem(root / rel)
         if problem is not None:
             raise DamagedArtifact(f"{what} artifact {root / rel} is damaged ({problem}): nothing was compared")
+
+
+def check_recorded(root: Path | str, manifest: dict[str, Any], chapters: Iterable[str] | None = None) -> None:
+    """Raise :class:`DamagedArtifact` naming the first file of the tree ``root`` (of ``chapters``,
+    default all) whose bytes are not those its manifest records (sha256), or whose chapter's
+    provenance record is not a JSON object: a tree the tools wrote, changed since (a truncated
+    figure whose PNG still reads, a byte flipped in a CSV), is damaged, not "changed"."""
+    import hashlib
+    import json
+
+    from sdsl.build.manifest import PROVENANCE_NAME
+
+    root = Path(root)
+    wanted = None if chapters is None else set(chapters)
+    for rel, entry in sorted(manifest["files"].items()):
+        path = root / rel
+        if (wanted is not None and rel.split("/", 1)[0] not in wanted) or not path.is_file():
+            continue
+        if not isinstance(entry, dict) or hashlib.sha256(path.read_bytes()).hexdigest() != entry.get("sha256"):
+            raise DamagedArtifact(
+                f"baseline artifact {path} is not the file its manifest records (sha256 differs): damaged or "
+                "edited by hand; nothing was compared"
+            )
+    for chapter in sorted({rel.split("/", 1)[0] for rel in manifest["files"]} & (wanted or set(manifest["chapters"]))):
+        prov = root / chapter / PROVENANCE_NAME
+        if not prov.is_file():
+            continue
+        try:
+            ok = isinstance(json.loads(prov.read_text(encoding="utf-8")), dict)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            ok = False
+        if not ok:
+            raise DamagedArtifact(f"baseline record {prov} is damaged (not a JSON object): nothing was compared")
 
 
 @dataclass

@@ -85,7 +85,9 @@ def expected_speedup(alpha: ArrayLike, gamma: ArrayLike, c: ArrayLike, verify_co
     c = as_in_range(c, "c (cost coefficient, draft step over target step)", 0.0, np.inf)
     v = as_in_range(verify_cost, "verify_cost (verification over one target step)", 1.0, np.inf)
     g = as_in_range(gamma, "gamma (draft length)", 0.0, np.inf)
-    return expected_tokens(alpha, g) / (g * c + v)
+    # gamma c beyond the largest float is infinite time per iteration: the speedup's limit, 0
+    with np.errstate(over="ignore"):
+        return expected_tokens(alpha, g) / (g * c + v)
 
 
 def cost_from_latencies(

@@ -438,3 +438,6 @@ def test_a_cost_ratio_of_one_or_more_says_speculation_never_pays():
         out = run("speedup", "--alpha", "0.8", "--cost-ratio", c)
         assert out.returncode == 0 and out.stderr == ""
         assert f"none: c + k = {float(c):.4g} >= 1" in out.stdout and "0: speedup 1.0000x" in out.stdout
+    # with a draft length given, gamma c overflows to infinite time per iteration: speedup 0, quietly
+    out = run("speedup", "--alpha", "0.7", "--cost-ratio", "1e308", "--gamma", "2")
+    assert out.returncode == 0 and out.stderr == "" and "speedup at gamma = 2     0.0000x" in out.stdout

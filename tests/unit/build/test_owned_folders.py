@@ -15,7 +15,7 @@ import pytest
 
 from sdsl import _owned
 from sdsl.build import check, parameters, pipeline
-from sdsl.paths import BASELINE, ROOT
+from sdsl.paths import BASELINE, BUILD, DATA, ROOT
 
 TOY = """---
 jupytext:
@@ -133,6 +133,35 @@ def test_check_accept_refuses_a_baseline_folder_it_did_not_make(users, tmp_path,
 @pytest.mark.parametrize(
     "argv, words",
     [
+        (
+            ["plan_draft", "--diff-dir", "{baseline}"],
+            "diff folder (--diff-dir) {baseline} is baseline folder (--baseline)",
+        ),
+        (["plan_draft", "--diff-dir", "{tmp}/x", "--baseline", "{tmp}/x"], "is baseline folder (--baseline)"),
+        (["plan_draft", "--diff-dir", "{build}"], "is the tools' build folder"),
+        (["plan_draft", "--keep", "{build}"], "work folder (--keep) {build} holds"),
+        (["plan_draft", "--keep", "{tmp}/k", "--diff-dir", "{tmp}/k/d"], "lies inside work folder (--keep)"),
+        (["plan_draft", "--diff-dir", "{data}/mine"], "lies inside the data folder"),
+        (["--accept", "--baseline", "{build}"], "baseline folder (--baseline) {build} holds"),
+        (["--accept", "--baseline", "{build}/experiment"], "is the laptop-scale experiment's work"),
+    ],
+)
+def test_check_refuses_a_folder_that_is_holds_or_lies_in_another_before_anything(argv, words, tmp_path, capsys):
+    """The baseline given as the diff folder, the build folder as a work or baseline folder: each
+    would be cleared or replaced whole, with the committed baseline or the experiment's results in
+    it. One line, exit 2, and the baseline's files all still there."""
+    names = {"baseline": str(BASELINE), "build": str(BUILD), "data": str(DATA), "tmp": str(tmp_path)}
+    before = _files(BASELINE)
+    assert check.main([a.format(**names) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and words.format(**names) in err, err
+    assert _files(BASELINE) == before
+    assert not (tmp_path / "x").exists() and not (tmp_path / "k").exists()
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
         (["--set", "plan_draft.n_boot"], ["has no '='", "CHAPTER.PARAMETER=VALUE"]),
         (["--set", "n_boot=5"], ["does not name CHAPTER.PARAMETER"]),
         (["--set", "nope.x=1"], ["'nope'", "does not run"]),
@@ -192,10 +221,34 @@ def damaged(tmp_path, monkeypatch):
             lambda b: (b / "acceptance/table1.csv").write_bytes(b"a,b\n\xff\xfe,1\n"),
             ["acceptance/table1.csv", "not UTF-8"],
         ),
+        (  # the SVG of a figure whose PNG still reads: its bytes are not those the manifest records
+            lambda b: (b / "acceptance/figure1.svg").write_bytes(
+                (BASELINE / "acceptance/figure1.svg").read_bytes()[:900]
+            ),
+            ["acceptance/figure1.svg", "sha256 differs"],
+        ),
+        (
+            lambda b: (b / "acceptance/table1.csv").write_bytes(
+                (BASELINE / "acceptance/table1.csv").read_bytes().replace(b",", b"\x00", 1)
+            ),
+            ["acceptance/table1.csv", "sha256 differs"],
+        ),
+        (
+            lambda b: (b / "acceptance/.provenance.json").write_text('{"chapter": "accep'),
+            ["acceptance/.provenance.json", "not a JSON object"],
+        ),
         (lambda b: (b / "manifest.json").write_text('{"files": '), ["manifest.json", "line 1, column 11"]),
         (lambda b: (b / "manifest.json").write_text("[]"), ["manifest.json", "not a manifest"]),
     ],
-    ids=["truncated-png", "non-utf8-csv", "manifest-not-json", "manifest-not-a-manifest"],
+    ids=[
+        "truncated-png",
+        "non-utf8-csv",
+        "truncated-svg",
+        "nul-in-csv",
+        "truncated-provenance",
+        "manifest-not-json",
+        "manifest-not-a-manifest",
+    ],
 )
 def test_a_damaged_baseline_is_one_line_exit_2_and_recorded(damaged, damage, expected, tmp_path, capsys):
     base, record = damaged
