@@ -22,6 +22,7 @@ import os
 import sys
 
 from sdsl.experiment.config import SCALES
+from sdsl.paths import ROOT
 
 __all__ = ["main"]
 
@@ -121,7 +122,11 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--device {args.device!r} is not usable here ({type(exc).__name__}: {exc})")
     from sdsl.experiment.runner import run
 
-    command = "python -m sdsl.experiment " + " ".join(sys.argv[1:] if argv is None else argv)
+    # recorded in the results' provenance: a path inside the checkout as the checkout's own, so that
+    # no machine's folder layout is committed with the results
+    root = f"{ROOT.resolve()}/"
+    words = [w.removeprefix(root) for w in (sys.argv[1:] if argv is None else argv)]
+    command = "python -m sdsl.experiment " + " ".join(words)
     try:
         folder = run(
             scale,

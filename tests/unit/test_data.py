@@ -497,3 +497,19 @@ def test_a_missing_path_is_no_such_file_not_a_missing_schema(tmp_path):
 def test_a_quoted_cell_starting_with_a_hash_is_a_value_not_a_comment(tmp_path):
     p = _write(tmp_path, "hash.csv", _acc_text(['"#T1",D1,OPT,1,20.5,10.1,0.61,0.001', "T1,#D2,OPT,1,18.5,10.1,0.65,"]))
     assert data.load(p)[["target", "draft"]].values.tolist() == [["#T1", "D1"], ["T1", "#D2"]]
+
+
+def test_no_data_file_records_a_machine_path():
+    """Provenance records commands as typed; a folder of the machine that ran them (the checkout's
+    place, a temporary folder) is not part of the record and is not committed."""
+    import re
+
+    from sdsl.paths import DATA
+
+    machine = re.compile(rb"/(?:work|tmp|root|home|Users)/[A-Za-z0-9_.-]+/")
+    hits = [
+        p.relative_to(DATA).as_posix()
+        for p in sorted(DATA.rglob("*"))
+        if p.is_file() and machine.search(p.read_bytes())
+    ]
+    assert not hits, hits
