@@ -445,3 +445,15 @@ def test_pytest_collects_every_test_folder():
         if any(fnmatch.fnmatch(part, pat) for pat in patterns)
     )
     assert skipped == []
+
+
+def test_notebooks_publish_through_the_declarations():
+    """A notebook writes and links its tables and figures with ``Publisher`` (the artifact's name
+    comes from the declaration beside its function), never by typing it into ``save_table``,
+    ``save_figure`` or ``downloads``."""
+    hits = [
+        f"{p.name}: {m[0]}"
+        for p in sorted(NOTEBOOKS.glob("*.md"))
+        for m in re.finditer(r"\b(?:save_table|save_figure)\(|(?<![.\w])downloads\(", p.read_text(encoding="utf-8"))
+    ]
+    assert not hits, hits

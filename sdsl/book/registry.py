@@ -2,7 +2,9 @@
 
 For each of the paper's Tables 1 to 9 and Figures 1 to 5, and for every artifact of the
 companion's own, :data:`REGISTRY` records the chapter that shows it, the function that makes it, its
-artifact files (under ``build/artifacts/<chapter>/``) and the datasets of ``data/`` it reads. The
+artifact files (under ``build/artifacts/<chapter>/``) and the datasets of ``data/`` it reads. It is
+not written here: it is read from the declarations the chapter modules make beside each function
+(:func:`sdsl.book.outputs.declare`), so importing this module imports every chapter. The
 book's artifact index page is generated from it (:func:`index_markdown`, by the local Sphinx
 extension ``book/_ext/sdsl_pages.py``), and so are the landing page's thumbnails of the paper's
 figures (:func:`gallery_markdown`); the browser test reads the book against it (each item present
@@ -14,12 +16,12 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from dataclasses import dataclass
 from pathlib import Path
+
+from sdsl.book.outputs import Item, declared
 
 __all__ = [
     "ARXIV",
-    "Item",
     "REGISTRY",
     "paper_items",
     "by_key",
@@ -40,198 +42,31 @@ __all__ = [
 ARXIV = "https://arxiv.org/abs/2603.11053"
 
 
-@dataclass(frozen=True)
-class Item:
-    """One table or figure: ``key`` (``Table 5``, ``Figure 2`` for the paper's; ``chapter/name`` for
-    the companion's), what it shows, the chapter, the function (dotted path), the artifact names
-    (without suffix; the first is the one shown), the datasets it reads, whether it is a figure and
-    whether the chapter's page shows it (followed by its download links)."""
+def _load() -> tuple[Item, ...]:
+    """Import every chapter module, in book order (``notebooks/runs.yml``), and return their
+    declarations of what the book's run writes (not what only a reader's own data produce): the
+    paper's tables, then its figures, by number, then the companion's own by chapter, in the order
+    each module declares them."""
+    from sdsl.data import load_yaml
+    from sdsl.paths import RUNS_FILE
 
-    key: str
-    title: str
-    chapter: str
-    function: str
-    artifacts: tuple[str, ...]
-    data: tuple[str, ...] = ()
-    figure: bool = False
-    shown: bool = True
+    chapters = list(load_yaml(RUNS_FILE.read_text(encoding="utf-8"))["runs"])
+    for chapter in chapters:
+        importlib.import_module(f"sdsl.chapters.{chapter}")
+    items = [i for i in declared() if i.regenerated and i.chapter in chapters]
 
-    @property
-    def paper(self) -> bool:
-        """Whether this is one of the paper's tables or figures."""
-        return self.key.startswith(("Table ", "Figure "))
+    def order(item: Item) -> tuple:
+        if item.paper:
+            kind, number = item.key.split()
+            return (0, kind != "Table", int(number), 0)
+        return (1, chapters.index(item.chapter), 0, items.index(item))
 
-
-def _p(key, title, chapter, function, artifacts, data=(), figure=False):
-    return Item(key, title, chapter, f"sdsl.chapters.{chapter}.{function}", tuple(artifacts), tuple(data), figure, True)
+    return tuple(sorted(items, key=order))
 
 
-def _c(chapter, name, title, function, data=(), figure=False, shown=False, artifacts=None):
-    mod = function if function.startswith("sdsl.") else f"sdsl.chapters.{chapter}.{function}"
-    return Item(f"{chapter}/{name}", title, chapter, mod, tuple(artifacts or (name,)), tuple(data), figure, shown)
-
-
-# The entries are a table, one call per line: the formatter would explode each into one argument per line.
-# fmt: off
-REGISTRY: tuple[Item, ...] = (
-    # the paper's tables and figures
-    _p("Table 1", "acceptance rates of the OPT drafts", "acceptance", "table1", ["table1"], ["acceptance"]),
-    _p("Table 2", "acceptance rates of the Qwen drafts", "acceptance", "table2", ["table2"], ["acceptance"]),
-    _p("Table 3", "the Eq. 5 plane refitted beside the paper's coefficients", "acceptance", "table3", ["table3"],
-       ["acceptance", "paper_table3", "paper_metrics"]),
-    _p("Table 4", "per-target linear, logarithmic and power-law fits", "acceptance", "table4",
-       ["table4", "table4_vs_paper"], ["acceptance", "paper_table4"]),
-    _p("Table 5", "the throughput-optimal draft size N* of the Qwen1.5 targets", "optimal_draft", "table5", ["table5"],
-       ["paper_table5", "models"]),
-    _p("Table 6", "latencies of the OPT-13B target's drafts and their distance from N*", "latency", "table6",
-       ["table6"], ["paper_table6", "latency", "models"]),
-    _p("Table 7", "the grid of the scaling analysis", "scaling", "table7", ["table7"], ["paper_table7"]),
-    _p("Table 8", "the regression N*/M = mu + M0/M + g ln D + g' ln D'", "scaling", "table8", ["table8", "fit_metrics"],
-       ["paper_table7", "paper_table8", "paper_metrics"]),
-    _p("Table 9", "the regression N* = mu M + M0", "scaling", "table9", ["table9", "fit_metrics"],
-       ["paper_table7", "paper_table9", "paper_metrics"]),
-    _p("Figure 1", "acceptance rate against draft and target perplexity, with the Eq. 5 plane", "acceptance",
-       "figure1", ["figure1", "figure1_sections"], ["acceptance", "paper_table3"], True),
-    _p("Figure 2", "throughput against draft size for the Qwen1.5 targets", "optimal_draft", "figure2",
-       ["figure2", "figure2_curves", "figure2_drafts"], ["paper_table5", "models"], True),
-    _p("Figure 3", "acceptance rate against draft perplexity, with the fits of Table 4", "acceptance", "figure3",
-       ["figure3"], ["acceptance"], True),
-    _p("Figure 4", "latency against the distance of the draft from N*", "latency", "figure4", ["figure4"],
-       ["latency", "paper_table6", "models"], True),
-    _p("Figure 5", "N* and N*/M against M, D and D'", "scaling", "figure5", ["figure5", "grid_solution"],
-       ["paper_table7"], True),
-    # acceptance
-    _c("acceptance", "table3_implied_df", "residual degrees of freedom implied by Table 3",
-       "sdsl.model.alpha_fits.implied_residual_df", ["paper_table3"]),
-    _c("acceptance", "eq5_coefficients", "the Eq. 5 coefficients used downstream, paper's and refitted",
-       "sdsl.model.alpha_fits.fit_plane", ["acceptance", "paper_table3"]),
-    # optimal_draft
-    _c("optimal_draft", "gamma_check", "closed-form gamma* against a brute-force search", "gamma_check"),
-    _c("optimal_draft", "hypotheses_14b", "candidate explanations of Table 5's Qwen1.5-14B rows",
-       "sdsl.audit.table5.deviation_hypotheses", ["paper_table5", "models"]),
-    _c("optimal_draft", "implied_d_target", "the target tokens D' each Table 5 row implies",
-       "sdsl.audit.table5.implied_d_target", ["paper_table5"]),
-    _c("optimal_draft", "variants", "N* under both loss laws and integer or continuous gamma", "variants",
-       ["paper_table5", "models"]),
-    _c("optimal_draft", "speedup", "speedup over plain decoding at N*", "speedup_table", ["paper_table5"]),
-    # latency
-    _c("latency", "rank_correlations", "rank correlations of latency with the distance from N*", "rank_correlations",
-       ["latency", "paper_table6"]),
-    _c("latency", "stratified_trend_test", "a trend test within each draft family", "stratified_trend_test",
-       ["latency", "paper_table6"]),
-    # scaling
-    _c("scaling", "variants", "Tables 8 and 9 under every grid reading (spacing, data range)", "variants",
-       ["paper_table7", "paper_table8", "paper_table9"]),
-    _c("scaling", "variants_n_grid", "Tables 8 and 9 under the spacings of the N grid", "variants",
-       ["paper_table7", "paper_table8", "paper_table9"]),
-    _c("scaling", "size_ratio", "M/N* over target sizes", "sdsl.model.grid.size_ratio"),
-    _c("scaling", "data_effects", "how far N* moves across M, D and D'", "sdsl.model.scaling_law.data_effects",
-       ["paper_table7"]),
-    # plan_draft
-    _c("plan_draft", "plan", "N*, gamma*, alpha and the speedup for the planned target", "sdsl.plan.plan_table",
-       ["presets", "paper_table3"], shown=True),
-    _c("plan_draft", "candidates", "the candidate drafts as a share of the optimum", "candidates_table",
-       ["presets"], shown=True),
-    _c("plan_draft", "covariance_sensitivity", "the bootstrap interval with and without the covariance",
-       "sdsl.plan.covariance_sensitivity", ["acceptance"], shown=True),
-    _c("plan_draft", "figure_throughput", "throughput against draft size for the planned target", "figure_throughput",
-       ["presets", "paper_table3"], figure=True, shown=True),
-    _c("plan_draft", "table5_check", "the planning code on Table 5's inputs, as printed and with D' = 4e12",
-       "table5_check", ["paper_table5"], shown=True),
-    _c("plan_draft", "lookup", "N*, gamma*, alpha and the speedups for every dense target preset", "lookup",
-       ["presets", "paper_table3", "accelerators"], shown=True),
-    # measure_acceptance
-    _c("measure_acceptance", "iterations", "drafted and accepted tokens of every iteration",
-       "sdsl.measure.harness.measure_acceptance", ["prompts", "local_pair"], shown=True),
-    _c("measure_acceptance", "requests", "TTFT, TPOT and TTOT of every request", "sdsl.measure.harness.measure_acceptance",
-       ["prompts", "local_pair"]),
-    _c("measure_acceptance", "summary", "alpha four ways and the latencies, per draft length", "summary_table",
-       ["prompts", "local_pair"], shown=True),
-    _c("measure_acceptance", "fig_position_rates", "acceptance rate by draft position", "figure_position_rates",
-       ["prompts", "local_pair"], figure=True, shown=True),
-    _c("measure_acceptance", "fig_accepted", "accepted tokens per iteration against the truncated geometric law",
-       "figure_accepted", ["prompts", "local_pair"], figure=True, shown=True),
-    _c("measure_acceptance", "acceptance_row", "the measurement as a row of data/acceptance.csv", "summary_row",
-       ["prompts", "local_pair", "acceptance"], shown=True),
-    _c("measure_acceptance", "paper_pair_families", "the paper's pairs by family and kind", "paper_pair_families",
-       ["acceptance", "models"], shown=True),
-    # beyond
-    _c("beyond", "law_data", "the measured pairs with sizes and token counts", "sdsl.model.alpha_laws.law_data",
-       ["acceptance", "models"], shown=True),
-    _c("beyond", "laws", "the acceptance laws compared", "sdsl.model.alpha_laws.law_table", shown=True),
-    _c("beyond", "law_parameters", "every law fitted on all pairs", "sdsl.model.alpha_laws.parameter_table",
-       ["acceptance", "models"], shown=True),
-    _c("beyond", "table4_check", "Table 4 regenerated through the law definitions", "table4_judged",
-       ["acceptance", "models", "paper_table4"], shown=True),
-    _c("beyond", "cv_predictions", "held-out predictions of every law", "sdsl.model.crossval.cv_predictions",
-       ["acceptance", "models"]),
-    _c("beyond", "law_ranking", "the laws ranked by held-out error", "sdsl.model.crossval.compare_laws",
-       ["acceptance", "models"], shown=True),
-    _c("beyond", "fig_predicted_observed", "held-out predicted against observed alpha", "figure_predicted_observed",
-       ["acceptance", "models"], figure=True, shown=True),
-    _c("beyond", "table5_check", "Table 5 through the generic law search", "sdsl.model.law_variants.table5_check",
-       ["paper_table5"], shown=True),
-    _c("beyond", "n_star_variants", "N* of every law, loss law and gamma at the targets of Tables 1 and 2",
-       "sdsl.model.law_variants.n_star_variants", ["acceptance", "models"]),
-    _c("beyond", "n_star_spread", "the spread of N* across the variants", "sdsl.model.law_variants.n_star_spread",
-       ["acceptance", "models"], shown=True),
-    _c("beyond", "fig_n_star", "N* of every variant", "figure_n_star", ["acceptance", "models"], figure=True,
-       shown=True),
-    _c("beyond", "ratio_sweep", "M/N* over target sizes for the cross-target laws",
-       "sdsl.model.law_variants.ratio_sweep", ["acceptance", "models"]),
-    _c("beyond", "ratio_rule", "where M/N* stays near 200", "sdsl.model.law_variants.ratio_rule_range",
-       ["acceptance", "models"], shown=True),
-    _c("beyond", "fig_ratio", "M/N* against M", "figure_ratio", ["acceptance", "models"], figure=True, shown=True),
-    _c("beyond", "elasticities", "elasticities of N* and T(N*)", "sdsl.model.law_variants.elasticity_table",
-       ["models", "paper_table3"], shown=True),
-    _c("beyond", "fig_tornado", "the elasticities as a tornado chart", "figure_tornado", ["models", "paper_table3"],
-       figure=True, shown=True),
-    # scorecard
-    _c("scorecard", "scorecard", "every printed number and claim with its status", "scorecard",
-       ["paper_tables", "paper_claims", "paper_table3", "paper_table4", "paper_table5", "paper_table6",
-        "paper_table7", "paper_table8", "paper_table9", "paper_metrics", "acceptance", "latency"], shown=True),
-    _c("scorecard", "counts", "the counts per table, as printed and as reinterpreted", "counts_table",
-       ["paper_tables", "paper_claims"], shown=True),
-    _c("scorecard", "coverage", "every printed number matched to its row", "sdsl.audit.reproduction.coverage",
-       ["paper_tables"], shown=True),
-    _c("scorecard", "tolerances", "the stated tolerance of each table", "tolerance_table", shown=True),
-    _c("scorecard", "fig_counts", "the counts as bars", "figure_counts", ["paper_tables", "paper_claims"],
-       figure=True, shown=True),
-    # laptop_scale (the model family trained here; reads the committed run under data/laptop_scale/)
-    _c("laptop_scale", "runs", "the trained family by role: sizes with and without embeddings, tokens, losses",
-       "table_runs", shown=True),
-    _c("laptop_scale", "fig_loss_curves", "training loss against tokens seen, every run", "fig_loss_curves",
-       figure=True, shown=True),
-    _c("laptop_scale", "loss_law", "the calibration loss law against the published constants",
-       "sdsl.experiment.analysis.calibration_loss", shown=True),
-    _c("laptop_scale", "fig_loss_law", "validation loss against N with the calibration loss law", "fig_loss_law",
-       figure=True, shown=True),
-    _c("laptop_scale", "alpha", "alpha of every pair with its bootstrap interval",
-       "sdsl.experiment.analysis.alpha_summary", shown=True),
-    _c("laptop_scale", "prediction_committed", "N* predicted from the calibration runs, as written before the test",
-       "table_committed", shown=True),
-    _c("laptop_scale", "fig_prediction_draws", "bootstrap draws of the predicted N* by acceptance law",
-       "fig_prediction_draws", figure=True, shown=True),
-    _c("laptop_scale", "prediction", "predicted against empirical N* per target, throughput lost, verdict",
-       "table_prediction", shown=True),
-    _c("laptop_scale", "fig_throughput", "2 M T(N) per target: prediction and measurement with their bands",
-       "fig_throughput", figure=True, shown=True),
-    _c("laptop_scale", "alpha_out_of_sample", "alpha of the test pairs predicted from the calibration runs",
-       "sdsl.experiment.analysis.out_of_sample_alpha"),
-    _c("laptop_scale", "fig_alpha_out_of_sample", "predicted against measured alpha, held-out target included",
-       "fig_alpha_out_of_sample", figure=True, shown=True),
-    _c("laptop_scale", "prediction_non_embedding", "the same test with N counted without embeddings",
-       "table_prediction", shown=True),
-    _c("laptop_scale", "costs", "M / N*, tokens per parameter and the cost of the paper's regime",
-       "sdsl.experiment.analysis.scale_costs", shown=True),
-    _c("laptop_scale", "wallclock", "plain against speculative decoding, interleaved rounds, medians with intervals",
-       "sdsl.experiment.analysis.wallclock_summary", shown=True),
-    _c("laptop_scale", "wallclock_optimum", "the wall-clock best draft per target with the interval of its N",
-       "sdsl.experiment.analysis.wallclock_optimum", shown=True),
-    _c("laptop_scale", "fig_wallclock", "measured wall-clock speedup against N and Theorem 3.8", "fig_wallclock",
-       figure=True, shown=True),
-)
-# fmt: on
+#: Every table and figure the book's run writes, from the declarations in the chapter modules
+#: (:func:`sdsl.book.outputs.declare`).
+REGISTRY: tuple[Item, ...] = _load()
 
 
 def paper_items() -> list[Item]:

@@ -4,7 +4,10 @@ the columns of long text to wrap. One entry per (chapter, table) in :data:`VIEWS
 precision, and the download link beside the table points to it.
 
 Units: parameters, tokens, seconds, tokens per FLOP; perplexity, the acceptance rate and the
-regression coefficients are dimensionless. A relative deviation reads ``ours / paper − 1``. The plan
+regression coefficients are dimensionless. A relative deviation reads ``ours / paper − 1``.
+
+:class:`Publisher` is a notebook's one publishing call: it writes a result as the artifact its
+function declared (:func:`sdsl.book.outputs.declare`) and shows it through its view. The plan
 chapter's tables have view functions of their own (:func:`view_plan` and the others at the end).
 """
 
@@ -18,13 +21,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 
+from sdsl.book.outputs import Item, declared, downloads, save_figure, save_table
 from sdsl.book.tables import DASH, show
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "Publisher",
     "VIEWS",
     "view",
     "variants_side_by_side",
@@ -663,3 +669,101 @@ def view_lookup(table: pd.DataFrame):
         },
         wrap=["note"],
     )
+
+
+class _Shown:
+    """A published table as a cell shows it: the book's view of it, then its download links."""
+
+    def __init__(self, table: Any, links: Any) -> None:
+        self.table, self.links = table, links
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.table, self.links)
+
+    def __repr__(self) -> str:
+        return f"table with {self.links.data}"
+
+
+class Publisher:
+    """A chapter's publishing call: ``publish = Publisher(CHAPTER, artifacts_dir)`` once in a
+    notebook, then ``publish(result)`` for each table or figure.
+
+    ``publish(table)`` writes the artifact the table's function declared (:func:`declare`) and
+    returns what the cell shows: the book's view of it (:func:`sdsl.book.views.view`) and its
+    download links; a table declared ``shown=False`` is written and nothing is shown.
+    ``publish(fig, data=frame)`` writes the figure's SVG, PNG and the numbers plotted and returns
+    the figure as the page shows it (:class:`sdsl.book.views.FigureFiles`); its download links
+    come from :meth:`downloads` in the next cell (the figure's cell holds the figure alone, for its
+    caption). ``name`` picks one of a function's declared artifacts, or names the artifact of a
+    result that is not a declared function's own (a column of a run, a filtered table); it must be
+    one of the chapter's declared artifacts.
+    """
+
+    def __init__(self, chapter: str, artifacts_dir: str | os.PathLike | None = None) -> None:
+        self.chapter, self.artifacts_dir = chapter, artifacts_dir
+        self.last: str | None = None
+
+    def _artifacts(self) -> dict[str, Item]:
+        known: dict[str, Item] = {}
+        for i in declared():
+            if i.chapter == self.chapter:
+                for a in i.artifacts:
+                    known.setdefault(a, i)
+        return known
+
+    def artifact(self, obj: Any, name: str | None = None) -> tuple[str, Item]:
+        """The artifact ``obj`` is published as, and its declaration; ``ValueError`` naming what is
+        wrong when ``name`` is not declared by the chapter or ``obj`` carries no single declaration."""
+        known = self._artifacts()
+        keys = obj.attrs.get("sdsl_items", ()) if isinstance(obj, pd.DataFrame) else getattr(obj, "sdsl_items", ())
+        mine = [i for i in declared() if i.key in keys and i.chapter == self.chapter]
+        if name is not None:
+            if name not in known:
+                raise ValueError(
+                    f"publish: {name!r} is not an artifact the chapter {self.chapter!r} declares; "
+                    f"declared: {', '.join(sorted(known))}"
+                )
+            return name, known[name]
+        if len(mine) != 1:
+            made = f"declarations {', '.join(keys)}" if keys else "no declared function"
+            raise ValueError(
+                f"publish: this {type(obj).__name__} comes from {made} of chapter {self.chapter!r}: "
+                f"give name=, one of {', '.join(sorted(known))}"
+            )
+        return mine[0].artifacts[0], mine[0]
+
+    def __call__(self, obj: Any, name: str | None = None, *, data: pd.DataFrame | None = None) -> Any:
+        """Write ``obj`` as its declared artifact and return what the cell shows (see the class)."""
+        artifact, item = self.artifact(obj, name)
+        self.last = artifact
+        if isinstance(obj, Figure):
+            paths = save_figure(obj, self.chapter, artifact, self.artifacts_dir, data=data)
+            return FigureFiles(paths[0], paths[1])
+        if not isinstance(obj, pd.DataFrame):
+            raise ValueError(
+                f"publish: {artifact} must be a DataFrame or a matplotlib Figure, got {type(obj).__name__}"
+            )
+        if data is not None:
+            raise ValueError(f"publish: data= is for figures; {artifact} is a table")
+        if not item.shown:
+            raise ValueError(f"publish: {item.key} is declared shown=False: write it with publish.save")
+        save_table(obj, self.chapter, artifact, self.artifacts_dir)
+        return _Shown(view(self.chapter, artifact, obj), self.downloads(artifact))
+
+    def save(self, obj: Any, name: str | None = None) -> None:
+        """Write ``obj`` as its declared artifact (as :meth:`__call__` does) and show nothing: for
+        an artifact written for download only, or one the cell shows in a view of its own."""
+        artifact, _ = self.artifact(obj, name)
+        self.last = artifact
+        if not isinstance(obj, pd.DataFrame):
+            raise ValueError(f"publish.save: {artifact} must be a DataFrame, got {type(obj).__name__}")
+        save_table(obj, self.chapter, artifact, self.artifacts_dir)
+
+    def downloads(self, name: str | None = None) -> Any:
+        """The download links of artifact ``name`` (default: the one published last)."""
+        name = name or self.last
+        if name is None:
+            raise ValueError("publish.downloads: nothing has been published yet; give the artifact's name")
+        return downloads(self.chapter, name, self.artifacts_dir)

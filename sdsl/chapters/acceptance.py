@@ -25,12 +25,14 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from sdsl import data as _data
+from sdsl.book.outputs import declare
 from sdsl.book.style import family_color
 from sdsl.model.alpha_fits import (
     CurveFit,
     PlaneFit,
     check_frame,
     fit_per_target,
+    fit_plane,
     fit_power_loglog,
     fit_targets,
     implied_residual_df,
@@ -82,6 +84,12 @@ TABLE4_QUANTITIES: tuple[str, ...] = (
 )
 
 
+@declare(
+    "Table 4",
+    "per-target linear, logarithmic and power-law fits",
+    data=("acceptance", "paper_table4"),
+    also=("table4_vs_paper",),
+)
 def table4(df: pd.DataFrame, targets: Iterable[str] | None = None) -> pd.DataFrame:
     """The paper's Table 4 for every target of ``df``: linear, logarithmic and power-law fits of
     alpha on draft perplexity (method notes, section 7), one row per (target, function) with the
@@ -160,6 +168,12 @@ def has_table(df: pd.DataFrame, number: int) -> bool:
     return bool(np.any(_rows_of(df, number)))
 
 
+@declare(
+    "measurements",
+    "acceptance rates of a reader's measurements that belong to neither of the paper's tables",
+    data=("acceptance",),
+    regenerated=False,
+)
 def acceptance_matrix(df: pd.DataFrame) -> pd.DataFrame:
     """All rows of ``df`` in the layout of Tables 1 and 2 (targets as rows with their perplexity,
     drafts as columns with theirs, cells ``alpha ± half-width``): for measurements that are not
@@ -167,6 +181,7 @@ def acceptance_matrix(df: pd.DataFrame) -> pd.DataFrame:
     return pair_matrix(df)
 
 
+@declare("Table 1", "acceptance rates of the OPT drafts", data=("acceptance",))
 def table1(df: pd.DataFrame) -> pd.DataFrame:
     """The paper's Table 1 (OPT drafts): targets as rows with their perplexity, drafts as columns,
     cells ``alpha ± 95 % half-width``; the first row ("Perplexity") holds each draft's perplexity.
@@ -174,12 +189,18 @@ def table1(df: pd.DataFrame) -> pd.DataFrame:
     return _by_table(df, 1)
 
 
+@declare("Table 2", "acceptance rates of the Qwen drafts", data=("acceptance",))
 def table2(df: pd.DataFrame) -> pd.DataFrame:
     """The paper's Table 2 (Qwen2.5 and Qwen1.5 drafts), in the layout of :func:`table1`.
     Rows of ``df`` with ``source_table == 2``."""
     return _by_table(df, 2)
 
 
+@declare(
+    "Table 3",
+    "the Eq. 5 plane refitted beside the paper's coefficients",
+    data=("acceptance", "paper_table3", "paper_metrics"),
+)
 def table3(fit: PlaneFit, paper: pd.DataFrame, paper_metrics: pd.DataFrame | None = None) -> pd.DataFrame:
     """The paper's Table 3 (Eq. 5 coefficients and fit quality) beside our refit, long form.
 
@@ -446,6 +467,12 @@ def _plane(fit: PlaneFit | AcceptanceCoefficients) -> tuple[float, float, float]
     raise ValueError(f"fit must be a PlaneFit or AcceptanceCoefficients, got {type(fit).__name__}")
 
 
+@declare(
+    "Figure 1",
+    "acceptance rate against draft and target perplexity, with the Eq. 5 plane",
+    data=("acceptance", "paper_table3"),
+    also=("figure1_sections",),
+)
 def figure1(
     df: pd.DataFrame,
     fit: PlaneFit | AcceptanceCoefficients,
@@ -527,6 +554,7 @@ def figure1_sections(df: pd.DataFrame, fit: PlaneFit | AcceptanceCoefficients) -
     return fig
 
 
+@declare("Figure 3", "acceptance rate against draft perplexity, with the fits of Table 4", data=("acceptance",))
 def figure3(df: pd.DataFrame, fits: Sequence[CurveFit] | Mapping[object, CurveFit]) -> Figure:
     """The paper's Figure 3: alpha against draft perplexity, one panel per target, observations
     coloured by draft family (with their 95 % half-widths when ``alpha_hw95`` is present) and the
@@ -587,3 +615,14 @@ def figure3(df: pd.DataFrame, fits: Sequence[CurveFit] | Mapping[object, CurveFi
     else:
         fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 6))
     return fig
+
+
+# What this chapter shows that a function of another module makes.
+declare("table3_implied_df", "residual degrees of freedom implied by Table 3", data=("paper_table3",))(
+    implied_residual_df
+)
+declare(
+    "eq5_coefficients",
+    "the Eq. 5 coefficients used downstream, paper's and refitted",
+    data=("acceptance", "paper_table3"),
+)(fit_plane)

@@ -45,9 +45,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sdsl.book.outputs import declare
 from sdsl.book.style import fix_layout
-from sdsl.model.alpha_laws import FittedLaw
-from sdsl.model.law_variants import table4_check
+from sdsl.model.alpha_laws import FittedLaw, law_data, law_table, parameter_table
+from sdsl.model.crossval import compare_laws, cv_predictions
+from sdsl.model.law_variants import (
+    elasticity_table,
+    n_star_spread,
+    n_star_variants,
+    ratio_rule_range,
+    ratio_sweep,
+    table4_check,
+    table5_check,
+)
 
 __all__ = [
     "LAW_NAMES",
@@ -65,6 +75,9 @@ __all__ = [
 ]
 
 
+@declare(
+    "table4_check", "Table 4 regenerated through the law definitions", data=("acceptance", "models", "paper_table4")
+)
 def table4_judged(fitted: Mapping[str, FittedLaw], data: pd.DataFrame, paper4: pd.DataFrame) -> pd.DataFrame:
     """:func:`table4_check` with each cell's ``tolerance`` (half a unit in the last printed digit,
     :func:`sdsl.data.printed_tolerance`) and whether ours is ``within_printed_digits`` of the
@@ -414,6 +427,9 @@ def law_name(law: str) -> str:
     return LAW_NAMES.get(law, law)
 
 
+@declare(
+    "fig_predicted_observed", "held-out predicted against observed alpha", data=("acceptance", "models"), figure=True
+)
 def figure_predicted_observed(predictions: pd.DataFrame, laws: Sequence[str], labels: Mapping[str, str] | None = None):
     """Held-out predicted against observed ``alpha``: one panel per law; filled markers
     leave-one-draft-out, open markers leave-one-target-out; colour = draft family."""
@@ -465,6 +481,7 @@ def figure_predicted_observed(predictions: pd.DataFrame, laws: Sequence[str], la
     return fix_layout(fig)
 
 
+@declare("fig_n_star", "N* of every variant", data=("acceptance", "models"), figure=True)
 def figure_n_star(variants: pd.DataFrame, targets: Sequence[str], law_order: Sequence[str]):
     """``N*`` of every variant: one panel per target, one row per law; colour = draft family,
     filled = Besiroglu constants, open = Hoffmann; circle = continuous, square = integer gamma.
@@ -535,6 +552,7 @@ def figure_n_star(variants: pd.DataFrame, targets: Sequence[str], law_order: Seq
     return fix_layout(fig)
 
 
+@declare("fig_ratio", "M/N* against M", data=("acceptance", "models"), figure=True)
 def figure_ratio(
     sweep: pd.DataFrame,
     low: float = 150.0,
@@ -576,6 +594,7 @@ def figure_ratio(
     return fix_layout(fig)
 
 
+@declare("fig_tornado", "the elasticities as a tornado chart", data=("models", "paper_table3"), figure=True)
 def figure_tornado(elast: pd.DataFrame, reference: tuple[str, str]):
     """Tornado chart: elasticities of ``N*`` (left) and ``T(N*)`` (right) at the reference
     configuration ``(target, draft_family)`` as horizontal bars sorted by size, with the range
@@ -629,3 +648,26 @@ def figure_tornado(elast: pd.DataFrame, reference: tuple[str, str]):
     }
     axes[0].set_yticks(np.arange(len(order)), [names.get(p, p) for p in order])
     return fix_layout(fig)
+
+
+# What this chapter shows that a function of another module makes.
+declare("law_data", "the measured pairs with sizes and token counts", data=("acceptance", "models"))(law_data)
+declare("laws", "the acceptance laws compared")(law_table)
+declare("law_parameters", "every law fitted on all pairs", data=("acceptance", "models"))(parameter_table)
+declare("cv_predictions", "held-out predictions of every law", data=("acceptance", "models"), shown=False)(
+    cv_predictions
+)
+declare("law_ranking", "the laws ranked by held-out error", data=("acceptance", "models"))(compare_laws)
+declare("table5_check", "Table 5 through the generic law search", data=("paper_table5",))(table5_check)
+declare(
+    "n_star_variants",
+    "N* of every law, loss law and gamma at the targets of Tables 1 and 2",
+    data=("acceptance", "models"),
+    shown=False,
+)(n_star_variants)
+declare("n_star_spread", "the spread of N* across the variants", data=("acceptance", "models"))(n_star_spread)
+declare("ratio_sweep", "M/N* over target sizes for the cross-target laws", data=("acceptance", "models"), shown=False)(
+    ratio_sweep
+)
+declare("ratio_rule", "where M/N* stays near 200", data=("acceptance", "models"))(ratio_rule_range)
+declare("elasticities", "elasticities of N* and T(N*)", data=("models", "paper_table3"))(elasticity_table)

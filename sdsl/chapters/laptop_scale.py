@@ -18,7 +18,16 @@ import pandas as pd
 from matplotlib import cm, colors
 from matplotlib.figure import Figure
 
+from sdsl.book.outputs import declare
 from sdsl.book.style import fix_layout
+from sdsl.experiment.analysis import (
+    alpha_summary,
+    calibration_loss,
+    out_of_sample_alpha,
+    scale_costs,
+    wallclock_optimum,
+    wallclock_summary,
+)
 from sdsl.experiment.lossfit import LossFit
 from sdsl.experiment.predict import CRITERION, verdict
 from sdsl.model.laws import BESIROGLU_2024, HOFFMANN_2022
@@ -114,6 +123,7 @@ def _finish(fig: Figure) -> Figure:
     return fix_layout(fig)
 
 
+@declare("runs", "the trained family by role: sizes with and without embeddings, tokens, losses")
 def table_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """The training runs by role: shape, both parameter counts, tokens, tokens per parameter
     (under-trained: fewer than Chinchilla's 20), validation loss and perplexity, training time
@@ -170,6 +180,7 @@ def undetermined_endpoints(table: pd.DataFrame) -> str:
     return "; ".join(parts) if parts else "none"
 
 
+@declare("prediction_committed", "N* predicted from the calibration runs, as written before the test")
 def table_committed(committed: pd.DataFrame) -> pd.DataFrame:
     """The prediction as it was written before any test draft, under both counts."""
     cols = ["count", "target", "role", "params", "law", "n_star_predicted", "predicted_low", "predicted_high"]
@@ -177,6 +188,8 @@ def table_committed(committed: pd.DataFrame) -> pd.DataFrame:
     return committed[cols].sort_values(["count", "params"], ascending=[False, False], ignore_index=True)
 
 
+@declare("prediction", "predicted against empirical N* per target, throughput lost, verdict")
+@declare("prediction_non_embedding", "the same test with N counted without embeddings")
 def table_prediction(pred: pd.DataFrame) -> pd.DataFrame:
     """Prediction beside measurement per target with the verdict of the pass criterion."""
     v = verdict(pred)
@@ -185,6 +198,7 @@ def table_prediction(pred: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values("params", ascending=False, ignore_index=True)
 
 
+@declare("fig_prediction_draws", "bootstrap draws of the predicted N* by acceptance law", figure=True)
 def fig_prediction_draws(draws: pd.DataFrame, committed: pd.DataFrame) -> Figure:
     """The bootstrap draws of the predicted ``N*`` per target (with embeddings), stacked by the
     acceptance law drawn, with the point prediction and its 95 % interval."""
@@ -213,6 +227,7 @@ def fig_prediction_draws(draws: pd.DataFrame, committed: pd.DataFrame) -> Figure
     return _finish(fig)
 
 
+@declare("fig_throughput", "2 M T(N) per target: prediction and measurement with their bands", figure=True)
 def fig_throughput(curves: pd.DataFrame, points: pd.DataFrame, pred: pd.DataFrame) -> Figure:
     """``2 M T(N)`` per target: the prediction from the calibration runs with its 95 % band, the
     smooth fit to the measured test drafts with its band, the test drafts at their measured
@@ -270,6 +285,7 @@ def fig_throughput(curves: pd.DataFrame, points: pd.DataFrame, pred: pd.DataFram
     return _finish(fig)
 
 
+@declare("fig_alpha_out_of_sample", "predicted against measured alpha, held-out target included", figure=True)
 def fig_alpha_out_of_sample(oos: pd.DataFrame) -> Figure:
     """Alpha of every test pair as the calibration fits predict it against the measured alpha
     (bootstrap intervals), one colour per target, the held-out target open."""
@@ -296,6 +312,7 @@ def fig_alpha_out_of_sample(oos: pd.DataFrame) -> Figure:
     return _finish(fig)
 
 
+@declare("fig_wallclock", "measured wall-clock speedup against N and Theorem 3.8", figure=True)
 def fig_wallclock(wall: pd.DataFrame) -> Figure:
     """Measured wall-clock speedup (median over the rounds, order-statistics interval) against
     ``N`` per target, beside Theorem 3.8 at the measured alpha and cost ratio."""
@@ -322,6 +339,7 @@ def fig_wallclock(wall: pd.DataFrame) -> Figure:
     return _finish(fig)
 
 
+@declare("fig_loss_law", "validation loss against N with the calibration loss law", figure=True)
 def fig_loss_law(runs: pd.DataFrame, fit: LossFit) -> tuple[Figure, pd.DataFrame]:
     """Validation loss against ``N`` for each token budget, with the fitted law (lines)."""
     fig, ax = _subplots(figsize=(6.4, 4.0))
@@ -349,6 +367,7 @@ def fig_loss_law(runs: pd.DataFrame, fit: LossFit) -> tuple[Figure, pd.DataFrame
     return _finish(fig), pd.DataFrame(rows)
 
 
+@declare("fig_loss_curves", "training loss against tokens seen, every run", figure=True)
 def fig_loss_curves(curves: pd.DataFrame, runs: pd.DataFrame) -> Figure:
     """Training loss against tokens seen for every run (colour: ``N``), validation points marked."""
     fig, ax = _subplots(figsize=(6.4, 4.0))
@@ -518,3 +537,16 @@ def summary(
         out["cpu_min_" + phase.replace(" ", "_")] = float(minutes)
     out["cpu_min_total"] = float(sum(prov["cpu_minutes_by_phase"].values()))
     return out
+
+
+# What this chapter shows that a function of another module makes.
+declare("loss_law", "the calibration loss law against the published constants")(calibration_loss)
+declare("alpha", "alpha of every pair with its bootstrap interval")(alpha_summary)
+declare("alpha_out_of_sample", "alpha of the test pairs predicted from the calibration runs", shown=False)(
+    out_of_sample_alpha
+)
+declare("costs", "M / N*, tokens per parameter and the cost of the paper's regime")(scale_costs)
+declare("wallclock", "plain against speculative decoding, interleaved rounds, medians with intervals")(
+    wallclock_summary
+)
+declare("wallclock_optimum", "the wall-clock best draft per target with the interval of its N")(wallclock_optimum)

@@ -28,6 +28,7 @@ from matplotlib.ticker import FuncFormatter
 from scipy import stats
 
 from sdsl import data as _data
+from sdsl.book.outputs import declare
 from sdsl.book.style import family_color
 from sdsl.model.configurations import family_tokens, resolve_coefficients
 from sdsl.model.laws import (
@@ -78,6 +79,11 @@ def format_millions(n: float) -> str:
     return f"{int(round(float(n) / 1e6))}M"
 
 
+@declare(
+    "Table 6",
+    "latencies of the OPT-13B target's drafts and their distance from N*",
+    data=("paper_table6", "latency", "models"),
+)
 def table6(
     target: str = "OPT-13B",
     constants: LossConstants | str = BESIROGLU_2024,
@@ -141,6 +147,7 @@ def table6(
     return out
 
 
+@declare("Figure 4", "latency against the distance of the draft from N*", data=("latency", "paper_table6", "models"))
 def figure4(table: pd.DataFrame, metrics: Sequence[str] = METRICS) -> Figure:
     """Figure 4: each latency metric against ``|N - N*| / M``, one panel per metric, one colour per
     draft family, error bars the 95 % margins of error, the optimum ``N*`` a dashed line at 0.
@@ -201,6 +208,11 @@ def figure4(table: pd.DataFrame, metrics: Sequence[str] = METRICS) -> Figure:
     return fig
 
 
+@declare(
+    "rank_correlations",
+    "rank correlations of latency with the distance from N*",
+    data=("latency", "paper_table6"),
+)
 def rank_correlations(
     table: pd.DataFrame,
     rng: np.random.Generator,
@@ -266,6 +278,7 @@ def rank_correlations(
     return pd.DataFrame(rows).reindex(columns=cols)
 
 
+@declare("stratified_trend_test", "a trend test within each draft family", data=("latency", "paper_table6"))
 def stratified_trend_test(table: pd.DataFrame, metrics: Sequence[str] = METRICS) -> pd.DataFrame:
     """Exact test of "latency grows with distance within each draft family", pooling the families
     without comparing a draft of one family with a draft of another (the families differ in

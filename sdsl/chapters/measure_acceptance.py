@@ -17,7 +17,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sdsl.book.outputs import declare
 from sdsl.measure.estimators import alpha_from_accepted
+from sdsl.measure.harness import measure_acceptance
 
 __all__ = [
     "CHAPTER",
@@ -126,6 +128,7 @@ def load_pair(
         )
 
 
+@declare("summary", "alpha four ways and the latencies, per draft length", data=("prompts", "local_pair"))
 def summary_table(
     measurement: Any, pair: Pair, rng: np.random.Generator, *, n_resamples: int = 2000, temperature: float = 1.0
 ) -> pd.DataFrame:
@@ -140,6 +143,9 @@ def summary_table(
     return out
 
 
+@declare(
+    "acceptance_row", "the measurement as a row of data/acceptance.csv", data=("prompts", "local_pair", "acceptance")
+)
 def summary_row(
     pair: Pair, prompts: Sequence[str], iterations: pd.DataFrame, summary: pd.DataFrame, draft_family: str
 ) -> pd.DataFrame:
@@ -172,6 +178,7 @@ def _families(paper: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
     return out.assign(kind=np.where(same, "same family", "cross family"))
 
 
+@declare("paper_pair_families", "the paper's pairs by family and kind", data=("acceptance", "models"))
 def paper_pair_families(paper: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
     """The paper's measured pairs (``data/acceptance.csv``) by target family, draft family and kind
     (``same family`` when both models use the same tokenizer, :data:`VENDOR`, else ``cross
@@ -278,6 +285,7 @@ def accepted_distribution(iterations: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@declare("fig_position_rates", "acceptance rate by draft position", data=("prompts", "local_pair"), figure=True)
 def figure_position_rates(iterations: pd.DataFrame, *, level: float = 0.95):
     """Conditional acceptance rate by draft position (Wilson intervals) against the constant alpha
     of the truncated geometric model (dashed), one colour per draft length."""
@@ -305,6 +313,12 @@ def figure_position_rates(iterations: pd.DataFrame, *, level: float = 0.95):
     return _finish_layout(fig)
 
 
+@declare(
+    "fig_accepted",
+    "accepted tokens per iteration against the truncated geometric law",
+    data=("prompts", "local_pair"),
+    figure=True,
+)
 def figure_accepted(iterations: pd.DataFrame):
     """Observed distribution of the accepted count ``k`` (bars) against the truncated geometric
     law at the MLE (markers), one panel per draft length."""
@@ -469,3 +483,12 @@ def check_parameters(**params: object) -> None:
         raise ValueError(f"prompts_file {str(path)!r}: {V.one_line(exc)}") from None
     if p["n_prompts"] > count:
         raise ValueError(f"n_prompts must be an integer in [1, {count}] (the prompts in {path}), got {p['n_prompts']}")
+
+
+# What this chapter shows that a function of another module makes.
+declare("iterations", "drafted and accepted tokens of every iteration", data=("prompts", "local_pair"))(
+    measure_acceptance
+)
+declare("requests", "TTFT, TPOT and TTOT of every request", data=("prompts", "local_pair"), shown=False)(
+    measure_acceptance
+)

@@ -37,7 +37,8 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
 
 from sdsl import data as _data
-from sdsl.audit.table5 import D_TARGET_ALTERNATIVE, flatness, hypotheses_summary
+from sdsl.audit.table5 import D_TARGET_ALTERNATIVE, deviation_hypotheses, flatness, hypotheses_summary, implied_d_target
+from sdsl.book.outputs import declare
 from sdsl.book.style import family_color
 from sdsl.model.configurations import configurations, resolve_coefficients
 from sdsl.model.grid import n_grid
@@ -71,6 +72,7 @@ def _paper5() -> pd.DataFrame:
     )
 
 
+@declare("Table 5", "the throughput-optimal draft size N* of the Qwen1.5 targets", data=("paper_table5", "models"))
 def table5(
     configs: pd.DataFrame | None = None,
     constants: LossConstants | str = BESIROGLU_2024,
@@ -119,6 +121,7 @@ def table5(
     return out.drop(columns=["tol_n_star", "tol_tokens_per_flop"])
 
 
+@declare("variants", "N* under both loss laws and integer or continuous gamma", data=("paper_table5", "models"))
 def variants(
     configs: pd.DataFrame | None = None,
     constants: Iterable[LossConstants | str] = ("besiroglu2024", "hoffmann2022"),
@@ -155,6 +158,7 @@ def variants(
     return pd.concat(frames, ignore_index=True)[cols]
 
 
+@declare("speedup", "speedup over plain decoding at N*", data=("paper_table5",))
 def speedup_table(table: pd.DataFrame) -> pd.DataFrame:
     """Throughput at the optimum over plain decoding at equal FLOPs, ``T(N*) * 2M`` (plain
     decoding makes one token per ``2M`` FLOPs), per target and draft family; ``best`` marks the
@@ -228,6 +232,7 @@ GAMMA_CASES: tuple[tuple[float, float, float], ...] = (
 )
 
 
+@declare("gamma_check", "closed-form gamma* against a brute-force search")
 def gamma_check(
     cases: Iterable[tuple[float, float, float]] = GAMMA_CASES,
     step: float = 1e-3,
@@ -478,6 +483,12 @@ def check_parameters(**params: object) -> None:
 # the chapter's figures
 
 
+@declare(
+    "Figure 2",
+    "throughput against draft size for the Qwen1.5 targets",
+    data=("paper_table5", "models"),
+    also=("figure2_curves", "figure2_drafts"),
+)
 def figure2(curves: pd.DataFrame, drafts: pd.DataFrame, optima: pd.DataFrame) -> Figure:
     """Figure 2: tokens per FLOP against draft size ``N``, one panel per draft family (its colour),
     one curve per target labelled at the curve's right end; the drafts used in the experiments as
@@ -546,3 +557,12 @@ def figure2(curves: pd.DataFrame, drafts: pd.DataFrame, optima: pd.DataFrame) ->
         fontsize=8,
     )
     return fig
+
+
+# What this chapter shows that a function of another module makes.
+declare(
+    "hypotheses_14b",
+    "candidate explanations of Table 5's Qwen1.5-14B rows",
+    data=("paper_table5", "models"),
+)(deviation_hypotheses)
+declare("implied_d_target", "the target tokens D' each Table 5 row implies", data=("paper_table5",))(implied_d_target)

@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sdsl.book.outputs import declare
+from sdsl.plan import covariance_sensitivity, plan_table
+
 if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: `sdsl plan` runs without it
     import pandas as pd
 
@@ -69,6 +72,7 @@ def inputs_table(inputs: PlanInputs) -> pd.DataFrame:
     )
 
 
+@declare("candidates", "the candidate drafts as a share of the optimum", data=("presets",))
 def candidates_table(inputs: PlanInputs, table: pd.DataFrame) -> pd.DataFrame:
     """Every candidate draft of ``inputs`` at every ``D`` of the plan ``table``, with its throughput
     as a share of that ``D``'s optimum (:func:`sdsl.plan.candidate_shares`)."""
@@ -99,6 +103,7 @@ def interval_edge_share(inputs: PlanInputs, table: pd.DataFrame) -> float:
     return float(np.min(edges["tokens_per_flop"]) / first["tokens_per_flop"])
 
 
+@declare("table5_check", "the planning code on Table 5's inputs, as printed and with D' = 4e12", data=("paper_table5",))
 def table5_check(paper5: pd.DataFrame | None = None, d_target_14b: float = D_TARGET_14B) -> pd.DataFrame:
     """The planning code on the paper's Table 5 inputs (``data/paper_table5.csv``; Table 3's plane,
     Besiroglu et al. constants, continuous gamma): ``N*`` and ``T(N*)`` beside the printed values
@@ -169,6 +174,12 @@ def throughput_curves(inputs: PlanInputs, table: pd.DataFrame, points: int = 400
     return pd.concat(frames, ignore_index=True)
 
 
+@declare(
+    "figure_throughput",
+    "throughput against draft size for the planned target",
+    data=("presets", "paper_table3"),
+    figure=True,
+)
 def figure_throughput(
     inputs: PlanInputs, table: pd.DataFrame, candidates: pd.DataFrame | None = None, points: int = 400
 ):
@@ -225,6 +236,11 @@ def view_inputs(inputs: PlanInputs):
     return view_columns(inputs_table(inputs), {"input": "input", "value": "value"}, wrap=["value"])
 
 
+@declare(
+    "lookup",
+    "N*, gamma*, alpha and the speedups for every dense target preset",
+    data=("presets", "paper_table3", "accelerators"),
+)
 def lookup(hardware: str = "h100-sxm") -> pd.DataFrame:
     """The lookup table of :mod:`sdsl.plan.lookup` (``sdsl presets --plan``): one row per target
     preset of ``data/presets.csv``, with ``m_over_n_star`` (``M / N*``) added.
@@ -373,3 +389,12 @@ def check_parameters(**params: object) -> None:
     if given.get("preset") == "":  # papermill's `-p preset ""`: no preset, the target by its size and tokens
         given["preset"] = None
     P.check_inputs(**given)
+
+
+# What this chapter shows that a function of another module makes.
+declare("plan", "N*, gamma*, alpha and the speedup for the planned target", data=("presets", "paper_table3"))(
+    plan_table
+)
+declare("covariance_sensitivity", "the bootstrap interval with and without the covariance", data=("acceptance",))(
+    covariance_sensitivity
+)

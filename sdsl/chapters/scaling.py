@@ -38,14 +38,16 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from sdsl import data as _data
+from sdsl.book.outputs import declare
 from sdsl.book.style import fix_layout
-from sdsl.model.grid import SPACINGS, _table7_row, solve_table7
+from sdsl.model.grid import SPACINGS, _table7_row, size_ratio, solve_table7
 from sdsl.model.laws import BESIROGLU_2024, PAPER_EQ5, AcceptanceCoefficients, LossConstants
 from sdsl.model.scaling_law import (
     _check_solution,
     beside_paper,
     beside_paper_values,
     coefficient_table,
+    data_effects,
     fit_table8,
     fit_table9,
     law_target_size,
@@ -73,6 +75,7 @@ WIDE_DATA_HIGH = 1e14
 # the grid
 
 
+@declare("Table 7", "the grid of the scaling analysis", data=("paper_table7",))
 def table7(
     spacing: str = "log",
     n_spacing: str = "log",
@@ -112,6 +115,12 @@ def table7(
 # regressions (Tables 8 and 9)
 
 
+@declare(
+    "Table 8",
+    "the regression N*/M = mu + M0/M + g ln D + g' ln D'",
+    data=("paper_table7", "paper_table8", "paper_metrics"),
+    also=("fit_metrics",),
+)
 def table8(
     solution: pd.DataFrame, paper: pd.DataFrame | None = None, tolerance: pd.DataFrame | None = None
 ) -> pd.DataFrame:
@@ -121,6 +130,12 @@ def table8(
     return ours if paper is None else beside_paper(ours, paper, tolerance)
 
 
+@declare(
+    "Table 9",
+    "the regression N* = mu M + M0",
+    data=("paper_table7", "paper_table9", "paper_metrics"),
+    also=("fit_metrics",),
+)
 def table9(
     solution: pd.DataFrame, paper: pd.DataFrame | None = None, tolerance: pd.DataFrame | None = None
 ) -> pd.DataFrame:
@@ -130,6 +145,16 @@ def table9(
     return ours if paper is None else beside_paper(ours, paper, tolerance)
 
 
+@declare(
+    "variants",
+    "Tables 8 and 9 under every grid reading (spacing, data range)",
+    data=("paper_table7", "paper_table8", "paper_table9"),
+)
+@declare(
+    "variants_n_grid",
+    "Tables 8 and 9 under the spacings of the N grid",
+    data=("paper_table7", "paper_table8", "paper_table9"),
+)
 def variants(
     paper8: pd.DataFrame,
     paper9: pd.DataFrame,
@@ -173,6 +198,7 @@ def _billions(v: float, _pos: object = None) -> str:
     return f"{v / 1e9:.3g}B"
 
 
+@declare("Figure 5", "N* and N*/M against M, D and D'", data=("paper_table7",), also=("grid_solution",))
 def figure5(solution: pd.DataFrame) -> Figure:
     """Figure 5: N* (left, millions of parameters) and N*/M (right, per mille) against M, D and D'
     (one row each).
@@ -434,3 +460,8 @@ def check_parameters(**params: object) -> None:
     for lo, hi in (("band_low", "band_high"), ("m_low", "m_high")):
         if lo in p and hi in p and not p[lo] < p[hi]:
             raise ValueError(f"{lo} must be below {hi}, got {lo} = {p[lo]:g} and {hi} = {p[hi]:g}")
+
+
+# What this chapter shows that a function of another module makes.
+declare("size_ratio", "M/N* over target sizes")(size_ratio)
+declare("data_effects", "how far N* moves across M, D and D'", data=("paper_table7",))(data_effects)

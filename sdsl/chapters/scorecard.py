@@ -38,6 +38,7 @@ import pandas as pd
 from sdsl.audit.reproduction import AS_PRINTED, INPUT_BAD, INPUT_OK, INPUT_READ, counts, coverage, interval_rule, view
 from sdsl.audit.rows import REQUIRED_ARTIFACTS, check_artifacts, claim_rows, number_rows
 from sdsl.audit.rules import COINCIDENCE, READINGS, reason_for
+from sdsl.book.outputs import declare
 from sdsl.tolerance import DIFFERS, EQUAL, STATUSES, TOLERANCES, WITHIN, classify
 
 __all__ = [
@@ -56,6 +57,24 @@ __all__ = [
 ]
 
 
+@declare(
+    "scorecard",
+    "every printed number and claim with its status",
+    data=(
+        "paper_tables",
+        "paper_claims",
+        "paper_table3",
+        "paper_table4",
+        "paper_table5",
+        "paper_table6",
+        "paper_table7",
+        "paper_table8",
+        "paper_table9",
+        "paper_metrics",
+        "acceptance",
+        "latency",
+    ),
+)
 def scorecard(artifacts_root: Path | str | None = None) -> pd.DataFrame:
     """Every printed number of Tables 1 to 9 and every claim of the captions of Figures 1 to 5, one
     row per number and reading: ``table, item, kind`` (number, input, claim), ``reading``,
@@ -145,6 +164,7 @@ def not_checkable(root: Path | str) -> dict[str, str]:
     return {}
 
 
+@declare("tolerances", "the stated tolerance of each table")
 def tolerance_table() -> pd.DataFrame:
     """The stated tolerance of each table."""
     return pd.DataFrame([{"table": t, "rtol": v.rtol, "why": v.why} for t, v in TOLERANCES.items()])
@@ -194,6 +214,7 @@ def readings_markdown() -> str:
     return "\n".join(f"- **{r.name}**: {r.text} ({{doc}}`{r.chapter}`)." for r in READINGS)
 
 
+@declare("counts", "the counts per table, as printed and as reinterpreted", data=("paper_tables", "paper_claims"))
 def counts_table(card: pd.DataFrame) -> pd.DataFrame:
     """:func:`counts` of both views, one after the other, with a ``view`` column (as printed, as
     reinterpreted): the artifact ``counts.csv``."""
@@ -291,6 +312,7 @@ def view_rows(card: pd.DataFrame, kind: str):
     )
 
 
+@declare("fig_counts", "the counts as bars", data=("paper_tables", "paper_claims"), figure=True)
 def figure_counts(card: pd.DataFrame):
     """The statuses of the compared numbers and claims per table, as printed (left) and as
     reinterpreted (right), stacked horizontal bars."""
@@ -377,3 +399,7 @@ def check_parameters(**params: object) -> None:
                 f"sdsl.build.pipeline.execute_notebook(chapter, artifacts={str(root)!r}) for each of {chapters} "
                 f"(or python -m sdsl.build.pipeline run, which writes the default artifacts tree)"
             )
+
+
+# What this chapter shows that a function of another module makes.
+declare("coverage", "every printed number matched to its row", data=("paper_tables",))(coverage)
