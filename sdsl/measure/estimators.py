@@ -733,12 +733,15 @@ def alpha_from_mean_tokens(
         se_m = se_given
     else:
         se_m = np.array([np.sqrt(_k_moments(a, int(gj))[1]) for gj in g]) / np.sqrt(n)
-    d = _d_expected_tokens(a, g)
-    if np.all(se_m == 0):  # alpha at 0 or 1 under the model: no sampling variance in the model
+    se_m, d = np.broadcast_arrays(np.asarray(se_m, dtype=float), np.asarray(_d_expected_tokens(a, g), dtype=float))
+    exact = se_m == 0
+    if np.all(exact) or np.any(exact & (d != 0)):
+        # alpha at 0 or 1 under the model (no sampling variance), or a mean length known without
+        # variance that moves with alpha: it pins alpha
         se = 0.0
     else:
-        w = 1.0 / np.maximum(se_m, 1e-300) ** 2
-        info = float(np.sum(w * d * d))
+        with np.errstate(over="ignore"):  # a standard error near 0 is information near infinity: se 0
+            info = float(np.sum((d[~exact] / se_m[~exact]) ** 2))
         se = float(1.0 / np.sqrt(info)) if info > 0 else float("inf")
     z = NormalDist().inv_cdf(0.5 + level / 2.0)
     return AlphaEstimate(

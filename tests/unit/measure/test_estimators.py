@@ -155,6 +155,17 @@ def test_mean_tokens_several_gammas_least_squares():
     assert abs(est2.alpha - 0.58) < 0.03
 
 
+def test_mean_tokens_with_a_vanishing_standard_error_pin_alpha_without_a_warning():
+    """A standard error so small that its square underflows (as one ulp of noise on sqrt can
+    make the model's own variance near alpha = 1) is information near infinity: SE 0, quietly."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = alpha_from_mean_tokens(float(expected_tokens(0.7, 5)), 5, 100, mean_tokens_se=[1e-200])
+    assert est.alpha == pytest.approx(0.7, abs=1e-9) and est.se == 0.0
+
+
 def test_mean_tokens_coverage_single_gamma():
     rng = np.random.default_rng(21)
     hits = sum(
