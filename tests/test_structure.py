@@ -457,3 +457,16 @@ def test_notebooks_publish_through_the_declarations():
         for m in re.finditer(r"\b(?:save_table|save_figure)\(|(?<![.\w])downloads\(", p.read_text(encoding="utf-8"))
     ]
     assert not hits, hits
+
+
+def test_a_module_run_as_a_script_defines_everything_before_it_runs():
+    """``python -m sdsl.build.pipeline`` runs the module's ``if __name__ == "__main__"`` block when
+    it is reached: a function defined after it does not exist yet for the run (a module folded into
+    another once broke ``make book`` so). The block is the module's last statement."""
+    late = []
+    for path in MODULES:
+        body = _tree(path).body
+        for i, node in enumerate(body):
+            if isinstance(node, ast.If) and "__name__" in ast.unparse(node.test) and i != len(body) - 1:
+                late.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not late, f"a __main__ block before the module's end: {late}"

@@ -586,10 +586,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 # --- How an executed notebook is presented in the book.
 
 #: Cells carrying one of these tags are removed from the rendered page.
@@ -671,3 +667,7 @@ def present_notebook(
     presented = present_cells(json.loads(text), root, extra)
     nbformat.write(nbformat.from_dict(presented), path)
     return path
+
+
+if __name__ == "__main__":
+    sys.exit(main())
