@@ -116,6 +116,11 @@ def cost_from_latencies(
     """
     td = _positive_scalar(t_draft, "t_draft (seconds per draft step)")
     tt = _positive_scalar(t_target, "t_target (seconds per target step)")
+    if not math.isfinite(td / tt):
+        raise ValueError(
+            f"t_draft / t_target = {td:g} s / {tt:g} s is beyond the largest float: the draft step would "
+            "cost infinitely many target steps; check the two latencies"
+        )
     if t_verify is None:
         if verify_tokens is not None:
             raise ValueError("verify_tokens is given without t_verify (seconds of that verification pass)")

@@ -285,6 +285,11 @@ CLI: list[tuple[str, list[str], tuple[str, ...]]] = [
     ),
     # sdsl speedup
     ("speedup-alpha-above-one", ["speedup", "--alpha", "1.5", "--cost-ratio", "0.1"], ("--alpha", "(0, 1)")),
+    (
+        "speedup-latency-ratio-overflows",
+        ["speedup", "--alpha", "0.7", "--draft-latency", "1e308", "--target-latency", "1e-300"],
+        ("t_draft / t_target", "beyond the largest float"),
+    ),
     ("speedup-alpha-text", ["speedup", "--alpha", "abc", "--c", "0.1"], ("--alpha", "(0, 1)")),
     ("speedup-alpha-negative", ["speedup", "--alpha", "-0.5", "--c", "0.1"], ("--alpha", "(0, 1)")),
     ("speedup-no-cost", ["speedup", "--alpha", "0.5"], ("--cost-ratio", "--draft-latency")),
