@@ -7,6 +7,7 @@ their notebooks."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -36,7 +37,9 @@ def _resolve(module: str, path: Path, node: ast.ImportFrom) -> str | None:
     return ".".join(base + ([node.module] if node.module else []))
 
 
+@functools.cache
 def _tree(path: Path) -> ast.Module:
+    """The parsed module, once per test process (the tests only read it)."""
     return ast.parse(path.read_text(encoding="utf-8"))
 
 
@@ -250,8 +253,7 @@ def _taken_from_chapters(trees: list[ast.Module]) -> list[tuple[int, str, str]]:
     return out
 
 
-def _not_defined_there(uses: list[tuple[int, str, str]]) -> list[tuple[int, str]]:
-    defined = {c: _defined(p) for c, p in CHAPTERS.items()}
+def _not_defined_there(uses: list[tuple[int, str, str]], defined: dict[str, set[str]]) -> list[tuple[int, str]]:
     return [(line, f"sdsl.chapters.{c}.{n}") for line, c, n in uses if c in defined and n not in defined[c]]
 
 
@@ -260,14 +262,15 @@ def test_notebooks_and_scripts_take_from_a_chapter_only_what_it_defines():
     module only imports ``fit_plane`` uses it as a re-export, by attribute rather than by import:
     the name has one home, the module that defines it, and is imported from there."""
     hits = []
+    defined = {c: _defined(p) for c, p in CHAPTERS.items()}  # parsed once: every file is checked against it
     for p in sorted(NOTEBOOKS.glob("*.md")):
         trees = [ast.parse(c) for c in code_cells(p)]
-        hits += [f"{p.name}: {name}" for _, name in _not_defined_there(_taken_from_chapters(trees))]
+        hits += [f"{p.name}: {name}" for _, name in _not_defined_there(_taken_from_chapters(trees), defined)]
     scripts = [p for folder in ("sdsl", "tests", "benchmarks", "tools", "book") for p in (ROOT / folder).rglob("*.py")]
     for p in sorted(s for s in scripts if "_build" not in s.parts):
         hits += [
             f"{p.relative_to(ROOT)}:{line}: {name}"
-            for line, name in _not_defined_there(_taken_from_chapters([_tree(p)]))
+            for line, name in _not_defined_there(_taken_from_chapters([_tree(p)]), defined)
         ]
     assert not hits, f"names a chapter module imports but does not define, taken from it: {hits}"
 
