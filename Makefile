@@ -54,8 +54,13 @@ browser-deps:
 test: install browser-deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	@# mypy (a minute on one core) runs beside pytest, whose two workers often wait on kernels and the
+	@# browser; its report follows pytest's, and either failing fails the target
+	$(BIN)/mypy > $(VENV)/mypy.log 2>&1 & mypy=$$!; \
+	$(BIN)/python -m pytest -n 2 --dist loadfile; tests=$$?; \
+	wait $$mypy; typed=$$?; echo "mypy: $$(tail -n 1 $(VENV)/mypy.log)"; \
+	[ $$typed -eq 0 ] || cat $(VENV)/mypy.log; \
+	[ $$tests -eq 0 ] && [ $$typed -eq 0 ]
 	tools/wheel_check.sh $(PYTHON)
 
 lint: install
