@@ -27,6 +27,7 @@ publishes the new baseline's chapters and manifest all or none (:mod:`sdsl.build
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import shutil
 import sys
@@ -374,6 +375,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{parser.prog}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     except Interrupted as exc:
+        logging.disable(logging.CRITICAL)  # the process ends here: its one line is all it says
         print(exc.line(parser.prog), file=sys.stderr)
         return exc.status
     print(result.text(), file=sys.stdout if result.ok else sys.stderr)

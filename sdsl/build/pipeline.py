@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -572,6 +573,7 @@ def main(argv: list[str] | None = None) -> int:
             t2 = time.perf_counter()
             print(f"book: {index} (notebooks {t1 - t0:.1f} s, book {t2 - t1:.1f} s)")
     except Interrupted as exc:
+        logging.disable(logging.CRITICAL)  # the process ends here: its one line is all it says
         print(exc.line(parser.prog), file=sys.stderr)
         return exc.status
     except NotebookError as exc:

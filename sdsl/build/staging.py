@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import logging
 import os
 import re
 import shutil
@@ -91,6 +92,10 @@ ON_TERMINATE: list = []
 
 
 def _terminate(signum: int, frame: object) -> None:
+    # From here the run stops and says so in one line (Interrupted.line): what the clients of the
+    # kernels killed now would log (a dead kernel, a task whose exception no one retrieves) is not
+    # for the reader. terminate_as_exit turns logging back on for a caller that goes on.
+    logging.disable(logging.CRITICAL)
     for stop in list(ON_TERMINATE):
         stop()
     raise Interrupted(signum)
@@ -164,6 +169,9 @@ def terminate_as_exit() -> Iterator[None]:
         return
     try:
         yield
+    except Interrupted:
+        logging.disable(logging.NOTSET)
+        raise
     finally:
         signal.signal(signal.SIGTERM, previous)
 

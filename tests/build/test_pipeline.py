@@ -238,7 +238,14 @@ def test_sigterm_during_a_run_kills_the_kernel_says_one_line_and_keeps_the_old_a
     while time.time() < deadline and not _staged(art) and proc.poll() is None:
         time.sleep(0.2)
     assert _staged(art), "the slow notebook never reached its slow cell"
-    kernels = [p for p in psutil.Process(proc.pid).children(recursive=True) if "ipykernel" in " ".join(p.cmdline())]
+
+    def cmdline(p: psutil.Process) -> str:
+        try:
+            return " ".join(p.cmdline())
+        except psutil.Error:  # a short-lived child already gone or a zombie: not the kernel
+            return ""
+
+    kernels = [p for p in psutil.Process(proc.pid).children(recursive=True) if "ipykernel" in cmdline(p)]
     assert kernels, "no kernel process found under the run"
     proc.send_signal(signal.SIGTERM)
     # the cell sleeps 600 s: a run that waited for it would still be running at this timeout
