@@ -370,7 +370,9 @@ def run(
     for chapter in first:
         if chapter not in pending:
             done[chapter] = RunResult(chapter, output_dir / f"{chapter}.ipynb", 0.0, True)
-    probes: list[subprocess.Popen] = [_start_machine_probe()] if pending else []
+    # the probe takes a core for its imports: at once when the notebooks leave one free, else once
+    # the parallel notebooks are done (beside the chapters under ``last:``)
+    probes: list[subprocess.Popen] = [_start_machine_probe()] if pending and (jobs <= 1 or len(pending) < jobs) else []
     try:
         return _run_pending(
             runs, all_chapters, last, pending, done, digests, output_dir, artifacts, jobs, force, probes
@@ -396,8 +398,9 @@ def _run_pending(
     probes: list[subprocess.Popen],
 ) -> list[RunResult]:
     """The second half of :func:`run`: execute the ``pending`` chapters, then those under ``last:``,
-    then write the manifest (the machine from the probe in ``probes``, started with the first
-    notebook that runs) and the status page."""
+    then write the manifest (the machine from the probe in ``probes``, started by :func:`run` when
+    the notebooks leave a core free, else here once the parallel ones are done) and the status
+    page."""
     errors: list[str] = []
     with terminate_as_exit():
         if jobs <= 1 or len(pending) <= 1:
@@ -426,6 +429,8 @@ def _run_pending(
                 clean_stale(artifacts)
                 raise
             pool.shutdown(wait=True)
+            if not probes:
+                probes.append(_start_machine_probe())
         for chapter in [c for c in runs if c in last]:
             if errors:
                 errors.append(f"notebook {chapter!r} not executed: it reads the artifacts of the chapters that failed")

@@ -114,15 +114,23 @@ def test_points(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def out_of_sample_alpha(
-    runs: pd.DataFrame, summary: pd.DataFrame, law: str = POINT_LAW, count: str = "with_embeddings"
+    runs: pd.DataFrame,
+    summary: pd.DataFrame,
+    law: str = POINT_LAW,
+    count: str = "with_embeddings",
+    loss: LossFit | None = None,
 ) -> pd.DataFrame:
     """Alpha of every test pair as the calibration fits predict it, beside the measured alpha:
     ``law`` fitted on the calibration pairs (measured perplexities), evaluated at
-    ``x = exp(L(N, D))`` and ``y = exp(L(M, D'))`` of the calibration loss law. No fit has seen a
-    test draft, and none has seen a held-out target."""
+    ``x = exp(L(N, D))`` and ``y = exp(L(M, D'))`` of the calibration loss law ``loss``
+    (:func:`calibration_loss` of ``runs`` and ``count``, fitted here when not given). No fit has
+    seen a test draft, and none has seen a held-out target."""
     cal = summary[(summary["draft_role"] == "calibration") & (summary["target_role"] == "target")]
     fitted = law_by_name(law).fit(law_frame(runs, cal, count))
-    loss = calibration_loss(runs, count)
+    if loss is None:
+        loss = calibration_loss(runs, count)
+    elif not isinstance(loss, LossFit):
+        raise ValueError(f"loss must be the calibration loss law (a LossFit), got {type(loss).__name__}")
     test = summary[summary["draft_role"] == "test"].reset_index(drop=True)
     f = law_frame(runs, test, count)
     pred = np.empty(len(f))
@@ -173,6 +181,8 @@ def wallclock_optimum(
     """Per target, the test draft with the largest median wall-clock speedup and the interval of
     its ``N``: rounds resampled with replacement within every pair, the argmax over drafts
     recomputed, 2.5 % and 97.5 % of the ``N`` it picks."""
+    if int(n_resamples) < 1:
+        raise ValueError(f"n_resamples must be an integer >= 1, got {n_resamples!r}")
     r = runs.set_index("run")
     rows = []
     for target, g in rounds.groupby("target", sort=False):
@@ -180,9 +190,10 @@ def wallclock_optimum(
         ratios = [(g.loc[g["draft"] == d, "target_s"] / g.loc[g["draft"] == d, "spec_s"]).to_numpy() for d in drafts]
         n = np.array([float(r.loc[d, "params"]) for d in drafts])
         med = np.array([np.median(x) for x in ratios])
-        picks = np.empty(int(n_resamples))
-        for b in range(int(n_resamples)):
-            picks[b] = n[int(np.argmax([np.median(rng.choice(x, x.size)) for x in ratios]))]
+        # drawn in the order of a loop over (resample, draft); the medians then at once per draft
+        draws = [[rng.choice(x, x.size) for x in ratios] for _ in range(int(n_resamples))]
+        medians = np.column_stack([np.median([row[j] for row in draws], axis=1) for j in range(len(ratios))])
+        picks = n[np.argmax(medians, axis=1)]
         k = int(np.argmax(med))
         rows.append(
             {

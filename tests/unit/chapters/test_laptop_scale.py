@@ -193,3 +193,33 @@ def test_every_run_name_is_read_and_tells_the_runs_apart(res):
     names = runs["run"].map(ch.model_name)
     assert not names.str.contains("-d").any()
     assert names.nunique() == runs["run"].nunique()
+
+
+def test_the_wallclock_optimum_draws_the_resamples_of_a_loop_over_resamples_and_drafts(res):
+    """The medians are taken at once; the picks must be those of one loop over (resample, draft)
+    drawing from the same generator: the same draws, so exactly the same N."""
+    from sdsl.experiment import analysis as an
+
+    runs, rounds = res["runs"], res["wallclock_rounds"]
+    got = an.wallclock_optimum(rounds, runs, np.random.default_rng(7), n_resamples=200)
+    rng, r = np.random.default_rng(7), runs.set_index("run")
+    for target, g in rounds.groupby("target", sort=False):
+        drafts = sorted(g["draft"].unique(), key=lambda d: r.loc[d, "params"])
+        ratios = [(g.loc[g["draft"] == d, "target_s"] / g.loc[g["draft"] == d, "spec_s"]).to_numpy() for d in drafts]
+        n = np.array([float(r.loc[d, "params"]) for d in drafts])
+        picks = [n[int(np.argmax([np.median(rng.choice(x, x.size)) for x in ratios]))] for _ in range(200)]
+        row = got[got["target"] == target].iloc[0]
+        assert row["n_low"] == np.quantile(picks, 0.025) and row["n_high"] == np.quantile(picks, 0.975)
+    with pytest.raises(ValueError, match="n_resamples must be an integer >= 1, got 0"):
+        an.wallclock_optimum(rounds, runs, np.random.default_rng(7), n_resamples=0)
+
+
+def test_out_of_sample_alpha_with_the_fitted_loss_law_is_the_refitted_one(res):
+    from sdsl.experiment import analysis as an
+
+    runs = res["runs"]
+    summary = an.alpha_summary(res, np.random.default_rng(0), n_resamples=100)
+    given = an.out_of_sample_alpha(runs, summary, loss=an.calibration_loss(runs))
+    pd.testing.assert_frame_equal(given, an.out_of_sample_alpha(runs, summary))
+    with pytest.raises(ValueError, match="loss must be the calibration loss law"):
+        an.out_of_sample_alpha(runs, summary, loss="fit")
