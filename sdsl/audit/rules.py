@@ -2,7 +2,11 @@
 ones, and why a number differs (how close it must come is :mod:`sdsl.tolerance`'s).
 
 - :data:`READINGS`: the reinterpretations (likely misprints) each dependent number is also read
-  under, with the chapter that argues each;
+  under, with the chapter that argues each and the chapter parameter that selects it. One rule
+  for every chapter: a chapter's default is the reading (its parameter's default is
+  :attr:`Reading.default`: the inputs that reproduce the printed results), and every table that
+  depends on the input is shown beside it with the input as printed (:attr:`Reading.printed`);
+  the scorecard counts both views;
 - :data:`REASONS` and :func:`reason_for`: the reason given for a row that differs, first match
   wins; :data:`COINCIDENCE` for an interval end that :func:`sdsl.audit.reproduction.interval_rule`
   counts as differing.
@@ -15,6 +19,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
 
 __all__ = [
     "Reading",
@@ -31,11 +37,16 @@ __all__ = [
 @dataclass(frozen=True)
 class Reading:
     """A reinterpretation of printed inputs: its ``name`` (the ``reading`` column), what it reads
-    otherwise, and the chapter that argues it."""
+    otherwise, the chapter that argues it, and that chapter's ``parameter`` which selects it:
+    ``default`` (the reading, the parameter's default in the chapter's notebook) or ``printed``
+    (the input as the paper prints it)."""
 
     name: str
     text: str
     chapter: str
+    parameter: str
+    default: Any
+    printed: Any
 
 
 GRID_1E14 = Reading(
@@ -43,12 +54,18 @@ GRID_1E14 = Reading(
     "Table 7's data axes D and D' run to 1e14, not the printed 1e13 (a likely "
     "misprint: every estimate and margin of Tables 8 and 9 then lands next to the paper's)",
     "scaling",
+    "data_high",
+    1e14,
+    None,
 )
 D_TARGET_4E12 = Reading(
     "D' = 4e12",
     "Table 5's Qwen1.5-14B rows were computed with D' = 4e12, not the printed 3T "
     "(each row implies 4.000e12 to four digits)",
     "optimal_draft",
+    "d_target",
+    MappingProxyType({"Qwen1.5-14B": 4e12}),
+    MappingProxyType({}),
 )
 READINGS: tuple[Reading, ...] = (GRID_1E14, D_TARGET_4E12)
 

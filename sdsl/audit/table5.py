@@ -20,6 +20,7 @@ import pandas as pd
 from scipy.optimize import brentq
 
 from sdsl import data as _data
+from sdsl.audit.rules import D_TARGET_4E12
 from sdsl.model.grid import n_grid
 from sdsl.model.laws import (
     BESIROGLU_2024,
@@ -35,11 +36,7 @@ from sdsl.model.throughput import optimal_tokens_per_flop
 from sdsl.tolerance import equal_to_printed
 from sdsl.validation import as_positive
 
-__all__ = ["D_TARGET_ALTERNATIVE", "implied_d_target", "deviation_hypotheses", "hypotheses_summary", "flatness"]
-
-#: The target tokens ``D'`` that reproduce Table 5's Qwen1.5-14B rows (the count the Qwen team
-#: reported for that model, ``data/presets.csv``; the paper prints 3e12).
-D_TARGET_ALTERNATIVE = 4e12
+__all__ = ["implied_d_target", "deviation_hypotheses", "hypotheses_summary", "flatness"]
 
 
 def implied_d_target(
@@ -88,7 +85,7 @@ def _grid_optimum(m, d_draft, d_target, n_grid, constants, coefficients):
 
 def deviation_hypotheses(
     target: str = "Qwen1.5-14B",
-    d_target_alternative: float = D_TARGET_ALTERNATIVE,
+    d_target_alternative: float = D_TARGET_4E12.default["Qwen1.5-14B"],
     m_alternative: float = 14e9,
     coefficients: AcceptanceCoefficients = PAPER_EQ5,
 ) -> pd.DataFrame:

@@ -422,6 +422,8 @@ VIEWS: dict[str, dict[str, dict[str, Any]]] = {
         },
     },
 }
+# Table 5 with every input as printed, beside the chapter's reading: the same columns
+VIEWS["optimal_draft"]["table5_as_printed"] = VIEWS["optimal_draft"]["table5"]
 
 
 def variants_side_by_side(var: pd.DataFrame) -> pd.DataFrame:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sdsl.audit.rules import D_TARGET_4E12
 from sdsl.book.outputs import declare
 from sdsl.plan import covariance_sensitivity, plan_table
 
@@ -20,7 +21,6 @@ from sdsl.plan import PlanInputs
 
 __all__ = [
     "CHAPTER",
-    "D_TARGET_14B",
     "inputs_table",
     "candidates_table",
     "interval_edge_share",
@@ -35,10 +35,6 @@ __all__ = [
 
 #: Name of the notebook chapter (and of its artifacts folder).
 CHAPTER = "plan_draft"
-
-#: The target tokens D' that the optimal-draft chapter finds behind Table 5's Qwen1.5-14B rows
-#: (the D' each row implies is 4.000e12 to four digits; the paper prints 3e12).
-D_TARGET_14B = 4e12
 
 
 def inputs_table(inputs: PlanInputs) -> pd.DataFrame:
@@ -104,7 +100,9 @@ def interval_edge_share(inputs: PlanInputs, table: pd.DataFrame) -> float:
 
 
 @declare("table5_check", "the planning code on Table 5's inputs, as printed and with D' = 4e12", data=("paper_table5",))
-def table5_check(paper5: pd.DataFrame | None = None, d_target_14b: float = D_TARGET_14B) -> pd.DataFrame:
+def table5_check(
+    paper5: pd.DataFrame | None = None, d_target_14b: float = D_TARGET_4E12.default["Qwen1.5-14B"]
+) -> pd.DataFrame:
     """The planning code on the paper's Table 5 inputs (``data/paper_table5.csv``; Table 3's plane,
     Besiroglu et al. constants, continuous gamma): ``N*`` and ``T(N*)`` beside the printed values
     and their relative deviations, one row per printed row (``reading`` = ``as printed``), and the

@@ -38,6 +38,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from sdsl import data as _data
+from sdsl.audit.rules import GRID_1E14
 from sdsl.book.outputs import declare
 from sdsl.book.style import fix_layout
 from sdsl.model.grid import SPACINGS, _table7_row, size_ratio, solve_table7
@@ -56,7 +57,6 @@ from sdsl.model.scaling_law import (
 
 __all__ = [
     "CHAPTER",
-    "WIDE_DATA_HIGH",
     "table7",
     "table8",
     "table9",
@@ -67,8 +67,6 @@ __all__ = [
 
 #: Chapter name: notebook stem and artifacts folder.
 CHAPTER = "scaling"
-#: The upper end of ``D`` and ``D'`` that reproduces Tables 8 and 9 (Table 7 prints 1e13).
-WIDE_DATA_HIGH = 1e14
 
 
 # --------------------------------------------------------------------------------------------
@@ -345,7 +343,7 @@ def summary(
         out[f"t{r.table}_{r.metric}"] = r.ours
         if pd.notna(r.paper):
             out[f"t{r.table}_{r.metric}_paper"] = r.paper
-    printed, wide = float(g.loc["D", "paper_high"]), WIDE_DATA_HIGH
+    printed, wide = float(g.loc["D", "paper_high"]), GRID_1E14.default
 
     def pick(sp: str, dh: float, tab: int, par: str) -> pd.Series:
         return var[(var.spacing == sp) & (var.d_high == dh) & (var.table == tab) & (var.parameter == par)].iloc[0]

@@ -29,6 +29,7 @@ are :mod:`sdsl.audit.rules`; this module judges the rows and shows them.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -209,9 +210,20 @@ def _human(item: str) -> str:
     return item
 
 
+def _parameter_value(value: Any) -> str:
+    """A reading's parameter value as the notebook's parameters cell writes it."""
+    return repr(dict(value)) if isinstance(value, Mapping) else repr(value)
+
+
 def readings_markdown() -> str:
-    """The reinterpretations of :data:`READINGS` as a MyST list, each with the chapter that argues it."""
-    return "\n".join(f"- **{r.name}**: {r.text} ({{doc}}`{r.chapter}`)." for r in READINGS)
+    """The reinterpretations of :data:`READINGS` as a MyST list, each with the chapter that argues
+    it and the parameter that selects it there (the reading by default, the input as printed
+    otherwise)."""
+    return "\n".join(
+        f"- **{r.name}**: {r.text} ({{doc}}`{r.chapter}`; parameter `{r.parameter}`: "
+        f"`{_parameter_value(r.default)}` by default, `{_parameter_value(r.printed)}` as printed)."
+        for r in READINGS
+    )
 
 
 @declare("counts", "the counts per table, as printed and as reinterpreted", data=("paper_tables", "paper_claims"))

@@ -141,18 +141,30 @@ def n_star_variants(
 
 
 def table5_check(
-    fitted: FittedLaw, paper5: pd.DataFrame, constants: LossConstants | str = BESIROGLU_2024
+    fitted: FittedLaw,
+    paper5: pd.DataFrame,
+    constants: LossConstants | str = BESIROGLU_2024,
+    d_target: Mapping[str, float] | None = None,
 ) -> pd.DataFrame:
     """The paper's Table 5 regenerated through :func:`law_optimal_draft_size` with a fitted law
     (the paper's plane by default in the notebook): ours, the paper's and the relative
-    deviations of ``N*`` and ``T(N*)``."""
+    deviations of ``N*`` and ``T(N*)``; ``d_target`` replaces the printed target tokens ``D'`` of
+    the targets it names (a reading of :data:`sdsl.audit.rules.READINGS`), column ``d_target``."""
+    over = dict(d_target or {})
+    unknown = sorted(set(over) - set(paper5["target"]))
+    if unknown:
+        raise ValueError(
+            f"d_target names target(s) {unknown} that Table 5 does not list; it lists {sorted(set(paper5['target']))}"
+        )
     rows = []
     for _, r in paper5.iterrows():
-        o = law_optimal_draft_size(fitted, r["target"], r["m"], r["d_draft"], r["d_target"], constants)
+        d_t = float(over.get(r["target"], r["d_target"]))
+        o = law_optimal_draft_size(fitted, r["target"], r["m"], r["d_draft"], d_t, constants)
         rows.append(
             {
                 "target": r["target"],
                 "draft_family": r["draft_family"],
+                "d_target": d_t,
                 "n_star": o.n_star,
                 "paper_n_star": float(r["n_star"]),
                 "n_star_rel_dev": o.n_star / float(r["n_star"]) - 1,

@@ -121,8 +121,8 @@ def test_missing_chapter_artifacts_fail_loudly(root):
 
 
 def test_missing_column_is_named(root):
-    pd.read_csv(root / "optimal_draft" / "table5.csv").drop(columns=["n_star"]).to_csv(
-        root / "optimal_draft" / "table5.csv", index=False
+    pd.read_csv(root / "optimal_draft" / "table5_as_printed.csv").drop(columns=["n_star"]).to_csv(
+        root / "optimal_draft" / "table5_as_printed.csv", index=False
     )
-    with pytest.raises(ValueError, match=r"table5\.csv: the scorecard needs column\(s\) \['n_star'"):
+    with pytest.raises(ValueError, match=r"table5_as_printed\.csv: the scorecard needs column\(s\) \['n_star'"):
         sc.scorecard(root)
