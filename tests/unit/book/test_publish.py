@@ -98,6 +98,9 @@ def test_the_registry_is_the_chapters_declarations_and_names_each_maker():
     assert set(R.REGISTRY) == {i for i in declared() if i.chapter in chapters and i.regenerated}
     assert CHAPTER not in chapters
     table5 = R.by_key("Table 5")
-    assert table5.function == "sdsl.chapters.optimal_draft.table5" and table5.artifacts == ("table5", "table5_as_printed")
+    assert table5.function == "sdsl.chapters.optimal_draft.table5" and table5.artifacts == (
+        "table5",
+        "table5_as_printed",
+    )
     # a function of another module, declared by the chapter that shows its result, is named itself
     assert R.by_key("acceptance/eq5_coefficients").function == "sdsl.model.alpha_fits.fit_plane"
