@@ -37,6 +37,9 @@ PHASES = (
     "grid extension",
     "extension training",
     "extension alpha",
+    "seed replicates",
+    "replicate training",
+    "replicate alpha",
     "wall clock",
 )
 #: The phases that come after the committed prediction.
@@ -57,6 +60,8 @@ class Experiment(Protocol):
     def prediction_path(self) -> Path: ...
 
     def extension_path(self) -> Path: ...
+
+    def replicates_path(self) -> Path: ...
 
     def train_record(self, run: Any) -> dict: ...
 
@@ -249,6 +254,7 @@ def _prediction_provenance(exp: Experiment, timings: pd.DataFrame) -> dict[str, 
         "test_runs": rec["test_runs"],
         "first_test_task_start_utc": first,
         "grid_extension": json.loads(exp.extension_path().read_text()) if exp.extension_path().is_file() else None,
+        "replicates": json.loads(exp.replicates_path().read_text()) if exp.replicates_path().is_file() else None,
         "written_before_every_test_task": bool(first is None or first >= rec["written_utc"]),
     }
 

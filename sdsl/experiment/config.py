@@ -94,7 +94,9 @@ class DraftGrid:
     Sizes ``N* step^k`` for ``k = -K .. K`` with ``step^K >= span`` (so the grid runs from at most
     ``N* / span`` to at least ``span N*``), each snapped to the ``layers``-layer shape whose ``N``
     is nearest (widths ``min_width .. max_width``; heads: one per ``head_width`` of width, a
-    divisor of the width); the ``seeds_near`` sizes nearest ``N*`` get a second replicate.
+    divisor of the width); for every target, the ``seeds_near`` sizes nearest its ``N*`` get a
+    second replicate (:meth:`nearest`), and so, once the test drafts are measured, do those nearest
+    its measured optimum (the runner's seed-replicates phase).
     """
 
     step: float = 1.25
@@ -168,11 +170,17 @@ class DraftGrid:
         return out
 
     def nearest(self, shapes: list[ModelShape], n_stars: Sequence[float], vocab_size: int) -> list[ModelShape]:
-        """The ``seeds_near`` shapes of ``shapes`` nearest the geometric mean of ``n_stars`` in
-        ``log N``."""
-        centre = float(np.exp(np.mean(np.log(np.asarray(n_stars, dtype=float)))))
-        d = [abs(np.log(s.params(vocab_size) / centre)) for s in shapes]
-        return [shapes[i] for i in np.argsort(d, kind="stable")[: self.seeds_near]]
+        """For every size of ``n_stars`` (one per target), the ``seeds_near`` shapes of ``shapes``
+        nearest it in ``log N``: their union, in the order of ``n_stars``, each shape once."""
+        out: list[ModelShape] = []
+        ln = np.log([s.params(vocab_size) for s in shapes])
+        for n_star in np.asarray(n_stars, dtype=float):
+            if not (np.isfinite(n_star) and n_star > 0):
+                raise ValueError(f"n_stars must be positive numbers, got {list(n_stars)!r}")
+            for i in np.argsort(np.abs(ln - np.log(n_star)), kind="stable")[: self.seeds_near]:
+                if shapes[i] not in out:
+                    out.append(shapes[i])
+        return out
 
 
 @dataclass(frozen=True)
@@ -337,7 +345,7 @@ class Scale:
 
     def test_runs(self, n_stars: Sequence[float]) -> list[RunSpec]:
         """The test drafts for the predictions ``n_stars`` (:class:`DraftGrid`): replicate 1 of
-        every grid shape, replicate 2 of the ones nearest the predictions."""
+        every grid shape, replicate 2 of the ones nearest each target's prediction."""
         shapes = self.test_grid.sizes(n_stars, self.vocab_size)
         out = [RunSpec(s, self.common_tokens, 1) for s in shapes]
         out += [RunSpec(s, self.common_tokens, 2) for s in self.test_grid.nearest(shapes, n_stars, self.vocab_size)]
@@ -357,12 +365,15 @@ class Scale:
         return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode()).hexdigest()[:16]
 
 
-#: The full CPU scale. Calibration drafts from 17 k to 230 k parameters (the 1-layer drafts at
-#: three budgets, so that the data term of the loss law is identified), two fit targets and one
-#: held-out target between them; the test drafts are 1-layer shapes placed around the prediction.
+#: The full CPU scale. Calibration drafts from 5 k to 130 k parameters with a token table of 512
+#: (the 1-layer drafts at three budgets, so that the data term of the loss law is identified), two
+#: fit targets of 1.3 M and 1.9 M parameters and one held-out target between them; the test drafts
+#: are 1-layer shapes placed around the prediction. The table of 512 keeps 1-layer shapes at most
+#: 1.35 times apart from width 4 (2.3 k parameters) up: with 2,048 entries the widths 1, 2 and 3
+#: (2.1 k, 4.2 k, 6.3 k), 2 and 1.5 times apart, were the only shapes below 6.3 k.
 _FULL_DRAFTS = (ModelShape(8, 1, 1), ModelShape(16, 1, 1), ModelShape(32, 1, 2), ModelShape(64, 2, 4))
-_FULL_TARGETS = (ModelShape(192, 4, 6), ModelShape(128, 3, 4))
-_FULL_HELD_OUT_TARGETS = (ModelShape(160, 4, 5),)
+_FULL_TARGETS = (ModelShape(192, 4, 6), ModelShape(160, 4, 5))
+_FULL_HELD_OUT_TARGETS = (ModelShape(176, 4, 4),)
 
 #: The GPU scale: drafts from 0.3 M to 2 M parameters (with the token table of 4,096), targets to
 #: 27 M, depth one layer per 64 of width.
@@ -374,13 +385,13 @@ SCALES: dict[str, Scale] = {
     "full": Scale(
         name="full",
         corpus="debian",
-        vocab_size=2048,
+        vocab_size=512,
         drafts=_FULL_DRAFTS,
         targets=_FULL_TARGETS,
         held_out_targets=_FULL_HELD_OUT_TARGETS,
         common_tokens=2_000_000,
         extra_budgets={"w16l1": (500_000, 1_000_000), "w32l1": (500_000, 1_000_000)},
-        test_grid=DraftGrid(step=1.25, span=3.0, layers=1, min_width=1, max_width=256, seeds_near=3),
+        test_grid=DraftGrid(step=1.25, span=3.0, layers=1, min_width=1, max_width=256, seeds_near=2),
         measurement=Measurement(temperatures=(1.0,), half_width=0.0, min_prompts=32, max_prompts=32),
         min_corpus_tokens=5_000_000,
     ),

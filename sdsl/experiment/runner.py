@@ -17,6 +17,9 @@ Phases, in order (:meth:`Experiment.phases`)::
     grid extension        where a target's measured optimum lies at an end of the grid, sizes
                           beyond that end (Experiment.extend_task)
     extension training    those drafts, then their alpha with every target (extension alpha)
+    seed replicates       for every target, the test shapes nearest its measured optimum that
+                          have one seed get a second (Experiment.replicate_task)
+    replicate training    those drafts, then their alpha with every target (replicate alpha)
     wall clock            plain and speculative decoding of every test pair, one at a time
 
 Work folder ``out`` (default ``build/experiment/<scale>``)::
@@ -26,7 +29,8 @@ Work folder ``out`` (default ``build/experiment/<scale>``)::
     models/<run>/       checkpoints (save_pretrained, safetensors)
     train/<run>.json    metrics and loss curve of one run
     alpha/<key>.json    one pair at one temperature (counts, per-prompt statistics)
-    prediction/         prediction_committed.csv and prediction.json (its sha256, time, test grid)
+    prediction/         prediction_committed.csv and prediction.json (its sha256, time, test grid),
+                        grid_extension.json and replicates.json (the drafts the rules added)
     wallclock/<key>.json
     done/               one marker per finished task (wall and CPU time, start and end in UTC)
     results/            the tables, tokenizer.json and provenance.yml (what is committed)
@@ -366,9 +370,55 @@ class Experiment:
             return []
         return [RunSpec(ModelShape(*sh), self.scale.common_tokens, 1) for sh in json.loads(p.read_text())["shapes"]]
 
+    def replicates_path(self) -> Path:
+        return self.out / "prediction" / "replicates.json"
+
+    def replicate_runs(self) -> list[RunSpec]:
+        """The second seeds added near the measured optima (:meth:`replicate_task`; empty before)."""
+        p = self.replicates_path()
+        if not p.is_file():
+            return []
+        return [RunSpec(ModelShape(*sh), self.scale.common_tokens, 2) for sh in json.loads(p.read_text())["shapes"]]
+
     def test_runs(self) -> list[RunSpec]:
-        """Every test draft: the grid around the prediction and its extension."""
-        return self.grid_runs() + self.extension_runs()
+        """Every test draft: the grid around the prediction, its extension and the second seeds
+        near the measured optima."""
+        return self.grid_runs() + self.extension_runs() + self.replicate_runs()
+
+    def _measured_optima(self, drafts: list[RunSpec]) -> dict[str, dict]:
+        """Per target (fit and held out), :func:`sdsl.experiment.predict.smooth_optimum` of its
+        measured alpha over ``drafts``."""
+        from sdsl.experiment.predict import smooth_optimum
+
+        s = self.scale
+        out: dict[str, dict] = {}
+        for t in s.target_runs() + s.held_out_runs():
+            n = np.array([float(s.params(d.shape)) for d in drafts])
+            recs = [self.alpha_record(d, t) for d in drafts]
+            a = np.array([r["pair_alpha"]["alpha"] for r in recs])
+            sd = np.array([r["pair_alpha"]["half_width"] for r in recs]) / 1.96
+            out[t.run_id] = smooth_optimum(n, a, sd, float(s.params(t.shape)))
+        return out
+
+    def replicate_task(self, advance) -> None:
+        """For every target, the :attr:`DraftGrid.seeds_near` test shapes nearest its measured
+        optimum (the smooth fit over the grid and its extension) that have one seed get a second
+        (replicate 2), so that the drafts near the measured optima, like those near the
+        predictions, are measured twice. Written to ``replicates.json`` (the optima, the shapes
+        added); the committed prediction is not touched."""
+        s = self.scale
+        drafts = self.grid_runs() + self.extension_runs()
+        optima = self._measured_optima(drafts)
+        shapes = sorted({d.shape for d in drafts}, key=s.params)
+        twice = {d.shape for d in drafts if d.replicate == 2}
+        near = s.test_grid.nearest(shapes, [o["n_star"] for o in optima.values()], s.vocab_size)
+        added = [sh for sh in near if sh not in twice]
+        rec = {
+            "optima": {k: {"n_star": v["n_star"], "where": v["where"]} for k, v in optima.items()},
+            "shapes": [[sh.width, sh.layers, sh.heads] for sh in added],
+            "runs": [RunSpec(sh, s.common_tokens, 2).run_id for sh in added],
+        }
+        atomic_write_text(self.replicates_path(), json.dumps(rec, indent=1))
 
     def extend_task(self, advance) -> None:
         """Where the smooth fit to a target's measured throughput on the grid peaks at an end of
@@ -376,16 +426,8 @@ class Experiment:
         end (:meth:`sdsl.experiment.config.DraftGrid.beyond`), for every target at once. Written
         to ``grid_extension.json`` (the ends found, the shapes added); the committed prediction is
         not touched."""
-        from sdsl.experiment.predict import smooth_optimum
-
         s, grid = self.scale, self.grid_runs()
-        ends: dict[str, str] = {}
-        for t in s.target_runs() + s.held_out_runs():
-            n = np.array([float(s.params(d.shape)) for d in grid])
-            recs = [self.alpha_record(d, t) for d in grid]
-            a = np.array([r["pair_alpha"]["alpha"] for r in recs])
-            sd = np.array([r["pair_alpha"]["half_width"] for r in recs]) / 1.96
-            ends[t.run_id] = smooth_optimum(n, a, sd, float(s.params(t.shape)))["where"]
+        ends = {k: v["where"] for k, v in self._measured_optima(grid).items()}
         shapes = [d.shape for d in grid]
         added: list[ModelShape] = []
         for side in ("upper", "lower"):
@@ -432,6 +474,9 @@ class Experiment:
             lambda: Phase("grid extension", [Task("extend", "extend", 5.0)], parallel=False),
             lambda: Phase("extension training", train(self.extension_runs())),
             lambda: Phase("extension alpha", alpha(s.test_pairs(self.extension_runs()))),
+            lambda: Phase("seed replicates", [Task("replicate", "replicate", 5.0)], parallel=False),
+            lambda: Phase("replicate training", train(self.replicate_runs())),
+            lambda: Phase("replicate alpha", alpha(s.test_pairs(self.replicate_runs()))),
             lambda: Phase(
                 "wall clock",
                 [
@@ -451,6 +496,8 @@ class Experiment:
             return self.predict_task(advance)
         if kind == "extend":
             return self.extend_task(advance)
+        if kind == "replicate":
+            return self.replicate_task(advance)
         runs = self.all_runs()
         if kind == "train":
             return self.train_task(runs[key], advance)

@@ -30,12 +30,12 @@ def test_full_and_gpu_scales_fix_the_split_in_advance(name):
     assert s.vocab_size <= 65535
 
 
-@pytest.mark.parametrize("n_star", [2e4, 3e4, 5e4, 1.2e5])
+@pytest.mark.parametrize("n_star", [7e3, 1e4, 2e4, 3e4, 5e4, 1.2e5])
 def test_the_test_grid_meets_the_design_around_any_prediction(n_star):
     """At least 3 sizes within 0.5-2x, neighbours at most 1.35x apart, from at most a third to at
     least three times the prediction, at least 6 test drafts, 2 seeds for the nearest. (Below
-    N* of about 19 k the 1-layer shapes of widths 2 and 3, 1.5x apart, are the only ones left:
-    there the grid cannot be finer.)"""
+    N* of about 7 k the 1-layer shapes of widths 2 and 3, 1.5x apart, would be the only ones
+    left: there the grid could not be finer.)"""
     s = get_scale("full")
     tests = s.test_runs([n_star])
     n = np.array(sorted({s.params(r.shape) for r in tests}), dtype=float)
@@ -130,3 +130,19 @@ def test_an_existing_run_is_not_overwritten_and_other_settings_do_not_resume(tmp
     assert "pass --resume" in capsys.readouterr().err
     with pytest.raises(ValueError, match="holds a run of other settings"):
         run(s, tmp_path, resume=True, progress=False)
+
+
+def test_every_target_gets_second_seeds_nearest_its_own_prediction():
+    """Three predictions far apart: each gets its ``seeds_near`` nearest shapes twice, not only the
+    shapes nearest their geometric mean."""
+    s = get_scale("full")
+    stars = [8e3, 3e4, 1.1e5]
+    shapes = s.test_grid.sizes(stars, s.vocab_size)
+    twice = s.test_grid.nearest(shapes, stars, s.vocab_size)
+    assert len(twice) == len(set(twice)) == 3 * s.test_grid.seeds_near
+    ln = np.log([s.params(sh) for sh in shapes])
+    for n_star in stars:
+        order = np.argsort(np.abs(ln - np.log(n_star)), kind="stable")
+        assert {shapes[i] for i in order[: s.test_grid.seeds_near]} <= set(twice)
+    with pytest.raises(ValueError, match="n_stars must be positive numbers"):
+        s.test_grid.nearest(shapes, [0.0], s.vocab_size)

@@ -45,6 +45,15 @@ def test_every_table_is_written_and_valid(smoke):
     tests += [RunSpec(ModelShape(*sh), s.common_tokens, 1) for sh in ext["shapes"]]
     # the grid is extended only beyond an end where some target's measured optimum lies
     assert bool(ext["shapes"]) == any(v != "interior" for v in ext["ends"].values())
+    # second seeds near every target's measured optimum, for shapes that had one seed
+    rep = json.loads((out / "prediction" / "replicates.json").read_text())
+    assert set(rep["optima"]) == {t.run_id for t in s.target_runs() + s.held_out_runs()}
+    added = [RunSpec(ModelShape(*sh), s.common_tokens, 2) for sh in rep["shapes"]]
+    assert not set(added) & set(tests)
+    shapes = sorted({r.shape for r in tests}, key=s.params)
+    near = s.test_grid.nearest(shapes, [o["n_star"] for o in rep["optima"].values()], s.vocab_size)
+    assert {r.shape for r in added} == set(near) - {r.shape for r in tests if r.replicate == 2}
+    tests += added
     runs = res["runs"]
     assert len(runs) == len(s.runs()) + len(tests)
     assert set(runs["role"]) == {"calibration", "target", "held_out_target", "test"}
@@ -74,8 +83,10 @@ def test_the_prediction_was_written_before_any_test_task_and_its_sha256_is_the_f
     assert len(test) and (test["start_utc"] >= p["written_utc"]).all() and p["written_before_every_test_task"]
     cal = timings[timings["phase"].isin(["calibration training", "calibration alpha"])]
     assert (cal["end_utc"] <= p["written_utc"]).all()
-    # every phase ran (the extension phases have no task when no optimum lies at an end)
-    assert set(timings["phase"]) >= set(PHASES) - {"extension training", "extension alpha"}
+    # every phase ran (the extension phases have no task when no optimum lies at an end, the
+    # replicate phases none when the drafts nearest the measured optima have two seeds already)
+    optional = {"extension training", "extension alpha", "replicate training", "replicate alpha"}
+    assert set(timings["phase"]) >= set(PHASES) - optional
     assert set(prov["cpu_minutes_by_phase"]) == set(timings["phase"])
     assert prov["ray"][-1]["address"] == "local" and prov["machine"]["device"] == "cpu"
     assert prov["command"] == "pytest smoke" and prov["resumed_with"] == ["pytest smoke resumed"]
