@@ -28,6 +28,7 @@ from sdsl.experiment.analysis import (
     wallclock_optimum,
     wallclock_summary,
 )
+from sdsl.experiment.collect import PHASES
 from sdsl.experiment.lossfit import LossFit
 from sdsl.experiment.predict import CRITERION, verdict
 from sdsl.model.laws import BESIROGLU_2024, HOFFMANN_2022
@@ -93,14 +94,15 @@ def _short(run: str) -> str:
 
 def model_name(run: str) -> str:
     """A run's name for a reader: its shape ``w<width>l<layers>``, with the token budget when it is
-    not the common 2 M and ``seed 2`` for a draft's second seed (``w11l1-d2000k-r2`` ->
-    ``w11l1, seed 2``; ``w8l1-d500k`` -> ``w8l1, 0.5 M tokens``)."""
+    not the common 2 M and the seed of a test draft (``w11l1-d2000k-r2`` -> ``w11l1, seed 2``;
+    ``w8l1-d500k`` -> ``w8l1, 0.5 M tokens``): a test draft of a calibration draft's shape
+    (``w16l1-d2000k-r1``, ``w16l1, seed 1``) is another run than it (``w16l1``)."""
     m = re.fullmatch(r"(w\d+l\d+)-d(\d+)k(?:-r(\d+))?", str(run))
     if m is None:
         return str(run)
     shape, budget_k, rep = m.group(1), int(m.group(2)), m.group(3)
     out = shape if budget_k == 2000 else f"{shape}, {budget_k / 1000:g} M tokens"
-    return out + (f", seed {rep}" if rep is not None and int(rep) > 1 else "")
+    return out + (f", seed {rep}" if rep is not None else "")
 
 
 #: :func:`sdsl.book.tables.show` formats naming runs by :func:`model_name`.
@@ -476,6 +478,7 @@ def summary(
         "n_lost_ok": int(v["lost_ok"].sum()),
         "n_lost_ok_ne": int(v_ne["lost_ok"].sum()),
         "max_lost_pct": 100 * CRITERION["max_lost"],
+        "lost_high_max_pct": 100 * float(pred["lost_high"].max()),
         "main_target": _short(p_main["target"]),
         "main_ratio": float(p_main["params"] / p_main["n_star_predicted"]),
         "max_ratio": float((pred["params"] / pred["n_star_predicted"]).max()),
@@ -485,13 +488,12 @@ def summary(
         "test_min_k": tn.min() / 1e3,
         "test_max_k": tn.max() / 1e3,
         "test_step_max": float(np.exp(np.diff(np.log(tn))).max()),
-        # neighbours above the three smallest 1-layer shapes (where the grid can be finer)
-        "test_step_max_above": float(np.exp(np.diff(np.log(tn)))[tn[:-1] >= min(6000, tn[-2])].max()),
         "n_extension": len((prov["prediction"].get("grid_extension") or {}).get("runs", [])),
         "n_upper": sum(
             v == "upper" for v in ((prov["prediction"].get("grid_extension") or {}).get("ends", {})).values()
         ),
         "n_seeds2": int((tests["replicate"] == 2).sum()),
+        "n_seeds2_measured": len((prov["prediction"].get("replicates") or {}).get("runs", [])),
         "vocab": int(prov["scale"]["vocab_size"]),
         "d_common_m": float(targets["tokens"].iloc[0]) / 1e6,
         "tokens_per_param_min": float(targets["tokens_per_param"].min()),
@@ -514,6 +516,7 @@ def summary(
         "duration_min": float(prov["duration_s"]) / 60,
         "cpu": str(prov["machine"]["cpu"]),
         "cpus": int(prov["machine"]["logical_cpus"]),
+        "load_mean": float(np.mean(prov["load_average_1min_mean"])),
         "n_prompts": int(res["alpha_pairs"]["n_prompts"].max()),
         "alpha_hw_min": float(t_hw.min()),
         "alpha_hw_max": float(t_hw.max()),
@@ -533,9 +536,12 @@ def summary(
             f"{_short(w['best_draft'])} (N = {w['n_best'] / 1e3:,.1f} k; 95 % of resamples pick N in "
             f"[{w['n_low'] / 1e3:,.1f}, {w['n_high'] / 1e3:,.1f}] k)"
         )
-    for phase, minutes in prov["cpu_minutes_by_phase"].items():
-        out["cpu_min_" + phase.replace(" ", "_")] = float(minutes)
-    out["cpu_min_total"] = float(sum(prov["cpu_minutes_by_phase"].values()))
+    minutes = prov["cpu_minutes_by_phase"]
+    for phase in PHASES:  # a phase without tasks (no extension, no second seed needed) cost nothing
+        out["cpu_min_" + phase.replace(" ", "_")] = float(minutes.get(phase, 0.0))
+    out["cpu_min_extension"] = sum(float(minutes.get(p, 0.0)) for p in PHASES if "extension" in p)
+    out["cpu_min_replicates"] = sum(float(minutes.get(p, 0.0)) for p in PHASES if "replicate" in p)
+    out["cpu_min_total"] = float(sum(minutes.values()))
     return out
 
 

@@ -177,7 +177,7 @@ def test_undetermined_endpoints_are_named_in_words():
     "run, name",
     [
         ("w160l4-d2000k", "w160l4"),
-        ("w11l1-d2000k-r1", "w11l1"),
+        ("w11l1-d2000k-r1", "w11l1, seed 1"),
         ("w11l1-d2000k-r2", "w11l1, seed 2"),
         ("w8l1-d500k", "w8l1, 0.5 M tokens"),
         ("w16l1-d1000k", "w16l1, 1 M tokens"),
