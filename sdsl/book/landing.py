@@ -41,15 +41,19 @@ def _read(root: Path, rel: str) -> pd.DataFrame:
 def headline_markdown(root: Path | str) -> str:
     """The landing page's headline (MyST), every number read from the artifacts tree ``root``: how
     closely Table 5 reproduces (under the optimal-draft chapter's reading and as printed), Table 3's
-    R² refitted against the printed one, the plane against a per-target mean on held-out drafts, and
+    R² refitted against the printed one, the plane against a per-target mean on held-out drafts,
     the companion's test of the paper's latency claim (the rank correlation of TTOT with the
-    distance from N* and its bootstrap interval)."""
+    distance from N* and its bootstrap interval) and its test of the central claim (the laptop-scale
+    prediction against the measurement, with their intervals)."""
     root = Path(root)
     t5 = _read(root, "optimal_draft/table5.csv")
     t5_printed = _read(root, "optimal_draft/table5_as_printed.csv")
     t3 = _read(root, "acceptance/table3.csv")
     ranking = _read(root, "beyond/law_ranking.csv")
     rc = _read(root, "latency/rank_correlations.csv")
+    lap = _read(root, "laptop_scale/prediction.csv").sort_values("params", ascending=False)
+    big = lap.iloc[0]
+    passed = int(lap["passed"].astype(str).str.lower().eq("true").sum())
     n_dev = float(t5["n_star_rel_dev"].abs().max())
     t_dev = float(t5["tokens_per_flop_rel_dev"].abs().max())
     n_dev_printed = float(t5_printed["n_star_rel_dev"].abs().max())
@@ -84,7 +88,14 @@ def headline_markdown(root: Path | str) -> str:
         f"{lodo['plane']:.4f}) than a per-target mean that ignores the draft (RMSE {lodo['target_mean']:.4f}). "
         f"The companion's test of the paper's latency claim (Figure 4) finds a Spearman correlation of "
         f"{lat['spearman']:.2f} between TTOT and the distance from $N^*$ over {int(lat['n'])} drafts, "
-        f"bootstrap 95 % interval [{lo:.2f}, {hi:.2f}]: {verdict}."
+        f"bootstrap 95 % interval [{lo:.2f}, {hi:.2f}]: {verdict}. "
+        f"Its test of the central claim on models trained here (the laptop-scale chapter) predicted, before "
+        f"any test draft was trained, $N^*$ = {big['n_star_predicted'] / 1e3:,.1f} k parameters "
+        f"[{big['predicted_low'] / 1e3:,.1f}, {big['predicted_high'] / 1e3:,.1f}] for its largest target; the "
+        f"measured optimum is {big['n_star_empirical'] / 1e3:,.1f} k [{big['empirical_low'] / 1e3:,.1f}, "
+        f"{big['empirical_high'] / 1e3:,.1f}], and the predicted size loses "
+        f"{100 * big['lost_at_predicted']:.1f} % [{100 * big['lost_low']:.1f}, {100 * big['lost_high']:.1f}] of "
+        f"the throughput: the criterion fixed in advance is met for {passed} of {len(lap)} targets."
     )
 
 
