@@ -363,22 +363,24 @@ class Experiment:
     def extension_path(self) -> Path:
         return self.out / "prediction" / "grid_extension.json"
 
+    def _added_runs(self, path: Path, replicate: int) -> list[RunSpec]:
+        """The test drafts a rule wrote to ``path`` (``shapes``), as runs of ``replicate``; empty
+        before the rule ran."""
+        if not path.is_file():
+            return []
+        shapes = json.loads(path.read_text())["shapes"]
+        return [RunSpec(ModelShape(*sh), self.scale.common_tokens, replicate) for sh in shapes]
+
     def extension_runs(self) -> list[RunSpec]:
         """The test drafts added beyond an end of the grid (:meth:`extend_task`; empty before)."""
-        p = self.extension_path()
-        if not p.is_file():
-            return []
-        return [RunSpec(ModelShape(*sh), self.scale.common_tokens, 1) for sh in json.loads(p.read_text())["shapes"]]
+        return self._added_runs(self.extension_path(), 1)
 
     def replicates_path(self) -> Path:
         return self.out / "prediction" / "replicates.json"
 
     def replicate_runs(self) -> list[RunSpec]:
         """The second seeds added near the measured optima (:meth:`replicate_task`; empty before)."""
-        p = self.replicates_path()
-        if not p.is_file():
-            return []
-        return [RunSpec(ModelShape(*sh), self.scale.common_tokens, 2) for sh in json.loads(p.read_text())["shapes"]]
+        return self._added_runs(self.replicates_path(), 2)
 
     def test_runs(self) -> list[RunSpec]:
         """Every test draft: the grid around the prediction, its extension and the second seeds
