@@ -53,7 +53,7 @@ def headline_markdown(root: Path | str) -> str:
     rc = _read(root, "latency/rank_correlations.csv")
     lap = _read(root, "laptop_scale/prediction.csv").sort_values("params", ascending=False)
     big = lap.iloc[0]
-    passed = int(lap["passed"].astype(str).str.lower().eq("true").sum())
+    passed = int(lap["passed"].sum())
     n_dev = float(t5["n_star_rel_dev"].abs().max())
     t_dev = float(t5["tokens_per_flop_rel_dev"].abs().max())
     n_dev_printed = float(t5_printed["n_star_rel_dev"].abs().max())

@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 
 from sdsl import tolerance as policy
-from sdsl.build.manifest import artifact_kind, list_files
+from sdsl.build.manifest import PROVENANCE_NAME, artifact_kind, list_files, read_provenance
+from sdsl.data import sha256
 
 __all__ = [
     "check_recorded",
@@ -76,32 +77,26 @@ def check_recorded(root: Path | str, manifest: dict[str, Any], chapters: Iterabl
     default all) whose bytes are not those its manifest records (sha256), or whose chapter's
     provenance record is not a JSON object: a tree the tools wrote, changed since (a truncated
     figure whose PNG still reads, a byte flipped in a CSV), is damaged, not "changed"."""
-    import hashlib
-    import json
-
-    from sdsl.build.manifest import PROVENANCE_NAME
-
     root = Path(root)
     wanted = None if chapters is None else set(chapters)
     for rel, entry in sorted(manifest["files"].items()):
         path = root / rel
         if (wanted is not None and rel.split("/", 1)[0] not in wanted) or not path.is_file():
             continue
-        if not isinstance(entry, dict) or hashlib.sha256(path.read_bytes()).hexdigest() != entry.get("sha256"):
+        if not isinstance(entry, dict) or sha256(path) != entry.get("sha256"):
             raise DamagedArtifact(
                 f"baseline artifact {path} is not the file its manifest records (sha256 differs): damaged or "
                 "edited by hand; nothing was compared"
             )
     for chapter in sorted({rel.split("/", 1)[0] for rel in manifest["files"]} & (wanted or set(manifest["chapters"]))):
-        prov = root / chapter / PROVENANCE_NAME
-        if not prov.is_file():
-            continue
         try:
-            ok = isinstance(json.loads(prov.read_text(encoding="utf-8")), dict)
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            ok = False
-        if not ok:
-            raise DamagedArtifact(f"baseline record {prov} is damaged (not a JSON object): nothing was compared")
+            record = read_provenance(root / chapter)
+        except (UnicodeDecodeError, ValueError):  # not text, not JSON
+            record = []
+        if record is not None and not isinstance(record, dict):
+            raise DamagedArtifact(
+                f"baseline record {root / chapter / PROVENANCE_NAME} is damaged (not a JSON object): nothing was compared"
+            )
 
 
 @dataclass

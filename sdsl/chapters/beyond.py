@@ -352,6 +352,7 @@ def summary(
         t4_cells=len(t4),
         t5_maxdev=float(t5["n_star_rel_dev"].abs().max()),
         t5_maxdev_printed=float(t5_printed["n_star_rel_dev"].abs().max()),
+        t5_d_reading=float(t5.loc[t5["d_target"] != t5_printed["d_target"], "d_target"].iloc[0]),
         n_resamples=int(n_resamples),
     )
     ranks = _ranking_summary(ranking)

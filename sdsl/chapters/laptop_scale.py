@@ -29,6 +29,7 @@ from sdsl.experiment.analysis import (
     wallclock_summary,
 )
 from sdsl.experiment.collect import PHASES
+from sdsl.experiment.config import DraftGrid
 from sdsl.experiment.lossfit import LossFit
 from sdsl.experiment.predict import CRITERION, verdict
 from sdsl.model.laws import BESIROGLU_2024, HOFFMANN_2022
@@ -107,6 +108,18 @@ def model_name(run: str) -> str:
 
 #: :func:`sdsl.book.tables.show` formats naming runs by :func:`model_name`.
 RUN_NAMES = {col: model_name for col in ("run", "target", "draft", "best_draft")}
+
+
+def _fine_from(scale: dict) -> dict[str, float | int]:
+    """The smallest width of the test grid's shapes from which consecutive widths are at most
+    ``max_ratio`` apart (``fine_width``), and its ``N`` in thousands (``fine_k``), for the scale
+    recorded in the provenance."""
+    grid = DraftGrid(**scale["test_grid"])
+    widths = range(grid.min_width, grid.max_width + 1)
+    n = np.array([grid.shape_of(w).params(int(scale["vocab_size"])) for w in widths], dtype=float)
+    coarse = np.flatnonzero(n[1:] / n[:-1] > grid.max_ratio)
+    first = int(coarse[-1]) + 1 if coarse.size else 0
+    return {"fine_width": widths[first], "fine_k": float(n[first]) / 1e3}
 
 
 def _target_label(run: str, m: float, role: str = "target") -> str:
@@ -494,6 +507,8 @@ def summary(
         ),
         "n_seeds2": int((tests["replicate"] == 2).sum()),
         "n_seeds2_measured": len((prov["prediction"].get("replicates") or {}).get("runs", [])),
+        "seeds_near": int(prov["scale"]["test_grid"]["seeds_near"]),
+        **_fine_from(prov["scale"]),
         "vocab": int(prov["scale"]["vocab_size"]),
         "d_common_m": float(targets["tokens"].iloc[0]) / 1e6,
         "tokens_per_param_min": float(targets["tokens_per_param"].min()),

@@ -192,7 +192,7 @@ def wallclock_optimum(
         med = np.array([np.median(x) for x in ratios])
         # drawn in the order of a loop over (resample, draft); the medians then at once per draft
         draws = [[rng.choice(x, x.size) for x in ratios] for _ in range(int(n_resamples))]
-        medians = np.column_stack([np.median([row[j] for row in draws], axis=1) for j in range(len(ratios))])
+        medians = np.column_stack([np.median(np.stack(per_draft), axis=1) for per_draft in zip(*draws)])
         picks = n[np.argmax(medians, axis=1)]
         k = int(np.argmax(med))
         rows.append(

@@ -223,3 +223,11 @@ def test_out_of_sample_alpha_with_the_fitted_loss_law_is_the_refitted_one(res):
     pd.testing.assert_frame_equal(given, an.out_of_sample_alpha(runs, summary))
     with pytest.raises(ValueError, match="loss must be the calibration loss law"):
         an.out_of_sample_alpha(runs, summary, loss="fit")
+
+
+def test_the_grid_is_fine_from_the_width_where_consecutive_widths_come_within_max_ratio():
+    """With the committed table of 512 entries widths 3 and 4 are 1.36x apart, 4 and 5 1.28x: fine
+    from width 4 (2,300 parameters); with 2,048 entries widths 3 and 4 are 1.34x apart already."""
+    scale = provenance(RESULTS)["scale"]
+    assert ch._fine_from(scale) == {"fine_width": 4, "fine_k": 2.3}
+    assert ch._fine_from({**scale, "vocab_size": 2048}) == {"fine_width": 3, "fine_k": 6.297}
