@@ -91,9 +91,10 @@ def check_recorded(root: Path | str, manifest: dict[str, Any], chapters: Iterabl
     for chapter in sorted({rel.split("/", 1)[0] for rel in manifest["files"]} & (wanted or set(manifest["chapters"]))):
         try:
             record = read_provenance(root / chapter)
+            damaged = record is not None and not isinstance(record, dict)
         except (UnicodeDecodeError, ValueError):  # not text, not JSON
-            record = []
-        if record is not None and not isinstance(record, dict):
+            damaged = True
+        if damaged:
             raise DamagedArtifact(
                 f"baseline record {root / chapter / PROVENANCE_NAME} is damaged (not a JSON object): nothing was compared"
             )
