@@ -13,8 +13,11 @@ published one and swapped in on success. A folder holding what the tools did not
 A notebook whose inputs (its source, its parameters, the ``sdsl`` package, ``data/`` and the lock
 file) have not changed since its last successful run is not executed again, nor its parameters
 checked again (they passed with those inputs), and a run that executes nothing keeps the machine
-recorded in the manifest: a build with nothing changed imports no chapter and no torch. Kernels
-talk to papermill over Unix sockets in the run's staging folder (:func:`sdsl.build.staging.kernel_manager`).
+recorded in the manifest: a build with nothing changed imports no chapter and no torch. The
+parameters ``runs.yml`` gives a chapter are checked before any notebook starts; a chapter run with
+its defaults is checked by its notebook's own cell after the parameters. Kernels talk to papermill
+over Unix sockets in the run's staging folder (:func:`sdsl.build.staging.kernel_manager`), and
+their numerical libraries get one thread each unless the caller sized them (:data:`KERNEL_THREADS`).
 The command prints one line per notebook (ran, with its time, or up to date) and the book's path;
 Sphinx's output only when the book build fails.
 
@@ -75,6 +78,19 @@ __all__ = [
 
 
 KERNEL = "python3"
+
+#: The thread pools of a kernel's numerical libraries (numpy's and scipy's OpenBLAS, torch's
+#: OpenMP) get one thread each unless the user's environment sets their size: a run's
+#: parallelism is across notebooks (``--jobs``), and two kernels whose BLAS each start a thread
+#: per core oversubscribe the cores (the notebooks of a fresh build took 43 s instead of 33 s on
+#: two cores). One value for every ``--jobs`` keeps the numbers independent of it.
+KERNEL_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
+
+
+def kernel_environment() -> dict[str, str]:
+    """The environment variables a notebook's kernel runs with besides the caller's: each of
+    :data:`KERNEL_THREADS` as the caller set it, else ``"1"``."""
+    return {name: os.environ.get(name, "1") for name in KERNEL_THREADS}
 
 
 class NotebookError(RuntimeError):
@@ -150,8 +166,8 @@ def execute_notebook(
 def _execute(
     chapter: str, parameters: dict[str, Any], output_dir: Path | str, artifacts: Path | str | None, digest: str | None
 ) -> Path:
-    """:func:`execute_notebook` once its parameters have been checked (:func:`run` checks them all
-    before it starts any)."""
+    """:func:`execute_notebook` once its parameters have been checked (:func:`run` checks every
+    parameter given before it starts any notebook)."""
     import papermill
 
     final_root = refuse_foreign(
@@ -181,7 +197,8 @@ def _execute(
         staging.mkdir(parents=True)
         params = {**parameters, "artifacts_dir": str(staging)}
         staged_nb = tmp / f"{chapter}.ipynb"
-        env_before = {k: os.environ.get(k) for k in ("MPLBACKEND", "SDSL_ARTIFACTS")}
+        env_before = {k: os.environ.get(k) for k in ("MPLBACKEND", "SDSL_ARTIFACTS", *KERNEL_THREADS)}
+        os.environ.update(kernel_environment())
         os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
         # chapters that read other chapters' artifacts (the scorecard) find them here
         os.environ["SDSL_ARTIFACTS"] = str(final_root)
@@ -271,7 +288,8 @@ def _start_machine_probe() -> subprocess.Popen:
     """:func:`~sdsl.build.manifest.machine_info` in a process of its own, started when notebooks
     are about to run: its imports (torch's above all) then overlap the notebooks instead of
     following them."""
-    return subprocess.Popen([sys.executable, "-c", _PROBE], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    env = {**os.environ, **kernel_environment()}  # the kernels' thread counts, as they ran
+    return subprocess.Popen([sys.executable, "-c", _PROBE], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
 
 
 def _machine(probe: subprocess.Popen | None) -> dict[str, Any]:
@@ -351,9 +369,11 @@ def run(
     shared = shared_digest()
     digests = {c: inputs_digest(c, p, shared) for c, p in runs.items()}
     stamps_dir = Path(output_dir).resolve()
-    for chapter, params in runs.items():  # every name and value, before anything runs
-        # a chapter whose inputs are those of its last run that went through passed this check then
-        if force or not _inputs_unchanged(chapter, digests[chapter], stamps_dir):
+    for chapter, params in runs.items():  # every name and value given, before anything runs
+        # A chapter run with its notebook's defaults is checked by the notebook itself, in the cell
+        # after its parameters (importing the nine chapters here took 4 s before any notebook
+        # started); a chapter whose inputs are those of its last run that went through passed then.
+        if params and (force or not _inputs_unchanged(chapter, digests[chapter], stamps_dir)):
             check_notebook_parameters(chapter, params, notebooks=NOTEBOOKS)
     artifacts = refuse_foreign(
         Path(artifacts).resolve() if artifacts is not None else artifacts_root(), "artifacts folder"

@@ -105,6 +105,56 @@ def test_a_run_with_nothing_changed_checks_and_probes_nothing(toy, monkeypatch):
     assert (art / "toy" / "second.csv").read_text().splitlines() == ["value", "8"]
 
 
+def test_a_chapter_run_with_its_defaults_is_checked_by_its_notebook_alone(toy, monkeypatch):
+    # the notebook's own check cell (tests/unit/test_bad_inputs_notebooks.py) checks its defaults;
+    # importing every chapter to check them again before any notebook starts cost seconds
+    def refuse(*args, **kwargs):
+        raise AssertionError("a chapter run with its defaults was checked before it ran")
+
+    monkeypatch.setattr(pipeline, "check_notebook_parameters", refuse)
+    (toy / "notebooks" / "runs.yml").write_text("runs:\n  toy: {}\n")
+    [result] = pipeline.run(output_dir=toy / "executed", artifacts=toy / "artifacts", jobs=1, force=True)
+    assert not result.skipped
+    assert (toy / "artifacts" / "toy" / "first.csv").read_text().splitlines() == ["value", "1.5"]
+
+
+THREADS = (
+    HEADER
+    + """
+```{code-cell} ipython3
+:tags: [parameters]
+artifacts_dir = None
+```
+
+```{code-cell} ipython3
+import os
+import pandas as pd
+from sdsl.book.outputs import save_table
+names = ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"]
+save_table(pd.DataFrame({"name": names, "value": [os.environ.get(n) for n in names]}), "threads", "env", artifacts_dir)
+```
+"""
+)
+
+
+@pytest.mark.parametrize(
+    "caller, seen",
+    [({}, {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}),
+     ({"OPENBLAS_NUM_THREADS": "2"}, {"OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "1"})],
+)  # fmt: skip
+def test_a_kernel_s_numerical_libraries_get_one_thread_unless_the_caller_sized_them(toy, monkeypatch, caller, seen):
+    (toy / "notebooks" / "threads.md").write_text(THREADS)
+    for name in pipeline.KERNEL_THREADS:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in caller.items():
+        monkeypatch.setenv(name, value)
+    pipeline.execute_notebook("threads", {}, toy / "executed", toy / "artifacts")
+    rows = (toy / "artifacts" / "threads" / "env.csv").read_text().splitlines()[1:]
+    assert dict(row.split(",") for row in rows) == seen
+    # the caller's own environment is as it was
+    assert {n: v for n in pipeline.KERNEL_THREADS if (v := pipeline.os.environ.get(n)) is not None} == caller
+
+
 def test_the_kernel_sockets_lie_in_the_run_s_staging_folder(tmp_path):
     from sdsl.build import staging
 
