@@ -25,25 +25,23 @@ kernelspec:
 # Toy
 """
 
-TOY = (
-    HEADER
-    + """
-```{code-cell} ipython3
-:tags: [parameters]
-artifacts_dir = None
-value = 1.5
-fail = False
-```
 
-```{code-cell} ipython3
+def toy_notebook(code: str, parameters: str = "") -> str:
+    """A MyST notebook of two cells: the parameters (``artifacts_dir`` and ``parameters``) and ``code``."""
+    cells = f"```{{code-cell}} ipython3\n:tags: [parameters]\nartifacts_dir = None\n{parameters}```\n\n"
+    return HEADER + "\n" + cells + f"```{{code-cell}} ipython3\n{code}```\n"
+
+
+TOY = toy_notebook(
+    """\
 import pandas as pd
 from sdsl.book.outputs import save_table
 save_table(pd.DataFrame({"value": [value]}), "toy", "first", artifacts_dir)
 if fail:
     raise RuntimeError("the toy notebook was told to fail")
 save_table(pd.DataFrame({"value": [2 * value]}), "toy", "second", artifacts_dir)
-```
-"""
+""",
+    "value = 1.5\nfail = False\n",
 )
 
 
@@ -118,22 +116,14 @@ def test_a_chapter_run_with_its_defaults_is_checked_by_its_notebook_alone(toy, m
     assert (toy / "artifacts" / "toy" / "first.csv").read_text().splitlines() == ["value", "1.5"]
 
 
-THREADS = (
-    HEADER
-    + """
-```{code-cell} ipython3
-:tags: [parameters]
-artifacts_dir = None
-```
-
-```{code-cell} ipython3
+THREADS = toy_notebook(
+    """\
 import os
 import pandas as pd
 from sdsl.book.outputs import save_table
 names = ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"]
 save_table(pd.DataFrame({"name": names, "value": [os.environ.get(n) for n in names]}), "threads", "env", artifacts_dir)
-```
-"""
+""",
 )
 
 
@@ -209,22 +199,14 @@ import time  # noqa: E402
 
 import psutil  # noqa: E402
 
-SLOW = (
-    HEADER
-    + """
-```{code-cell} ipython3
-:tags: [parameters]
-artifacts_dir = None
-```
-
-```{code-cell} ipython3
+SLOW = toy_notebook(
+    """\
 import time
 import pandas as pd
 from sdsl.book.outputs import save_table
 save_table(pd.DataFrame({"value": [1]}), "toy", "first", artifacts_dir)
 time.sleep(600)
-```
-"""
+""",
 )
 
 
