@@ -82,8 +82,8 @@ KERNEL = "python3"
 #: The thread pools of a kernel's numerical libraries (numpy's and scipy's OpenBLAS, torch's
 #: OpenMP) get one thread each unless the user's environment sets their size: a run's
 #: parallelism is across notebooks (``--jobs``), and two kernels whose BLAS each start a thread
-#: per core oversubscribe the cores (the notebooks of a fresh build took 43 s instead of 33 s on
-#: two cores). One value for every ``--jobs`` keeps the numbers independent of it.
+#: per core oversubscribe the cores (``benchmarks/bench_build.py`` measures what that costs). One
+#: value for every ``--jobs`` keeps the numbers independent of it.
 KERNEL_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -142,7 +143,7 @@ def test_a_kernel_s_numerical_libraries_get_one_thread_unless_the_caller_sized_t
     rows = (toy / "artifacts" / "threads" / "env.csv").read_text().splitlines()[1:]
     assert dict(row.split(",") for row in rows) == seen
     # the caller's own environment is as it was
-    assert {n: v for n in pipeline.KERNEL_THREADS if (v := pipeline.os.environ.get(n)) is not None} == caller
+    assert {n: v for n in pipeline.KERNEL_THREADS if (v := os.environ.get(n)) is not None} == caller
 
 
 def test_the_kernel_sockets_lie_in_the_run_s_staging_folder(tmp_path):
@@ -190,7 +191,6 @@ def test_inputs_digest_changes_with_parameters():
 # ---------------------------------------------------------------------------------------------
 # faults leave nothing half-done
 
-import os  # noqa: E402
 import signal  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
