@@ -11,6 +11,12 @@ When the HTML is written, this removes from the output what no page loads:
   everything else (the combined components, the menu, the SVG and MathML outputs, the speech
   engine) goes.
 
+- a file of the artifacts' folders that another of its chapter holds byte for byte (a figure's
+  data that are the table beside it): the first of them is kept, a table's CSV before a figure's
+  data, and every page's link to another is pointed at it;
+- the theme's template stubs (``webpack-macros.html``: Jinja macros that no page loads, shipped
+  unrendered).
+
 The notebooks' sources are not copied at all (``html_copy_source: false`` in ``_config.yml``): their
 papermill metadata name the build machine's paths.
 """
@@ -47,17 +53,59 @@ def _trim_mathjax(root: Path) -> None:
             folder.rmdir()
 
 
+def duplicates(folder: Path) -> dict[str, str]:
+    """Files of ``folder`` (relative paths) that another file of the same subfolder holds byte for
+    byte, each mapped to the one kept: in each group of equal files, a table's CSV before a figure's
+    data (``.data.csv``), then the first by name."""
+    import hashlib
+
+    groups: dict[tuple[str, str], list[str]] = {}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = path.relative_to(folder).as_posix()
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        groups.setdefault((path.parent.as_posix(), digest), []).append(rel)
+    out: dict[str, str] = {}
+    for files in groups.values():
+        keep = sorted(files, key=lambda f: (f.endswith(".data.csv"), f))[0]
+        out.update({f: keep for f in files if f != keep})
+    return out
+
+
+def _drop_duplicate_artifacts(out: Path, pages: dict[Path, str]) -> None:
+    """Remove the duplicates (:func:`duplicates`) of ``_static/artifacts`` and point every link of
+    ``pages`` (path -> text, updated in place) at the file kept."""
+    folder = out / "_static" / "artifacts"
+    if not folder.is_dir():
+        return
+    dups = duplicates(folder)
+    if not dups:
+        return
+    pattern = re.compile(
+        "_static/artifacts/(" + "|".join(re.escape(d) for d in sorted(dups, key=len, reverse=True)) + ')(?=["#?])'
+    )
+    for page, text in pages.items():
+        pages[page] = pattern.sub(lambda m: "_static/artifacts/" + dups[m.group(1)], text)
+    for dup in dups:
+        (folder / dup).unlink()
+
+
 def _trim(app, exception):
     if exception is not None or app.builder.format != "html":
         return
     out = Path(app.outdir)
     for source_map in (out / "_static").rglob("*.map"):
         source_map.unlink()
-    for page in out.rglob("*.html"):
-        text = page.read_text(encoding="utf-8")
-        trimmed = _FONTAWESOME_JS.sub("", text)
-        if trimmed != text:
-            page.write_text(trimmed, encoding="utf-8")
+    for stub in (out / "_static").rglob("*.html"):  # the theme's Jinja macros, never rendered
+        if "{%" in stub.read_text(encoding="utf-8", errors="replace"):
+            stub.unlink()
+    pages = {page: page.read_text(encoding="utf-8") for page in out.rglob("*.html")}
+    before = dict(pages)
+    for page, text in pages.items():
+        pages[page] = _FONTAWESOME_JS.sub("", text)
+    _drop_duplicate_artifacts(out, pages)
+    for page, text in pages.items():
+        if text != before[page]:
+            page.write_text(text, encoding="utf-8")
     for unused in [out / "_static" / "scripts" / "fontawesome.js", *(out / "_static" / "vendor").rglob("*.ttf")]:
         if unused.is_file():
             unused.unlink()

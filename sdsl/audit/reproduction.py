@@ -19,7 +19,18 @@ import pandas as pd
 
 from sdsl.tolerance import DIFFERS, EQUAL, STATUSES, WITHIN
 
-__all__ = ["AS_PRINTED", "INPUT_OK", "INPUT_BAD", "INPUT_READ", "interval_rule", "view", "counts", "coverage"]
+__all__ = [
+    "AS_PRINTED",
+    "INPUT_OK",
+    "INPUT_BAD",
+    "INPUT_READ",
+    "TABLES",
+    "FIGURES",
+    "interval_rule",
+    "view",
+    "counts",
+    "coverage",
+]
 
 #: The reading of a number as the paper prints its inputs.
 AS_PRINTED = "as printed"
@@ -29,6 +40,9 @@ INPUT_OK = "input as printed"
 INPUT_BAD = "input mistranscribed"
 #: Status of an input that a reinterpretation reads otherwise than printed.
 INPUT_READ = "input read otherwise"
+#: The rows of :func:`counts` that sum the tables (their numbers) and the figures (their claims):
+#: a number and a claim are counted apart, never in one share.
+TABLES, FIGURES = "Tables 1 to 9", "Figures 1 to 5"
 
 
 def interval_rule(card: pd.DataFrame) -> pd.Series:
@@ -68,13 +82,16 @@ def counts(card: pd.DataFrame, reinterpreted: bool = False, order: Sequence[str]
     """Per table of :func:`view`, the rows of each status (numbers and claims: equal, within,
     differs; inputs: as printed, mistranscribed, read otherwise), the ``total`` and the share of
     compared numbers and claims that reproduce (equal or within tolerance); tables in ``order``
-    (default: as they come); the last row (``All``) sums them."""
+    (default: as they come); the last two rows sum the tables (:data:`TABLES`: their numbers and
+    inputs) and the figures (:data:`FIGURES`: their claims)."""
     v = view(card, reinterpreted)
     cols = [*STATUSES, INPUT_OK, INPUT_BAD, INPUT_READ]
     c = pd.crosstab(v["table"], v["status"]).reindex(columns=cols, fill_value=0)
     if order is not None:
         c = c.loc[[t for t in order if t in c.index]]
-    c.loc["All"] = c.sum()
+    rows = list(c.index)
+    c.loc[TABLES] = c.loc[[t for t in rows if str(t).startswith("Table ")]].sum()
+    c.loc[FIGURES] = c.loc[[t for t in rows if str(t).startswith("Figure ")]].sum()
     c["total"] = c.sum(axis=1)
     compared = c[list(STATUSES)].sum(axis=1)
     c["reproduced"] = np.where(compared > 0, (c[EQUAL] + c[WITHIN]) / compared.where(compared > 0, 1), np.nan)

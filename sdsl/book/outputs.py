@@ -30,7 +30,7 @@ import matplotlib as mpl
 import pandas as pd
 from matplotlib.figure import Figure
 
-from sdsl.book.style import SAVEFIG_METADATA
+from sdsl.book.style import SAVEFIG_METADATA, saved_bbox
 from sdsl.paths import artifacts_dir
 
 __all__ = [
@@ -224,10 +224,17 @@ def save_figure(
     paths = []
     # byte-stable SVG ids even when a notebook forgot sdsl.book.style.use()
     salt = mpl.rcParams["svg.hashsalt"] or "sdsl-companion"
+    # the canvas grows to hold every text (a long label of the last panel, an annotation at a
+    # curve's end) rather than cutting it at the figure's edge
+    box = saved_bbox(fig)
     with mpl.rc_context({"svg.hashsalt": salt}):
         for fmt in ("svg", "png"):
             path = folder / f"{name}.{fmt}"
-            paths.append(_atomic_write(path, lambda p, fmt=fmt: fig.savefig(p, format=fmt, metadata=metadata[fmt])))
+            paths.append(
+                _atomic_write(
+                    path, lambda p, fmt=fmt: fig.savefig(p, format=fmt, metadata=metadata[fmt], bbox_inches=box)
+                )
+            )
     if data is not None:
         if not isinstance(data, pd.DataFrame):
             raise ValueError(f"data must be a pandas DataFrame (the numbers plotted), got {type(data).__name__}")

@@ -259,8 +259,11 @@ def gallery_markdown(
             img = f"{static_prefix}/{item.chapter}/{item.artifacts[0]}.png"
         cards += [
             f":::{{grid-item-card}} {item.key}",
-            f":link: {figure_label(item)}",
-            ":link-type: ref",
+            # a link by address, not by reference: a reference's text would be the figure's caption
+            # with its LaTeX as written
+            f":link: executed/{item.chapter}.html#{figure_label(item)}",
+            ":link-type: url",
+            f":link-alt: {item.key} in its chapter",
             f":img-top: {img}",
             f":img-alt: {item.key}: {item.title}",
             "",

@@ -23,6 +23,8 @@ __all__ = [
     "shown_scale",
     "COLUMN_INCHES",
     "MIN_TEXT_PT",
+    "SAVE_PAD",
+    "saved_bbox",
     "power_of_ten",
     "scaled",
     "tokens",
@@ -34,6 +36,9 @@ __all__ = [
 COLUMN_INCHES = 740 / 96
 #: The smallest text a figure may show, in points at the size the book shows it.
 MIN_TEXT_PT = 9.0
+#: The padding around a text that reaches beyond a figure's edge when it is saved (inches): the
+#: canvas grows to hold it (:func:`saved_bbox`).
+SAVE_PAD = 0.04
 
 #: One colour per draft family, the same in every figure.
 FAMILY_COLORS: dict[str, str] = {
@@ -95,17 +100,23 @@ def shown_scale(fig) -> float:
     return min(1.0, COLUMN_INCHES / fig.get_figwidth())
 
 
-def legible(fig, min_pt: float = MIN_TEXT_PT) -> float:
-    """Enlarge every text of ``fig`` (titles, labels, tick labels, legends, annotations) that would
-    show under ``min_pt`` points at the size the book shows the figure (:func:`shown_scale`), and
-    solve a constrained layout again for the new sizes. Returns the smallest text size of the
-    figure at its natural size (points), which :func:`sdsl.book.outputs.save_figure` records in
-    the SVG's description (the browser test scales it by the width the page shows)."""
-    from matplotlib.layout_engine import ConstrainedLayoutEngine
+def saved_bbox(fig):
+    """The box (inches) ``fig`` is saved in: the figure, grown to hold every text that reaches
+    beyond its edge (with :data:`SAVE_PAD` around it), never cropped, so that a figure whose text
+    fits keeps its size from one run to the next. After the figure's layout."""
+    from matplotlib.transforms import Bbox
+
+    fig.draw_without_rendering()
+    tight, full = fig.get_tightbbox(), fig.bbox_inches
+    if tight is None or (tight.x0 >= full.x0 and tight.y0 >= full.y0 and tight.x1 <= full.x1 and tight.y1 <= full.y1):
+        return full
+    return Bbox.union([full, tight.padded(SAVE_PAD)])
+
+
+def _enlarge(fig, floor: float) -> bool:
+    """Set every text of ``fig`` under ``floor`` points to ``floor``; whether any changed."""
     from matplotlib.text import Text
 
-    scale = shown_scale(fig)
-    floor = min_pt / scale
     changed = False
     for ax in fig.axes:
         for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
@@ -113,18 +124,39 @@ def legible(fig, min_pt: float = MIN_TEXT_PT) -> float:
             if any(t.get_fontsize() < floor - 1e-9 for t in labels):
                 ax.tick_params(axis=name, which="both", labelsize=floor)
                 changed = True
-    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
-    for t in texts:
+    for t in [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]:
         if t.get_fontsize() < floor - 1e-9:
             t.set_fontsize(floor)
             changed = True
-    if changed:
+    return changed
+
+
+def legible(fig, min_pt: float = MIN_TEXT_PT) -> float:
+    """Enlarge every text of ``fig`` (titles, labels, tick labels, legends, annotations) that would
+    show under ``min_pt`` points at the size the book shows the figure (:func:`shown_scale`; then,
+    once laid out, at the width it is saved at, whose text may reach beyond its edge), and solve a
+    constrained layout again for the new sizes. Returns the smallest text size of the figure at its
+    natural size (points), which :func:`sdsl.book.outputs.save_figure` records in the SVG's
+    description (the browser test scales it by the width the page shows)."""
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+    from matplotlib.text import Text
+
+    def relayout() -> None:
         engine = fig.get_layout_engine()
-        if isinstance(engine, ConstrainedLayoutEngine):
-            pass  # savefig solves it
-        elif getattr(fig, "_sdsl_constrained", False):
+        if not isinstance(engine, ConstrainedLayoutEngine) and getattr(fig, "_sdsl_constrained", False):
             fig.set_layout_engine("constrained")
             fix_layout(fig)
+
+    floor = min_pt / shown_scale(fig)
+    if _enlarge(fig, floor):
+        relayout()
+    # the saved width: the canvas grows to hold a text beyond the figure's edge, and the page then
+    # shows it smaller
+    width = float(saved_bbox(fig).width)
+    if width > COLUMN_INCHES and width > fig.get_figwidth() + 1e-6:
+        floor = max(floor, min_pt * width / COLUMN_INCHES)
+        if _enlarge(fig, floor):
+            relayout()
     sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
     for ax in fig.axes:
         sizes += [t.get_fontsize() for t in ax.get_xticklabels() + ax.get_yticklabels() if t.get_text().strip()]

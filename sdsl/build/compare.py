@@ -314,9 +314,12 @@ def _cells_text(cells: list[dict[str, Any]], limit: int = 12) -> str:
 
 def compare_figures(old_png: Path | str, new_png: Path | str, diff_dir: Path | str) -> tuple[float, str | None]:
     """RMS difference of two PNGs (0 when identical) and the path of the diff image saved in
-    ``diff_dir`` (``None`` when identical). Images of different sizes raise ``ValueError``."""
+    ``diff_dir`` (``None`` when identical). Images of different sizes (a figure's canvas grows to
+    hold a text that reaches beyond its edge, :func:`sdsl.book.style.saved_bbox`) are compared on
+    the larger canvas, each padded with white at its right and bottom edges."""
     from matplotlib.testing.compare import compare_images
     from matplotlib.testing.exceptions import ImageComparisonFailure
+    from PIL import Image
 
     old_png, new_png = Path(old_png), Path(new_png)
     if old_png.read_bytes() == new_png.read_bytes():
@@ -325,8 +328,15 @@ def compare_figures(old_png: Path | str, new_png: Path | str, diff_dir: Path | s
     diff_dir.mkdir(parents=True, exist_ok=True)
     expected = diff_dir / f"{new_png.stem}-baseline.png"
     actual = diff_dir / f"{new_png.stem}-new.png"
-    shutil.copyfile(old_png, expected)
-    shutil.copyfile(new_png, actual)
+    with Image.open(old_png) as a, Image.open(new_png) as b:
+        size = (max(a.width, b.width), max(a.height, b.height))
+        for im, dest in ((a, expected), (b, actual)):
+            if im.size == size:
+                shutil.copyfile(im.filename, dest)
+            else:
+                canvas = Image.new("RGBA", size, (255, 255, 255, 255))
+                canvas.paste(im.convert("RGBA"), (0, 0))
+                canvas.save(dest)
     try:
         result = compare_images(str(expected), str(actual), tol=0, in_decorator=True)
     except ImageComparisonFailure as exc:

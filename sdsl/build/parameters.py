@@ -19,6 +19,9 @@ __all__ = [
     "ParameterError",
     "chapters",
     "notebook_parameters",
+    "parameter_help",
+    "rerun_command",
+    "as_argument",
     "check_notebook_parameters",
     "PATH_PARAMETERS",
     "load_runs",
@@ -39,13 +42,9 @@ def chapters(notebooks: Path | None = None) -> list[str]:
     return sorted(p.stem for p in folder.glob("*.md") if p.stem.isidentifier() and p.is_file())
 
 
-def notebook_parameters(chapter: str, notebooks: Path | None = None) -> dict[str, Any]:
-    """The parameters of ``notebooks/<chapter>.md`` as papermill sees them
-    (``papermill.inspect_notebook``), name -> default value (the default's source text where it is
-    not a Python literal), in the notebook's order. ``notebooks``: the folder (default
-    ``sdsl.paths.NOTEBOOKS``)."""
-    import ast
-
+def _inspect(chapter: str, notebooks: Path | None = None) -> dict[str, dict[str, Any]]:
+    """``papermill.inspect_notebook`` of ``notebooks/<chapter>.md``: per parameter its default's
+    source text and its help (the comment that ends its line)."""
     import jupytext
     import nbformat
     import papermill
@@ -63,14 +62,100 @@ def notebook_parameters(chapter: str, notebooks: Path | None = None) -> dict[str
         nb = jupytext.read(folder / f"{chapter}.md")
         nb.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
         nbformat.write(nb, path)
-        found = papermill.inspect_notebook(str(path))
-    out: dict[str, Any] = {}
-    for name, info in found.items():
-        try:
-            out[name] = ast.literal_eval(info["default"])
-        except (ValueError, SyntaxError, TypeError):
-            out[name] = info["default"]
-    return out
+        return dict(papermill.inspect_notebook(str(path)))
+
+
+def _value(text: str) -> Any:
+    import ast
+
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError):
+        return text
+
+
+def notebook_parameters(chapter: str, notebooks: Path | None = None) -> dict[str, Any]:
+    """The parameters of ``notebooks/<chapter>.md`` as papermill sees them
+    (``papermill.inspect_notebook``), name -> default value (the default's source text where it is
+    not a Python literal), in the notebook's order. ``notebooks``: the folder (default
+    ``sdsl.paths.NOTEBOOKS``)."""
+    return {name: _value(info["default"]) for name, info in _inspect(chapter, notebooks).items()}
+
+
+def parameter_help(chapter: str, notebooks: Path | None = None) -> dict[str, tuple[Any, str]]:
+    """Each parameter of ``notebooks/<chapter>.md`` with its default and what it sets (the comment
+    that ends its line in the parameters cell; empty when there is none), in the notebook's order."""
+    return {
+        name: (_value(info["default"]), str(info.get("help") or "").strip())
+        for name, info in _inspect(chapter, notebooks).items()
+    }
+
+
+def rerun_command(chapter: str, parameters: dict[str, Any], out: str | None = None) -> str:
+    """The one command that reruns the downloaded notebook ``<chapter>.ipynb`` with
+    ``parameters`` (name -> value): papermill, its tables and figures written into the folder
+    ``out`` (default ``my_<chapter>``), every value as papermill reads it back (``-p`` for a
+    number, a string, ``True``, ``False`` or ``None``; ``-y`` with YAML for a list or a mapping),
+    one parameter a line."""
+    import yaml
+
+    out = out or f"my_{chapter}"
+    lines = [f"papermill {chapter}.ipynb {out}.ipynb", f"-p artifacts_dir {out}"]
+    for name, value in parameters.items():
+        if name == "artifacts_dir":
+            continue
+        if isinstance(value, (list, tuple, dict)):
+            flow = yaml.dump({name: _plain_yaml(value)}, Dumper=_yaml_dumper(), default_flow_style=True, width=10_000)
+            lines.append(f"-y '{flow.strip()[1:-1]}'")
+        elif isinstance(value, str):
+            text = value if value and all(c.isalnum() or c in "-._/" for c in value) else f"'{value}'"
+            lines.append(f"-p {name} {text}" if _value(value) == value or not value else f"-r {name} {text}")
+        elif isinstance(value, float):
+            lines.append(f"-p {name} {_float(value)}")
+        else:
+            lines.append(f"-p {name} {value!r}")
+    return " \\\n    ".join(lines)
+
+
+def as_argument(value: Any) -> str:
+    """A parameter's value as :func:`rerun_command` writes it: a float as :func:`_float`, a list or
+    mapping as YAML in flow style, anything else as Python prints it (``None``, ``True``, text)."""
+    import yaml
+
+    if isinstance(value, (list, tuple, dict)):
+        return yaml.dump(_plain_yaml(value), Dumper=_yaml_dumper(), default_flow_style=True, width=10_000).strip()
+    if isinstance(value, float):
+        return _float(value)
+    return str(value)
+
+
+def _float(value: float) -> str:
+    """A float as a reader writes it and YAML reads it back as a float: ``4.0e+12``, ``0.95``
+    (PyYAML reads ``4e12`` as a string)."""
+    text = f"{value:.6g}"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        return f"{mantissa if '.' in mantissa else mantissa + '.0'}e{exponent}"
+    return text if "." in text or "n" in text else text + ".0"
+
+
+def _yaml_dumper():
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    Dumper.add_representer(float, lambda d, v: d.represent_scalar("tag:yaml.org,2002:float", _float(v)))
+    return Dumper
+
+
+def _plain_yaml(value: Any) -> Any:
+    """``value`` with tuples as lists (YAML has no tuples)."""
+    if isinstance(value, dict):
+        return {k: _plain_yaml(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_yaml(v) for v in value]
+    return value
 
 
 def check_notebook_parameters(

@@ -499,7 +499,7 @@ def _copy_artifacts(book: Path) -> None:
 
 def _written_by_build(rel: Path) -> bool:
     """Whether ``rel`` (relative to ``book/``) is written by the book's build, not a source."""
-    return rel.parts[0] == "_build" or "__pycache__" in rel.parts or rel.parts[:2] == ("_static", "thumbnails")
+    return rel.parts[0] in ("_build", "_thumbnails") or "__pycache__" in rel.parts
 
 
 def _book_digest(builder_args: list[str] | None, book: Path = BOOK) -> str:

@@ -235,8 +235,9 @@ def fig_prediction_draws(draws: pd.DataFrame, committed: pd.DataFrame) -> Figure
         ax.axvspan(row["predicted_low"], row["predicted_high"], color=_PRED, alpha=0.12, lw=0)
         ax.axvline(row["n_star_predicted"], color=_PRED, lw=1.2)
         ax.set_xscale("log")
-        ax.set_xlabel("predicted $N^*$ (parameters, with embeddings)")
         ax.set_title(_target_label(row["target"], row["params"], row["role"]), fontsize="small")
+    # one label under the panels: repeated under each, it runs into the next at the book's size
+    fig.supxlabel("predicted $N^*$ (parameters, with embeddings)")
     axes[0][0].set_ylabel("bootstrap draws")
     axes[0][-1].legend(fontsize="x-small", title="acceptance law", title_fontsize="x-small")
     return _finish(fig)

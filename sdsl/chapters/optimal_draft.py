@@ -164,7 +164,7 @@ def variants(
     return pd.concat(frames, ignore_index=True)[cols]
 
 
-@declare("speedup", "speedup over plain decoding at N*", data=("paper_table5",))
+@declare("flop_gain", "tokens per FLOP over plain decoding at N*", data=("paper_table5",))
 def speedup_table(table: pd.DataFrame) -> pd.DataFrame:
     """Throughput at the optimum over plain decoding at equal FLOPs, ``T(N*) * 2M`` (plain
     decoding makes one token per ``2M`` FLOPs), per target and draft family; ``best`` marks the
@@ -554,13 +554,16 @@ def figure2(curves: pd.DataFrame, drafts: pd.DataFrame, optima: pd.DataFrame) ->
     # the unit in the label, plain numbers on the ticks (no "1e-11" offset text)
     axes[0].set_ylabel("throughput $\\mathcal{T}$ ($10^{-11}$ tokens per FLOP)")
     axes[0].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v * 1e11:g}"))
-    axes[0].legend(
+    # under the panels, not in one: a legend inside the first panel covers its axis once the
+    # book enlarges the text of a figure this wide
+    fig.legend(
         handles=[
             Line2D([], [], ls="none", marker="o", ms=5, color="black"),
             Line2D([], [], ls="none", marker="*", ms=12, color="0.7", markeredgecolor="black"),
         ],
         labels=["drafts of the paper's experiments", "optimal draft size $N^*$ (Table 5)"],
-        loc="upper right",
+        loc="outside lower center",
+        ncols=2,
         fontsize=8,
     )
     return fig

@@ -10,6 +10,7 @@ import numpy as np
 
 from sdsl.audit.rules import D_TARGET_4E12
 from sdsl.book.outputs import declare
+from sdsl.book.tables import count, words
 from sdsl.plan import covariance_sensitivity, plan_table
 
 if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: `sdsl plan` runs without it
@@ -30,6 +31,12 @@ __all__ = [
     "view_inputs",
     "lookup",
     "lookup_summary",
+    "interval_report",
+    "interval_table",
+    "engine_report",
+    "engines_table",
+    "engines_markdown",
+    "cli_command",
     "summary",
 ]
 
@@ -47,7 +54,7 @@ def inputs_table(inputs: PlanInputs) -> pd.DataFrame:
             "input": [
                 "target",
                 "M (parameters)",
-                "D' (tokens)",
+                "D′ (tokens)",
                 "D (tokens)",
                 "loss-law constants",
                 "acceptance plane",
@@ -56,13 +63,13 @@ def inputs_table(inputs: PlanInputs) -> pd.DataFrame:
             ],
             "value": [
                 t.name,
-                f"{t.params:.6g}",
-                f"{t.tokens:.3g}",
-                ", ".join(f"{d:.3g}" for d in inputs.draft_tokens),
-                inputs.constants.name,
+                count(t.params),
+                count(t.tokens),
+                ", ".join(count(d) for d in inputs.draft_tokens),
+                str(words(inputs.constants.name)),
                 inputs.alpha.label,
                 "integer" if inputs.integer else "continuous",
-                f"{inputs.n_range[0]:.3g} to {inputs.n_range[1]:.3g}",
+                f"{count(inputs.n_range[0])} to {count(inputs.n_range[1])}",
             ],
         }
     )
@@ -115,7 +122,7 @@ def table5_check(
 
     t5 = data.load("paper_table5") if paper5 is None else paper5
     rows = []
-    readings = [("as printed", None), (f"D' = {d_target_14b:.0e}", d_target_14b)]
+    readings = [("as printed", None), (f"D\u2032 read as {d_target_14b / 1e12:g}T", d_target_14b)]
     for reading, d_alt in readings:
         for _, r in t5.iterrows():
             if d_alt is not None and r["target"] != "Qwen1.5-14B":
@@ -137,6 +144,156 @@ def table5_check(
                 }
             )
     return pd.DataFrame(rows)
+
+
+def interval_report(inputs: PlanInputs, n_star: float) -> dict[str, Any]:
+    """The interval of ``N*`` that ``sdsl plan`` prints for ``inputs`` (with its bootstrap of
+    ``inputs.n_boot`` draws and ``inputs.seed``): :func:`sdsl.plan.interval.n_star_intervals`, the
+    headline over every source computed (the acceptance law, the loss-law constants and the plane's
+    coefficients) and each source alone."""
+    from sdsl.plan.interval import n_star_intervals
+
+    return n_star_intervals(inputs, n_star)
+
+
+#: The sources of the interval of N* as the reader reads them, in the order shown.
+INTERVAL_SOURCES = {
+    "law": "the acceptance law (a model choice: the range over the laws)",
+    "constants": "the loss-law constants (a model choice: the range over the published sets)",
+    "coefficients": "the plane's coefficients (95 % parametric bootstrap of their standard errors)",
+}
+
+
+@declare(
+    "n_star_interval",
+    "the interval of N* that sdsl plan prints: every source together, then each alone",
+    data=("presets", "paper_table3", "acceptance_laws"),
+)
+def interval_table(report: dict[str, Any]) -> pd.DataFrame:
+    """The interval of ``N*`` of :func:`interval_report` as a table: the headline (every source
+    computed, an envelope of model choices around the bootstrap's statistical interval), then each
+    source alone with the others at the plan's choice; ``low`` and ``high`` in parameters."""
+    import pandas as pd
+
+    h, by = report["headline"], report["by_source"]
+    rows = [
+        {
+            "source": "every source together (the headline)",
+            "low": h.get("low", np.nan),
+            "high": h.get("high", np.nan),
+            "holds": ", ".join(INTERVAL_SOURCES[k].split(" (")[0] for k in h.get("sources", [])),
+        }
+    ]
+    for key, what in INTERVAL_SOURCES.items():
+        b = by[key]
+        rows.append(
+            {
+                "source": what,
+                "low": b.get("low", np.nan) if b["computed"] else np.nan,
+                "high": b.get("high", np.nan) if b["computed"] else np.nan,
+                "holds": what.split(" (")[0] if b["computed"] else f"not computed: {b['why']}",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def engine_report(inputs: PlanInputs) -> dict[str, Any]:
+    """What ``sdsl plan`` prints beyond ``N*`` for ``inputs`` with no option of its own (the FLOP
+    model's wall-clock speedup, the suggested draft, the engine settings):
+    :func:`sdsl.plan.deployment.deployment_report`."""
+    from sdsl import plan as P
+    from sdsl.plan.deployment import check_wall_clock, deployment_report
+
+    return deployment_report(inputs, P.plan(inputs), check_wall_clock())
+
+
+#: The engines of ``sdsl plan``, as their projects name them, in the order it prints them.
+ENGINES = (("vllm", "vLLM"), ("sglang", "SGLang"), ("trtllm", "TensorRT-LLM"), ("llamacpp", "llama.cpp"))
+
+
+@declare(
+    "engines",
+    "the engine commands sdsl plan prints for the planned target, with the versions they were checked against",
+    data=("presets",),
+    shown=False,
+)
+def engines_table(report: dict[str, Any]) -> pd.DataFrame:
+    """The engine settings of :func:`engine_report`: per engine its command (as ``sdsl plan``
+    prints it), the version it was checked against and what it needs."""
+    import pandas as pd
+
+    e = report["engines"]
+    rows = []
+    for key, name in ENGINES:
+        s = e.get(key) or {}
+        if s.get("command"):
+            rows.append(
+                {"engine": name, "command": s["command"], "checked_against": s["version"], "needs": s["requires"]}
+            )
+    return pd.DataFrame(rows, columns=["engine", "command", "checked_against", "needs"])
+
+
+def engines_markdown(engines: pd.DataFrame) -> str:
+    """The engine commands of :func:`engines_table` as the page shows them: per engine, what it was
+    checked against (its files, options and interfaces as code) and its command in a code block
+    (Markdown; TensorRT-LLM's is Python)."""
+    import re
+
+    def code(text: str) -> str:
+        return re.sub(r"(?<![`\w-])(--[\w-]+|[\w.-]*[_/][\w./-]*\w)", r"`\1`", text)
+
+    parts = []
+    for r in engines.itertuples(index=False):
+        lang = "python" if r.command.startswith(("from ", "import ")) else "bash"
+        parts += [
+            f"{r.engine}, checked against {code(r.checked_against)}; needs {code(r.needs)}:",
+            "",
+            f"```{lang}",
+            r.command,
+            "```",
+            "",
+        ]
+    return "\n".join(parts)
+
+
+def cli_command(**parameters: Any) -> str:
+    """The ``sdsl plan`` command that makes the plan of the notebook's ``parameters`` (its names:
+    ``preset``, ``target_params``, ...; those left at ``None`` are left out), flag by flag."""
+    flags = {
+        "preset": "--preset",
+        "target_params": "--target-params",
+        "target_tokens": "--target-tokens",
+        "draft_tokens": "--draft-tokens",
+        "constants": "--constants",
+        "alpha_source": "--alpha-source",
+        "n_range": "--n-range",
+        "candidates": "--draft-params",
+        "n_boot": "--bootstrap",
+        "seed": "--seed",
+    }
+    defaults = {"constants": "besiroglu2024", "alpha_source": "paper", "n_boot": 0}
+
+    def text(v: Any) -> str:
+        return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+    parts = ["sdsl plan"]
+    for name, flag in flags.items():
+        v = parameters.get(name)
+        if v is None or v == "" or defaults.get(name) == v or (name == "seed" and not parameters.get("n_boot")):
+            continue
+        if name == "candidates":
+            parts += [f"{flag} {text(x)}" for x in v.values()]
+        elif name == "draft_tokens" and isinstance(v, (list, tuple)):
+            parts += [f"{flag} {text(x)}" for x in v]
+        elif name == "n_range":
+            parts.append(f"{flag} {text(float(v[0]))} {text(float(v[1]))}")
+        elif isinstance(v, (list, tuple)):
+            parts.append(f"{flag} {','.join(text(x) for x in v)}")
+        else:
+            parts.append(f"{flag} {text(v)}")
+    if parameters.get("integer_gamma"):
+        parts.append("--integer-gamma")
+    return " ".join(parts)
 
 
 def throughput_curves(inputs: PlanInputs, table: pd.DataFrame, points: int = 400) -> pd.DataFrame:
@@ -231,12 +388,18 @@ def figure_throughput(
 
 def view_inputs(inputs: PlanInputs):
     """The checked inputs (:func:`inputs_table`) as the reader sees them."""
-    return view_columns(inputs_table(inputs), {"input": "input", "value": "value"}, wrap=["value"])
+    return view_columns(
+        inputs_table(inputs),
+        {"input": "input", "value": "value"},
+        wrap=["value"],
+        caption="The inputs of this plan, as checked.",
+        label="plan_draft-inputs",
+    )
 
 
 @declare(
     "lookup",
-    "N*, gamma*, alpha and the speedups for every dense target preset",
+    "N*, gamma*, alpha, the tokens per FLOP over plain decoding and the wall-clock speedup for every dense target preset",
     data=("presets", "paper_table3", "accelerators"),
 )
 def lookup(hardware: str = "h100-sxm") -> pd.DataFrame:
@@ -290,11 +453,16 @@ def summary(
     sensitivity: pd.DataFrame,
     check: pd.DataFrame,
     lookup_: pd.DataFrame | None = None,
+    interval: dict[str, Any] | None = None,
+    engines: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The numbers the chapter's text cites, by glue name (without the chapter prefix): the plan's
     inputs, the optimum of the first ``D``, its bootstrap interval and how flat the curve is at its
     ends, the best candidate, the covariance sensitivity and the Table 5 check (``check`` from
-    :func:`table5_check`)."""
+    :func:`table5_check`); with ``interval`` (:func:`interval_report`), the interval ``sdsl plan``
+    prints (``iv_low``, ``iv_high``, ``iv_sources``, and per source ``iv_<source>_low`` and
+    ``_high``); with ``engines`` (:func:`engine_report`), the wall-clock speedup of the FLOP model
+    and the suggested draft."""
     t = inputs.target
     first = table.iloc[0]
     out: dict[str, Any] = {
@@ -302,7 +470,7 @@ def summary(
         "m": float(t.params),
         "d_target": float(t.tokens),
         "d_draft": float(inputs.draft_tokens[0]),
-        "constants": inputs.constants.name,
+        "constants": str(words(inputs.constants.name)),
         "alpha_label": inputs.alpha.label,
         "alpha_note": inputs.alpha.note,
         "n_boot": int(inputs.n_boot),
@@ -345,6 +513,34 @@ def summary(
     )
     if lookup_ is not None:
         out.update(lookup_summary(lookup_))
+    if interval is not None:
+        h = interval["headline"]
+        out.update(
+            iv_low=_number(h.get("low", np.nan)),
+            iv_high=_number(h.get("high", np.nan)),
+            iv_sources=", ".join(INTERVAL_SOURCES[k].split(" (")[0] for k in h.get("sources", [])) or "none",
+            iv_rel_low=_number(100 * (h.get("low", np.nan) / out["n_star"] - 1)),
+            iv_rel_high=_number(100 * (h.get("high", np.nan) / out["n_star"] - 1)),
+        )
+        for key, b in interval["by_source"].items():
+            out[f"iv_{key}_low"] = _number(b.get("low", np.nan)) if b["computed"] else "n/a"
+            out[f"iv_{key}_high"] = _number(b.get("high", np.nan)) if b["computed"] else "n/a"
+    if engines is not None:
+        w, sugg = engines["wall_clock"], engines["suggested_draft"]
+        out.update(
+            wall_speedup=float(w["speedup"]),
+            wall_gamma=int(w["gamma_integer"]),
+            ratio=float(engines["tokens_per_flop_ratio"]),
+            engine_gamma=int(engines["num_speculative_tokens"]),
+            warnings="; ".join(engines["warnings"]) or "none",
+            alpha_range="extrapolated beyond" if any("extrapolated" in w for w in engines["warnings"]) else "within",
+        )
+        if sugg is not None:
+            out.update(
+                suggested=str(sugg["model"]),
+                suggested_share=float(100 * sugg["share_of_optimum"]),
+                suggested_params=float(sugg["params"]),
+            )
     return out
 
 
@@ -390,9 +586,11 @@ def check_parameters(**params: object) -> None:
 
 
 # What this chapter shows that a function of another module makes.
-declare("plan", "N*, gamma*, alpha and the speedup for the planned target", data=("presets", "paper_table3"))(
-    plan_table
-)
+declare(
+    "plan",
+    "N*, gamma*, alpha and the tokens per FLOP over plain decoding for the planned target",
+    data=("presets", "paper_table3"),
+)(plan_table)
 declare("covariance_sensitivity", "the bootstrap interval with and without the covariance", data=("acceptance",))(
     covariance_sensitivity
 )

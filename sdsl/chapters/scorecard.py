@@ -29,17 +29,28 @@ are :mod:`sdsl.audit.rules`; this module judges the rows and shows them.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from sdsl.audit.reproduction import AS_PRINTED, INPUT_BAD, INPUT_OK, INPUT_READ, counts, coverage, interval_rule, view
+from sdsl.audit.reproduction import (
+    AS_PRINTED,
+    FIGURES,
+    INPUT_BAD,
+    INPUT_OK,
+    INPUT_READ,
+    TABLES,
+    counts,
+    coverage,
+    interval_rule,
+    view,
+)
 from sdsl.audit.rows import REQUIRED_ARTIFACTS, check_artifacts, claim_rows, number_rows
 from sdsl.audit.rules import COINCIDENCE, READINGS, reason_for
 from sdsl.book.outputs import declare
+from sdsl.book.tables import reader_text
 from sdsl.tolerance import DIFFERS, EQUAL, STATUSES, TOLERANCES, WITHIN, classify
 
 __all__ = [
@@ -184,7 +195,9 @@ def differences_markdown(card: pd.DataFrame) -> str:
     for i, ((table, reading, chapter, reason), g) in _groups(card):
         n = "1 number" if len(g) == 1 else f"{len(g)} numbers"
         n = n if (g["kind"] != "claim").any() else ("1 claim" if len(g) == 1 else f"{len(g)} claims")
-        lines.append(f"{i}. **{table}** ({reading}; {n}, explained in {{doc}}`{chapter}`): {reason}.")
+        lines.append(
+            f"{i}. {table} ({reader_text(reading)}; {n}, explained in {{doc}}`{chapter}`): {reader_text(reason)}."
+        )
     return "\n".join(lines) if lines else "Every number reproduces."
 
 
@@ -210,18 +223,13 @@ def _human(item: str) -> str:
     return item
 
 
-def _parameter_value(value: Any) -> str:
-    """A reading's parameter value as the notebook's parameters cell writes it."""
-    return repr(dict(value)) if isinstance(value, Mapping) else repr(value)
-
-
 def readings_markdown() -> str:
     """The reinterpretations of :data:`READINGS` as a MyST list, each with the chapter that argues
-    it and the parameter that selects it there (the reading by default, the input as printed
-    otherwise)."""
+    it (which reads the input so by default, shows it as printed beside it and names the parameter
+    that selects either in its section on rerunning it)."""
     return "\n".join(
-        f"- **{r.name}**: {r.text} ({{doc}}`{r.chapter}`; parameter `{r.parameter}`: "
-        f"`{_parameter_value(r.default)}` by default, `{_parameter_value(r.printed)}` as printed)."
+        f"- {reader_text(r.name)}: {reader_text(r.text)} (argued in {{doc}}`{r.chapter}`, which reads the input so by "
+        f"default, shows it as printed beside it, and reruns either way: {{ref}}`{r.chapter}-run`)."
         for r in READINGS
     )
 
@@ -239,8 +247,9 @@ def counts_table(card: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def view_counts(counts_: pd.DataFrame, which: str):
-    """One view of :func:`counts_table` as the reader sees it."""
+def view_counts(counts_: pd.DataFrame, which: str, caption: str | None = None, label: str | None = None):
+    """One view of :func:`counts_table` as the reader sees it, captioned ``caption`` and labelled
+    ``label``."""
     from sdsl.book.tables import show
 
     c = counts_[counts_["view"] == which]
@@ -255,7 +264,13 @@ def view_counts(counts_: pd.DataFrame, which: str):
         "total": "rows",
         "reproduced": "reproduce",
     }
-    return show(c, columns=cols, formats={"reproduced": lambda v: "\u2013" if v != v else f"{100 * v:.0f} %"})
+    return show(
+        c,
+        columns=cols,
+        formats={"reproduced": lambda v: "\u2013" if v != v else f"{100 * v:.0f} %"},
+        caption=caption,
+        label=label,
+    )
 
 
 def printed(value: float, tol: float) -> str:
@@ -272,11 +287,11 @@ def printed(value: float, tol: float) -> str:
     return f"{value:.{digits - 1}e}"
 
 
-def view_rows(card: pd.DataFrame, kind: str):
+def view_rows(card: pd.DataFrame, kind: str, caption: str | None = None, label: str | None = None):
     """The rows of one ``kind`` (number, input, claim) as the reader sees them: quantities named in
-    words, values to six digits, deviations in per cent, and for a row that differs the number of
+    words, values to four significant digits (the CSV holds them as printed and in full), deviations in per cent, and for a row that differs the number of
     its reason in :func:`differences_markdown` with the chapter that explains it linked."""
-    from sdsl.book.tables import show
+    from sdsl.book.tables import number, show
 
     ref = {}
     for i, (_, g) in _groups(card):
@@ -288,7 +303,10 @@ def view_rows(card: pd.DataFrame, kind: str):
     ]
     why = [f"reason {ref[j]}" if j in ref else "\u2013" for j in rows.index]
     rows = rows.assign(
-        item=[_human(t) for t in rows["item"]] if kind != "claim" else rows["item"], where=where, why=why
+        item=[_human(t) for t in rows["item"]] if kind != "claim" else rows["item"],
+        where=where,
+        why=why,
+        reading=[reader_text(str(r)) for r in rows["reading"]],
     )
     cols = {
         "table": "table",
@@ -311,16 +329,17 @@ def view_rows(card: pd.DataFrame, kind: str):
             "why": "why it fails",
             "where": "chapter",
         }
-    six = lambda v: "\u2013" if v != v else f"{v:.6g}"  # noqa: E731
-    pct = lambda v: "\u2013" if v != v else f"{100 * v:+.2f} %"  # noqa: E731
+    four = lambda v: "\u2013" if v != v else number(v, 4)  # noqa: E731
+    pct = lambda v: "\u2013" if v != v else ("+" if v > 0 else "") + number(100 * v, 3) + " %"  # noqa: E731
     share = lambda v: "\u2013" if v != v else f"{100 * v:.0f} %"  # noqa: E731
-    rows = rows.assign(paper=[printed(v, t) for v, t in zip(rows["paper"], rows["printed_tol"])])
     return show(
         rows,
         columns=cols,
-        formats={"paper": str, "ours": share if kind == "claim" else six, "rel_deviation": pct},
+        formats={"paper": four, "ours": share if kind == "claim" else four, "rel_deviation": pct},
         wrap=["item", "detail"] if kind == "claim" else [],
         fold=False,  # the scorecard's own rows are the point of its page
+        caption=caption,
+        label=label,
     )
 
 
@@ -334,7 +353,7 @@ def figure_counts(card: pd.DataFrame):
     fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.8), sharey=True)
     for ax, reinterpreted, label in ((axes[0], False, "as printed"), (axes[1], True, "as reinterpreted")):
         c = counts(card, reinterpreted, order=list(TOLERANCES))
-        c = c[(c["table"] != "All") & (c[list(STATUSES)].sum(axis=1) > 0)].set_index("table")
+        c = c[~c["table"].isin([TABLES, FIGURES]) & (c[list(STATUSES)].sum(axis=1) > 0)].set_index("table")
         left = pd.Series(0, index=c.index)
         for status in STATUSES:
             ax.barh(c.index, c[status], left=left, color=colors[status], label=status)
@@ -352,15 +371,16 @@ def summary(card: pd.DataFrame) -> dict[str, Any]:
     mistranscribed; the printed numbers of the tables and how many have a row."""
     out: dict[str, Any] = {}
     for prefix, reint in (("printed", False), ("reinterpreted", True)):
-        v = view(card, reint)
-        num = v[v["kind"] == "number"]
+        # the row of the counts that sums the tables: the same numbers as the table of counts
+        row = counts(card, reint).set_index("table").loc[TABLES]
         out.update(
             {
-                f"{prefix}_n_numbers": len(num),
-                f"{prefix}_n_equal": int((num["status"] == EQUAL).sum()),
-                f"{prefix}_n_within": int((num["status"] == WITHIN).sum()),
-                f"{prefix}_n_differs": int((num["status"] == DIFFERS).sum()),
-                f"{prefix}_share": float(num["status"].isin([EQUAL, WITHIN]).mean()),
+                f"{prefix}_n_numbers": int(row[EQUAL] + row[WITHIN] + row[DIFFERS]),
+                f"{prefix}_n_equal": int(row[EQUAL]),
+                f"{prefix}_n_within": int(row[WITHIN]),
+                f"{prefix}_n_differs": int(row[DIFFERS]),
+                f"{prefix}_share": float(row["reproduced"]),
+                f"{prefix}_share_pct": round(100 * float(row["reproduced"])),
             }
         )
     printed = view(card)

@@ -109,7 +109,9 @@ def beside_paper(ours: pd.DataFrame, paper: pd.DataFrame, tolerance: pd.DataFram
     """Our coefficient table beside the paper's (``paper_table8`` / ``paper_table9`` layout):
     adds ``paper_estimate, paper_moe, paper_ci_lower, paper_ci_upper``, the relative deviations
     of estimate and margin of error, ``paper_in_our_ci``, ``ours_in_paper_ci`` and, with
-    ``tolerance`` (:func:`sdsl.data.printed_tolerance`), ``printed_digits_equal``."""
+    ``tolerance`` (:func:`sdsl.data.printed_tolerance`), whether the estimate, the margin of error
+    and both equal the paper's to every printed digit (``estimate_digits_equal``,
+    ``moe_digits_equal``, ``printed_digits_equal``)."""
     p = paper.set_index("parameter")
     missing = [k for k in ours["parameter"] if k not in p.index]
     if missing:
@@ -127,9 +129,11 @@ def beside_paper(ours: pd.DataFrame, paper: pd.DataFrame, tolerance: pd.DataFram
     out["ours_in_paper_ci"] = (out["paper_ci_lower"] <= out["estimate"]) & (out["estimate"] <= out["paper_ci_upper"])
     if tolerance is not None:
         t = tolerance.set_index("parameter").loc[out["parameter"]]
-        out["printed_digits_equal"] = equal_to_printed(
+        out["estimate_digits_equal"] = equal_to_printed(
             out["estimate"], out["paper_estimate"], t["estimate"].to_numpy()
-        ) & equal_to_printed(out["moe"], out["paper_moe"], t["moe"].to_numpy())
+        )
+        out["moe_digits_equal"] = equal_to_printed(out["moe"], out["paper_moe"], t["moe"].to_numpy())
+        out["printed_digits_equal"] = out["estimate_digits_equal"] & out["moe_digits_equal"]
     return out
 
 

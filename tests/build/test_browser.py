@@ -37,6 +37,7 @@ import functools
 import gzip
 import http.server
 import io
+import math
 import os
 import re
 import shutil
@@ -318,6 +319,7 @@ def _visit(browser, server: str, page: str, items: list[str]) -> dict:
     )
     out["severe"] = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
     out["report"] = browser.execute_script(_PAGE)
+    out["reader"] = browser.execute_script(_READER)
     out["nav"] = browser.execute_script(_NAV)
     out["items"] = {
         name: browser.execute_script(_ITEM, page.removeprefix("executed/").removesuffix(".html"), name)
@@ -554,3 +556,569 @@ def test_made_by_links_resolve_inside_the_book(book_html, server, visits):
         elif u.fragment and f'id="{u.fragment}"' not in page.read_text(encoding="utf-8"):
             problems.append(f"{href}: the page has no anchor {u.fragment!r}")
     assert not problems, "\n".join(problems)
+
+
+# --- What a reader reads: tables, bold, figures' alternative texts, the prose's words, the run
+# section (collected at 1400 px, folded tables opened).
+_READER = r"""
+const article = document.querySelector('article') || document.body;
+const folds = Array.from(article.querySelectorAll('details')).filter(d => !d.open);
+folds.forEach(d => { d.open = true; });
+const numref = new Set(Array.from(article.querySelectorAll('a[href^="#"]:not(.headerlink)'))
+  .filter(a => !a.closest('caption')).map(a => decodeURIComponent(a.getAttribute('href').slice(1))));
+const tables = Array.from(article.querySelectorAll('table')).map(t => {
+  const cap = t.querySelector('caption');
+  const num = cap && cap.querySelector('.caption-number');
+  const cells = Array.from(t.querySelectorAll('tbody td')).map(td => ({
+    text: td.innerText.trim(), align: getComputedStyle(td).textAlign,
+    code: !!td.querySelector('code')}));
+  const head = Array.from(t.querySelectorAll('thead th')).map(th => th.innerText.trim());
+  const rows = Array.from(t.querySelectorAll('tbody tr')).map(tr => Array.from(tr.cells).map(c => c.innerText.trim()));
+  return {id: t.id, number: num ? num.innerText.trim() : '', caption: cap ? cap.innerText.trim() : '',
+          cited: numref.has(t.id), cells: cells, run: !!t.closest('section[id$="-run"], section#run-this-chapter-yourself'),
+          sdsl: t.classList.contains('sdsl-table'), head: head, rows: rows};
+});
+const skip = 'h1,h2,h3,h4,h5,h6,th,caption,summary,dt,.caption-number,.sdsl-verdict,nav,code,pre,mjx-container';
+const bold = Array.from(article.querySelectorAll('*')).filter(e => {
+  if (e.closest(skip)) return false;
+  const own = Array.from(e.childNodes).filter(n => n.nodeType === 3).map(n => n.textContent).join('');
+  return /\d/.test(own) && parseInt(getComputedStyle(e).fontWeight) >= 600;
+}).map(e => e.innerText.trim().slice(0, 60));
+const figures = Array.from(article.querySelectorAll('figure')).filter(f => f.querySelector('img')).map(f => {
+  const img = f.querySelector('img'); const cap = f.querySelector('figcaption .caption-text');
+  return {alt: img.getAttribute('alt') || '', src: img.getAttribute('src'), url: img.src,
+          caption: cap ? cap.innerText.trim() : ''};
+});
+const prose = article.cloneNode(true);
+prose.querySelectorAll('pre, code, div.cell_input, script, style, mjx-assistive-mml, .headerlink, section#run-this-chapter-yourself').forEach(e => e.remove());
+prose.querySelectorAll('mjx-container').forEach(e => e.replaceWith(' '));
+document.body.appendChild(prose);
+const proseText = prose.innerText;
+prose.remove();
+const runSection = article.querySelector('section#run-this-chapter-yourself');
+const codes = Array.from(article.querySelectorAll('code')).filter(c => !c.closest('pre'))
+  .map(c => ({text: c.innerText.trim(), run: !!(runSection && runSection.contains(c))}));
+const links = Array.from(article.querySelectorAll('a[href]')).map(a => ({href: a.getAttribute('href'), url: a.href, text: a.innerText.trim()}));
+const pres = Array.from(article.querySelectorAll('pre')).map(p => p.innerText);
+const short = Array.from(article.querySelectorAll('p')).find(p => p.innerText.trim().startsWith('In short'));
+const list = short && short.nextElementSibling && short.nextElementSibling.tagName === 'UL' ? short.nextElementSibling : null;
+const inShort = list ? Array.from(list.children).map(li => {
+  const clone = li.cloneNode(true);
+  clone.querySelectorAll('mjx-container').forEach(e => e.replaceWith(' '));
+  document.body.appendChild(clone); const text = clone.innerText; clone.remove();
+  return {text: text, links: Array.from(li.querySelectorAll('a[href]')).map(a => a.getAttribute('href'))};
+}) : [];
+folds.forEach(d => { d.open = false; });
+return {tables: tables, bold: bold, figures: figures, prose: proseText, codes: codes, links: links, pres: pres,
+        run: runSection ? runSection.innerText : '', short: inShort};
+"""
+
+
+def _chapters() -> list[str]:
+    from sdsl.build.parameters import load_runs
+
+    return list(load_runs())
+
+
+def _chapter_pages(book_html: Path) -> list[str]:
+    return [f"executed/{c}.html" for c in _chapters() if (book_html / "executed" / f"{c}.html").is_file()]
+
+
+#: A number as a table cell prints it: digits with separators, a decimal part, a power of ten.
+_NUMBER = re.compile(r"[\u2212+-]?\d[\d,]*(?:\.\d+)?(?: × 10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)?")
+
+
+def _significant(token: str) -> int:
+    """The significant digits of a printed number (its mantissa's, for a power of ten)."""
+    mantissa = token.split(" × ")[0].lstrip("\u2212+-").replace(",", "")
+    digits = mantissa.replace(".", "").lstrip("0")
+    if "." not in mantissa:
+        digits = digits.rstrip("0")
+    return len(digits)
+
+
+def test_tables_are_numbered_cited_and_print_numbers_to_read(book_html, visits):
+    """Every table of a chapter has a numbered caption ("Table 3.2") and is cited from the prose of
+    its page ({numref}); no table is cut into parts by width; a cell that is a number is
+    right-aligned and prints at most four significant digits (a count below 100,000 as it is)."""
+    problems = []
+    numbered = 0
+    for page in _chapter_pages(book_html):
+        r = visits[page]["reader"]
+        if re.search(r"Part \d+ of \d+", visits[page]["report"]["all"]):
+            problems.append(f"{page}: a table cut into parts ('Part N of M')")
+        for t in r["tables"]:
+            name = t["number"] or t["id"] or "a table"
+            if not re.fullmatch(r"Table \d+\.\d+", t["number"]):
+                problems.append(
+                    f"{page}: a table without a numbered caption (first cells {[c['text'] for c in t['cells'][:3]]})"
+                )
+                continue
+            numbered += 1
+            if not t["cited"]:
+                problems.append(f"{page}: {name} is not cited in the text ({{numref}})")
+            for c in t["cells"]:
+                text = c["text"]
+                if c["code"] or not _NUMBER.fullmatch(text.replace("\u202f", "")):
+                    continue
+                if c["align"] not in ("right", "end"):
+                    problems.append(f"{page}: {name}: the number {text!r} is aligned {c['align']}")
+                plain = text.replace(",", "").lstrip("\u2212+-")
+                if "." not in plain and "×" not in plain:
+                    if int(plain) >= 100_000:
+                        problems.append(f"{page}: {name}: {text!r} printed as an integer of {len(plain)} digits")
+                elif _significant(text) > 4:
+                    problems.append(f"{page}: {name}: {text!r} has {_significant(text)} significant digits")
+    assert numbered, "no numbered table on any chapter page: the check checked nothing"
+    assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems[:80])
+
+
+#: Digits that are part of a name, not a number: a model (Qwen1.5-14B), an item of the paper or of
+#: the book (Table 3, Fig. 2.1, Eq. 5).
+_NAMES = re.compile(r"[A-Za-z][\w.\u2032'-]*\d[\w.-]*|\b(?:Tables?|Figures?|Fig\.|Eqs?\.|Sections?|Chapter)\s+[\d.]+")
+
+
+def test_bold_marks_a_verdict_only(book_html, visits):
+    """No number of the prose or of a table is bold (myst-nb sets glued numbers in bold; a verdict
+    set in bold carries the class sdsl-verdict): bold text holds no digit outside a name."""
+    problems = [
+        f"{page}: bold {b!r}"
+        for page in _content_pages(book_html)
+        for b in visits[page]["reader"]["bold"]
+        if re.search(r"\d", _NAMES.sub("", b))
+    ]
+    assert not problems, "\n".join(problems[:60])
+
+
+_HASHED = re.compile(r"(?:^|/)[0-9a-f]{16,}\.(?:svg|png)$|^[0-9a-f]{16,}")
+
+
+def test_figures_have_their_caption_as_alternative_text(book_html, visits):
+    problems, seen = [], 0
+    for page in _content_pages(book_html):
+        for f in visits[page]["reader"]["figures"]:
+            seen += 1
+            alt = f["alt"].strip()
+            if not alt or _HASHED.search(alt) or alt.endswith((".svg", ".png")):
+                problems.append(f"{page}: {f['src']} has the alternative text {alt!r}")
+            elif f["caption"]:
+                words = [w for w in re.findall(r"[a-z]{4,}", alt.lower())][:6]
+                missing = [w for w in words if w not in f["caption"].lower()]
+                if not words or missing:
+                    problems.append(f"{page}: {f['src']}: alternative text {alt[:60]!r} is not its caption")
+            if "\\" in alt or "$" in alt:
+                problems.append(f"{page}: {f['src']}: LaTeX in its alternative text {alt[:80]!r}")
+    assert seen, "no figure found: the check checked nothing"
+    assert not problems, "\n".join(problems)
+
+
+#: Build talk: how the book is made, in place of what it says.
+BUILD_TALK = (
+    "runs.yml",
+    "model hub",
+    "ray task",
+    "in ci",
+    "under last:",
+    "papermill",
+    "artifacts tree",
+    "staging",
+    "the executor",
+    "jupytext",
+)
+#: A Python value in a sentence: a dict or list of quoted keys, a float's repr of a large number,
+#: numpy's scalars, Python's constants.
+_PYTHON = re.compile(r"\{'|\['\w|': |np\.float|np\.int|\b\d{7,}\.0\b|\bNone\b|\bTrue\b|\bFalse\b|\bnan\b")
+_SNAKE = re.compile(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b")
+
+
+def _parameters(chapter: str) -> set[str]:
+    from sdsl.build.parameters import notebook_parameters
+
+    return set(notebook_parameters(chapter))
+
+
+def test_prose_tables_and_legends_speak_the_readers_words(book_html, visits, svg_texts):
+    """No Python value, snake_case identifier or build talk in the prose, the tables or the figures'
+    text of a chapter; a chapter's parameter names only in its section "Run this chapter yourself"
+    (and in code blocks)."""
+    problems = []
+    for page in [*_chapter_pages(book_html), "intro.html"]:
+        r = visits[page]["reader"]
+        text = r["prose"]
+        for m in {m.group(0) for m in _SNAKE.finditer(text)}:
+            problems.append(f"{page}: snake case {m!r}")
+        for m in {m.group(0) for m in _PYTHON.finditer(text)}:
+            problems.append(f"{page}: a Python value {m!r}")
+        for c in r["codes"]:  # a Python value set as code in a sentence is still a Python value
+            if not c["run"] and _PYTHON.search(c["text"]):
+                problems.append(f"{page}: a Python value as code {c['text'][:60]!r}")
+        low = " ".join(text.lower().split())
+        problems += [f"{page}: build talk {w!r}" for w in BUILD_TALK if re.search(rf"\b{re.escape(w)}(?!\w)", low)]
+        if page.startswith("executed/"):
+            chapter = page.removeprefix("executed/").removesuffix(".html")
+            params = _parameters(chapter)
+            named = {c["text"] for c in r["codes"] if not c["run"] and c["text"] in params}
+            problems += [f"{page}: the parameter {n!r} named outside its run section" for n in sorted(named)]
+    for src, texts in svg_texts.items():
+        for t in texts:
+            if _SNAKE.search(t) or _PYTHON.search(t):
+                problems.append(f"{src}: figure text {t!r}")
+    assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems[:120])
+
+
+def test_every_chapter_offers_its_notebook_and_the_command_that_reruns_it(book_html, visits):
+    import json
+
+    problems = []
+    for page in _chapter_pages(book_html):
+        chapter = page.removeprefix("executed/").removesuffix(".html")
+        r = visits[page]["reader"]
+        if not r["run"]:
+            problems.append(f"{page}: no section 'Run this chapter yourself'")
+            continue
+        for suffix in (".ipynb", ".md"):
+            hits = [link for link in r["links"] if link["href"].endswith(f"_static/notebooks/{chapter}{suffix}")]
+            target = book_html / "_static" / "notebooks" / f"{chapter}{suffix}"
+            if not hits:
+                problems.append(f"{page}: no link to {chapter}{suffix}")
+            elif not target.is_file():
+                problems.append(f"{page}: {chapter}{suffix} is linked but not in the site")
+        if not any(p.strip().startswith(f"papermill {chapter}.ipynb") for p in r["pres"]):
+            problems.append(f"{page}: no command 'papermill {chapter}.ipynb ...'")
+        nb = book_html / "_static" / "notebooks" / f"{chapter}.ipynb"
+        if nb.is_file():
+            text = nb.read_text(encoding="utf-8")
+            found = ABSOLUTE_PATH.search(text)
+            if found:
+                problems.append(f"{nb.name}: an absolute path {text[found.start() : found.start() + 60]!r}")
+            cells = json.loads(text)["cells"]
+            tags = [t for c in cells for t in c.get("metadata", {}).get("tags", [])]
+            if tags.count("parameters") != 1 or "injected-parameters" in tags:
+                problems.append(f"{nb.name}: papermill needs one parameters cell and no injected one: tags {tags}")
+    landing = visits["intro.html"]["reader"]
+    if "pip install" not in " ".join(landing["pres"]):
+        problems.append("intro.html: does not say how to install the package")
+    for page, v in visits.items():
+        for link in v["reader"]["links"]:
+            if "github.com/sdsl-companion" in link["href"]:
+                problems.append(f"{page}: links a repository address that cannot be verified: {link['href']}")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_site_ships_no_duplicate_file_or_template_stub(book_html):
+    import hashlib
+
+    seen: dict[str, str] = {}
+    problems = []
+    for path in sorted(p for p in book_html.rglob("*") if p.is_file()):
+        rel = path.relative_to(book_html).as_posix()
+        data = path.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        if digest in seen and len(data) > 64:
+            problems.append(f"{rel} is a copy of {seen[digest]} ({len(data):,} bytes)")
+        seen.setdefault(digest, rel)
+        if path.suffix == ".html" and not rel.startswith("_code/") and b"{%" in data:
+            problems.append(f"{rel}: unrendered Jinja ('{{%')")
+    assert not problems, "\n".join(problems)
+
+
+# --- A phone: 390 x 844 CSS px, its page at full width.
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": True}
+_WIDEST = r"""
+const w = document.documentElement.clientWidth;
+const over = Array.from(document.querySelectorAll('article *')).filter(e => {
+  const r = e.getBoundingClientRect();
+  if (r.right <= w + 1) return false;
+  for (let p = e.parentElement; p; p = p.parentElement) {
+    const o = getComputedStyle(p).overflowX;
+    if ((o === 'auto' || o === 'scroll' || o === 'hidden') && p.getBoundingClientRect().right <= w + 1) return false;
+  }
+  return true;
+}).slice(0, 3).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right) + 'px: ' + (e.innerText || '').slice(0, 40));
+return {scroll: document.documentElement.scrollWidth, client: w, over: over};
+"""
+
+
+@pytest.fixture(scope="module")
+def phone(book_html, server, browser, visits) -> dict[str, dict]:
+    """Every content page loaded at a phone's width (after the desktop visits)."""
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+    try:
+        out = {}
+        for page in _content_pages(book_html):
+            _load(browser, urljoin(server, page))
+            out[page] = browser.execute_script(_WIDEST)
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    return out
+
+
+def test_no_page_is_wider_than_a_phone(phone):
+    problems = [
+        f"{page}: {r['scroll']} px wide on a {r['client']} px phone; {r['over']}"
+        for page, r in phone.items()
+        if r["scroll"] > r["client"] + 1
+    ]
+    assert phone, "no page measured"
+    assert not problems, "\n".join(problems)
+
+
+# --- Figures: every text of an SVG (matplotlib writes each as a group text_N whose comment is the
+# text) inside the figure and clear of every other text and of the legends, at the size the figure
+# is drawn (what a phone's full-size view shows; a page only scales it).
+_SVG = r"""
+const R = document.documentElement.getBoundingClientRect();
+const box = e => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+const label = g => { const c = Array.from(g.childNodes).find(n => n.nodeType === 8); return c ? c.textContent.trim() : ''; };
+const texts = Array.from(document.querySelectorAll('g[id^="text_"]')).map(g => {
+  const leg = g.closest('g[id^="legend_"]');
+  const glyphs = Array.from(g.querySelectorAll('use, path')).map(box).filter(b => b[2] > b[0] && b[3] > b[1]);
+  return {id: g.id, text: label(g), box: box(g), glyphs: glyphs, legend: leg ? leg.id : ''};
+}).filter(t => t.box[2] > t.box[0] && t.box[3] > t.box[1]);
+const legends = Array.from(document.querySelectorAll('g[id^="legend_"]')).map(g => ({id: g.id, box: box(g)}));
+return {root: [R.left, R.top, R.right, R.bottom], texts: texts, legends: legends};
+"""
+
+
+def _overlap(a, b) -> float:
+    """The smaller side of the intersection of two boxes (px), 0 when they do not meet."""
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    return max(0.0, min(w, h))
+
+
+def _text_overlap(a: dict, b) -> float:
+    """How far the text ``a`` runs into ``b`` (a text or a box), glyph by glyph (px): the boxes of
+    whole texts are too coarse for a rotated label, whose box spans the tick labels beside it."""
+    if _overlap(a["box"], b["box"] if isinstance(b, dict) else b) <= 1.0:
+        return 0.0
+    theirs = b["glyphs"] or [b["box"]] if isinstance(b, dict) else [b]
+    return max((_overlap(g, h) for g in a["glyphs"] or [a["box"]] for h in theirs), default=0.0)
+
+
+@pytest.fixture(scope="module")
+def svg_layout(book_html, server, browser, visits) -> dict[str, dict]:
+    """The boxes of every text of every SVG figure a content page shows, at a 1400 px and at a
+    390 px viewport (src -> width -> layout)."""
+    urls = {}
+    for page in _content_pages(book_html):
+        for f in visits[page]["report"]["figures"]:
+            if f["src"].endswith(".svg"):
+                urls[f["src"].rsplit("/", 1)[-1]] = f["url"]
+    out: dict[str, dict] = {}
+    for width in (WIDTH, 390):
+        browser.set_window_size(width, 1024)
+        for name, url in sorted(urls.items()):
+            browser.get(url)
+            out.setdefault(name, {})[width] = browser.execute_script(_SVG)
+    browser.set_window_size(WIDTH, 1024)
+    return out
+
+
+@pytest.fixture(scope="module")
+def svg_texts(svg_layout) -> dict[str, list[str]]:
+    return {name: [t["text"] for t in by[WIDTH]["texts"]] for name, by in svg_layout.items()}
+
+
+def test_no_figure_text_is_clipped_or_overlaps(svg_layout, visits, book_html):
+    """Every text of every SVG figure lies inside the figure, overlaps no other text by more than
+    one pixel, and no legend covers a text outside it (at 1400 px and at a phone's width)."""
+    assert svg_layout, "no SVG figure found: the check checked nothing"
+    where = {}
+    for page in _content_pages(book_html):
+        for f in visits[page]["reader"]["figures"]:
+            where[f["src"].rsplit("/", 1)[-1]] = (page, f["caption"][:50])
+    problems = []
+    for name, by in svg_layout.items():
+        shown = where.get(name, (name, ""))
+        for width, lay in by.items():
+            root = lay["root"]
+            for t in lay["texts"]:
+                b = t["box"]
+                if b[0] < root[0] - 0.5 or b[1] < root[1] - 0.5 or b[2] > root[2] + 0.5 or b[3] > root[3] + 0.5:
+                    problems.append(f"{shown}: at {width} px {t['text']!r} is cut at the figure's edge")
+            texts = lay["texts"]
+            for i, a in enumerate(texts):
+                for b in texts[i + 1 :]:
+                    if _text_overlap(a, b) > 1.0:
+                        problems.append(f"{shown}: at {width} px {a['text']!r} overlaps {b['text']!r}")
+                for leg in lay["legends"]:
+                    if a["legend"] != leg["id"] and _text_overlap(a, leg["box"]) > 1.0:
+                        problems.append(f"{shown}: at {width} px the legend covers {a['text']!r}")
+    assert not problems, f"{len(problems)} problems:\n" + "\n".join(sorted(set(problems))[:80])
+
+
+# --- One fact, one value; headlines with their caveats.
+_SUP = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+#: A count or size as the book prints it: 4 × 10¹², 4.000T, 70.55B, 1.5e+13, 15.
+_QUANTITY = re.compile(r"(?P<m>\d+(?:\.\d+)?)(?: × 10(?P<e>[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)|e(?P<e2>[+-]?\d+)|\s?(?P<s>[kMBT])\b)?")
+_SUFFIX = {"k": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
+_UNITS = {"trillion": 1e12, "billion": 1e9, "million": 1e6}
+
+
+def _quantity(text: str, unit: float = 1.0) -> float | None:
+    """The first count or size printed in ``text``, in units of one (``unit`` scales a bare number)."""
+    m = _QUANTITY.search(text.replace(",", ""))
+    if m is None:
+        return None
+    v = float(m.group("m"))
+    if m.group("e"):
+        return v * 10.0 ** int(m.group("e").translate(_SUP))
+    if m.group("e2"):
+        return v * 10.0 ** int(m.group("e2"))
+    if m.group("s"):
+        return v * _SUFFIX[m.group("s")]
+    return v * unit
+
+
+def _models() -> list[str]:
+    from sdsl import data
+
+    names = set(data.load("presets")["model"]) | set(data.load("models")["model"])
+    return sorted(names, key=len, reverse=True)
+
+
+_QUANTITIES = {"D′": re.compile(r"^D[′'](?:\s|$)|target tokens"), "M": re.compile(r"^M\s*\(")}
+#: Headers and rows that state the paper's printed value beside the book's, on purpose.
+_AS_PRINTED = re.compile(r"print(?:ed|s)|paper|implied|that gives", re.I)
+
+
+def _table_facts(table: dict, models: list[str]):
+    """(model, quantity, value) of a table: a column headed D′ or M of a row naming a model, or a
+    table of inputs (a row "target" naming the model, rows headed D′ or M); not the paper's
+    printed values."""
+    head, rows = table["head"], table["rows"]
+    if _AS_PRINTED.search(table["caption"]) and "read as" not in table["caption"]:
+        return  # a table of the paper's inputs as printed, labelled so
+    if head and head[0] in ("input", "quantity") and rows:
+        named = [r[1] for r in rows if r and r[0] == "target" and len(r) > 1]
+        if named and named[0] in models:
+            for r in rows:
+                for q, pattern in _QUANTITIES.items():
+                    if len(r) > 1 and pattern.search(r[0]) and not _AS_PRINTED.search(r[0]):
+                        v = _quantity(r[1])
+                        if v is not None:
+                            yield named[0], q, v
+        return
+    for r in rows:
+        if any(_AS_PRINTED.search(c) for c in r):
+            continue
+        model = next((c for c in r if c in models), None)
+        if model is None:
+            continue
+        for h, c in zip(head, r):
+            for q, pattern in _QUANTITIES.items():
+                if pattern.search(h) and not _AS_PRINTED.search(h):
+                    unit = next((u for w, u in _UNITS.items() if w in h), 1.0)
+                    v = _quantity(c, unit)
+                    if v is not None:
+                        yield model, q, v
+
+
+def test_one_fact_one_value_across_pages(book_html, visits):
+    """A model's input (its size M, its tokens D′) is printed with one value on every page, in every
+    table and sentence that states it (the paper's printed value, labelled so, aside); and every
+    number of the landing page's answers is printed the same on a page that sentence links to."""
+    models = _models()
+    said: dict[tuple[str, str], dict[float, list[str]]] = {}
+    prose = re.compile(
+        r"(?P<model>" + "|".join(re.escape(m) for m in models) + r")(?:['’]s)?(?: target)?(?:['’]s)?"
+        r"(?:\s*\(\$?M\$?\s*=\s*[^,)]*,)?\s*D[′']\s*(?:=|read as|of|is)\s*(?P<v>[^\s,;)]+(?: × 10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)?)"
+    )
+    for page in _content_pages(book_html):
+        r = visits[page]["reader"]
+        for t in r["tables"]:
+            for model, q, v in _table_facts(t, models):
+                said.setdefault((model, q), {}).setdefault(round(v, -int(math.floor(math.log10(v))) + 2), []).append(
+                    f"{page} {t['number'] or 'table'}"
+                )
+        for m in prose.finditer(r["prose"]):
+            v = _quantity(m.group("v"))
+            if v and not re.search(r"print", r["prose"][max(0, m.start() - 80) : m.end() + 80]):
+                said.setdefault((m.group("model"), "D′"), {}).setdefault(
+                    round(v, -int(math.floor(math.log10(v))) + 2), []
+                ).append(f"{page} text {m.group(0)[:60]!r}")
+    assert said.get(("Qwen1.5-14B", "D′")), "no page states Qwen1.5-14B's D′: the check checked nothing"
+    problems = [
+        f"{model}'s {q} is printed as "
+        + "; ".join(f"{v:.3g} ({', '.join(sorted(set(w))[:3])})" for v, w in vals.items())
+        for (model, q), vals in sorted(said.items())
+        if len(vals) > 1 and (max(vals) / min(vals) - 1) > 0.01
+    ]
+    # the landing page's answers: each number as a page the sentence links to prints it
+    items = visits["intro.html"]["reader"]["short"]
+    assert len(items) == 4, f"the landing page's 'In short' has {len(items)} answers, not four: {items}"
+    number = re.compile(r"(?<![\w.,])[\u2212-]?\d+(?:,\d{3})*(?:\.\d+)?(?: × 10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)?(?: %)?(?![\w])")
+    for item in items:
+        pages = {urlparse(urljoin("http://x/", h)).path.lstrip("/") for h in item["links"]}
+        texts = [" ".join(visits[p]["report"]["all"].split()) for p in pages if p in visits]
+        assert texts, f"an answer of the landing page links no chapter: {item['text'][:80]}"
+        for m in number.finditer(_NAMES.sub(" ", item["text"])):
+            token = m.group(0)
+            if not any(token in t for t in texts):
+                problems.append(f"intro.html prints {token!r} ({item['text'][:50]}...) but {sorted(pages)} do not")
+    assert not problems, "\n".join(problems)
+
+
+def test_headlines_carry_their_caveats(book_html, visits):
+    """The planning chapter's headline interval is the one `sdsl plan` prints for its run (the
+    bootstrap one part of it), on the chapter and on the landing page; a speedup is a wall-clock
+    one wherever a sentence says "speedup" or "speeds up" (tokens per FLOP are called so)."""
+    from sdsl import plan as P
+    from sdsl.book.tables import printed_as
+    from sdsl.build.parameters import load_runs, notebook_parameters
+    from sdsl.plan.interval import n_star_intervals
+
+    params = {**notebook_parameters("plan_draft"), **(load_runs()["plan_draft"] or {})}
+    keys = (
+        "preset",
+        "target_params",
+        "target_tokens",
+        "draft_tokens",
+        "constants",
+        "alpha_source",
+        "integer_gamma",
+        "n_range",
+        "candidates",
+        "n_boot",
+        "seed",
+    )
+    inputs = P.check_inputs(**{k: params[k] for k in keys})
+    head = n_star_intervals(inputs, P.plan(inputs).n_star)["headline"]
+    assert set(head["sources"]) == {"law", "constants", "coefficients"}, head
+    interval = f"[{printed_as(head['low'], '.4g')}, {printed_as(head['high'], '.4g')}]"
+    problems = []
+    for page in ("executed/plan_draft.html", "intro.html"):
+        if interval not in " ".join(visits[page]["reader"]["prose"].split()):
+            problems.append(f"{page} does not state sdsl plan's interval {interval}")
+    speed = re.compile(r"\bspeed(?:up|s? [\w ]{0,30}?\bup)\b", re.I)
+    wall = re.compile(r"wall[- ]clock|theorem 3\.8|measured|latenc", re.I)
+    for page in _content_pages(book_html):
+        for sentence in re.split(r"(?<=[.!?])\s+", " ".join(visits[page]["reader"]["prose"].split())):
+            if speed.search(sentence) and not wall.search(sentence):
+                problems.append(f"{page}: a speedup that is not said to be wall-clock: {sentence[:140]!r}")
+    assert not problems, "\n".join(problems)
+
+
+def test_a_chapters_rerun_command_runs_its_downloaded_notebook(book_html, visits, tmp_path):
+    """The command a chapter's page prints reruns the notebook a reader downloads from it, as
+    printed (the acceptance chapter: the quickest that needs no other chapter), and writes its
+    tables into the folder it names."""
+    import subprocess
+    import sys
+
+    chapter = "acceptance"
+    command = next(p for p in visits[f"executed/{chapter}.html"]["reader"]["pres"] if p.startswith("papermill "))
+    shutil.copyfile(book_html / "_static" / "notebooks" / f"{chapter}.ipynb", tmp_path / f"{chapter}.ipynb")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env.pop("SDSL_ARTIFACTS", None)
+    done = subprocess.run(
+        ["bash", "-c", command.strip() + " --no-progress-bar"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / f"my_{chapter}.ipynb").is_file() and (tmp_path / f"my_{chapter}" / "table1.csv").is_file()

@@ -90,7 +90,7 @@ def test_preset_and_explicit_values_agree():
     a = json.loads(run("plan", "--preset", "qwen1.5-14b", "--json").stdout)
     b = json.loads(
         run(
-            "plan", "--target-params", "14167290880", "--target-tokens", "3e12", "--draft-tokens", "2.4e12", "--json"
+            "plan", "--target-params", "14167290880", "--target-tokens", "4e12", "--draft-tokens", "2.4e12", "--json"
         ).stdout
     )
     named = {"engines", "suggested_draft", "num_speculative_tokens"}

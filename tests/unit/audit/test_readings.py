@@ -9,6 +9,7 @@ from collections.abc import Mapping
 import pytest
 
 from sdsl.audit.rules import READINGS
+from sdsl.book.tables import reader_text
 from sdsl.build.parameters import load_runs, notebook_parameters
 from sdsl.chapters.scorecard import readings_markdown
 
@@ -35,9 +36,11 @@ def test_the_chapter_accepts_both_values_of_its_reading(reading):
         chapter.check_parameters(**{**defaults, reading.parameter: _plain(value)})
 
 
-def test_the_scorecard_names_each_reading_with_its_parameter_and_both_values():
+def test_the_scorecard_names_each_reading_and_sends_the_reader_to_its_chapter_and_rerun():
+    """Each reading in the reader's words (no parameter name, no Python value), with the chapter
+    that argues it and that chapter's section on rerunning it, where the parameter is listed."""
     text = readings_markdown()
     for r in READINGS:
-        line = next(x for x in text.splitlines() if x.startswith(f"- **{r.name}**"))
-        assert f"parameter `{r.parameter}`" in line and f"{{doc}}`{r.chapter}`" in line
-        assert repr(_plain(r.default)) in line and repr(_plain(r.printed)) in line
+        line = next(x for x in text.splitlines() if x.startswith(f"- {reader_text(r.name)}:"))
+        assert f"{{doc}}`{r.chapter}`" in line and f"{{ref}}`{r.chapter}-run`" in line
+        assert r.parameter not in line and repr(_plain(r.default)) not in line and "e12" not in line

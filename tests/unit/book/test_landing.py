@@ -1,5 +1,5 @@
-"""The landing page's headline, read from the committed baseline artifacts: each number it states
-is the artifact's, recomputed here with pandas alone."""
+"""The landing page's answers in short, read from the committed baseline artifacts: each number it
+states is the artifact's, recomputed here with pandas alone, and printed as its chapter prints it."""
 
 from __future__ import annotations
 
@@ -7,26 +7,50 @@ from pathlib import Path
 
 import pandas as pd
 
-from sdsl.book.landing import headline_markdown
+from sdsl.audit.reproduction import TABLES
+from sdsl.book.landing import headline_markdown, reproduction_markdown
+from sdsl.book.tables import printed_as
 
 BASELINE = Path(__file__).resolve().parents[3] / "baseline"
 
 
-def test_the_headline_states_table5_under_the_reading_and_as_printed():
-    text = headline_markdown(BASELINE)
-    read = pd.read_csv(BASELINE / "optimal_draft" / "table5.csv")
-    printed = pd.read_csv(BASELINE / "optimal_draft" / "table5_as_printed.csv")
-    assert f"within {100 * read['n_star_rel_dev'].abs().max():.1e} % of the printed value" in text
-    assert f"with every input as printed: {100 * printed['n_star_rel_dev'].abs().max():.3f} %" in text
-    changed = read[read["d_target"] != printed["d_target"]]
-    assert set(changed["target"]) == {"Qwen1.5-14B"}
-    assert "the Qwen1.5-14B target's $D'$ read as 4e+12 where the table prints 3e+12" in text
+def _answers() -> list[str]:
+    return [line for line in headline_markdown(BASELINE).splitlines() if line.startswith("- ")]
+
+
+def test_four_answers_each_with_the_chapter_it_comes_from():
+    answers = _answers()
+    questions = ("Does it reproduce?", "Does the central claim hold?", "How to size a draft?", "real hardware?")
+    assert len(answers) == 4
+    for answer, question in zip(answers, questions):
+        assert question in answer and "{doc}`" in answer
+
+
+def test_the_reproduction_shares_are_the_scorecards_row_of_the_tables():
+    counts = pd.read_csv(BASELINE / "scorecard" / "counts.csv").set_index(["view", "table"])
+    printed, read = counts.loc[("as printed", TABLES)], counts.loc[("as reinterpreted", TABLES)]
+    first = _answers()[0]
+    assert f"{round(100 * printed['reproduced'])} % reproduce with the paper's inputs as printed" in first
+    assert f"{round(100 * read['reproduced'])} % with the two inputs" in first
+    table = reproduction_markdown(BASELINE)
+    assert (
+        f"| {round(100 * printed['reproduced'])} % |" in table and f"| {round(100 * read['reproduced'])} % |" in table
+    )
+
+
+def test_the_plan_is_stated_with_the_interval_sdsl_plan_prints():
+    plan = pd.read_csv(BASELINE / "plan_draft" / "plan.csv").iloc[0]
+    iv = pd.read_csv(BASELINE / "plan_draft" / "n_star_interval.csv").iloc[0]
+    size = _answers()[2]
+    assert f"$N^*$ = {printed_as(float(plan['n_star']), '.4g')} parameters" in size
+    assert f"within [{printed_as(float(iv['low']), '.4g')}, {printed_as(float(iv['high']), '.4g')}]" in size
+    assert "not of wall-clock time" in size and "speedup" not in size
 
 
 def test_the_headline_states_the_laptop_scale_test_with_its_intervals_and_verdict():
-    text = headline_markdown(BASELINE)
+    central = _answers()[1]
     p = pd.read_csv(BASELINE / "laptop_scale" / "prediction.csv").sort_values("params", ascending=False)
     big = p.iloc[0]
-    assert f"$N^*$ = {big['n_star_predicted'] / 1e3:,.1f} k parameters" in text
-    assert f"measured optimum is {big['n_star_empirical'] / 1e3:,.1f} k" in text
-    assert f"is met for {int(p['passed'].sum())} of {len(p)} targets" in text
+    assert f"$N^*$ = {big['n_star_predicted'] / 1e3:,.1f} k parameters" in central
+    assert f"measured optimum of {big['n_star_empirical'] / 1e3:,.1f} k" in central
+    assert f"is met for {int(p['passed'].sum())} of {len(p)} targets" in central

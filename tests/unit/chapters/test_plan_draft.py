@@ -39,10 +39,10 @@ def test_lookup_summary_counts_every_row_once(table):
 
 def test_view_shows_units_dashes_and_no_index(table):
     html = view_lookup(table).to_html()
-    for header in ("M (billion parameters)", "N* (million parameters)", "D' (trillion tokens)", "wall-clock speedup"):
+    for header in ("M", "N*", "D′ (tokens)", "wall-clock speedup"):
         assert header in html
     assert "nan" not in html.lower().replace("nano", "") and "–" in html
-    assert "refused: mixture of experts" in html
+    assert "refused (MoE)" in html and "tokens unknown" in html
 
 
 def test_lookup_hardware_is_checked():

@@ -71,10 +71,15 @@ def test_every_figure_has_a_scored_claim(card):
 def test_both_counts_and_the_readings(card):
     printed = R.counts(card).set_index("table")
     reread = R.counts(card, reinterpreted=True).set_index("table")
-    assert printed.loc["All", "total"] == reread.loc["All", "total"]  # a reading replaces a row, never adds one
+    for total in (R.TABLES, R.FIGURES):  # a reading replaces a row, never adds one
+        assert printed.loc[total, "total"] == reread.loc[total, "total"]
     # on the printed grid Table 8's estimates differ; read with data axes to 1e14 they reproduce
     assert printed.loc["Table 8", DIFFERS] > 0 and reread.loc["Table 8", DIFFERS] == 0
-    assert reread.loc["All", "reproduced"] > printed.loc["All", "reproduced"]
+    assert reread.loc[R.TABLES, "reproduced"] > printed.loc[R.TABLES, "reproduced"]
+    # the scorecard's summary cites the tables' row: one value on every page
+    s = sc.summary(card)
+    assert s["printed_share"] == pytest.approx(printed.loc[R.TABLES, "reproduced"])
+    assert s["reinterpreted_share"] == pytest.approx(reread.loc[R.TABLES, "reproduced"])
     readings = set(card.loc[card["reading"] != R.AS_PRINTED, "reading"])
     assert readings == {"D' = 4e12", "D, D' to 1e14"}
     # each reinterpreted number also appears as printed
