@@ -28,6 +28,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
@@ -105,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_speedup_parser(sub)
     _add_presets_parser(sub)
     _add_alpha_parser(sub)
+    _add_steps_parser(sub)
     return parser
 
 
@@ -168,7 +170,8 @@ def _add_plan_parser(sub: Any) -> None:
         "--draft-params",
         metavar="N",
         action="append",
-        help="a candidate draft size, in parameters, reported as a share of the optimum (repeatable)",
+        help="a candidate draft size, in parameters (repeatable): its alpha, best integer gamma, wall-clock speedup "
+        "and tokens per FLOP as a share of the optimum",
     )
     p.add_argument(
         "--bootstrap",
@@ -187,7 +190,8 @@ def _add_plan_parser(sub: Any) -> None:
         help="print one JSON object (keys n_star, gamma_star, alpha, tokens_per_flop, "
         "tokens_per_flop_ratio, gamma_star_continuous, gamma_star_integer, rounding_loss, wall_clock, "
         "num_speculative_tokens, engines, suggested_draft, interval, warnings, plus n_star_ci95 and "
-        "candidates when asked for) instead of a table",
+        "candidates (each with draft_params, alpha, gamma, speedup, pays, tokens_per_flop_share) when asked for) "
+        "instead of a table",
     )
     _add_deployment_options(p)
 
@@ -215,12 +219,15 @@ def _add_deployment_options(p: argparse.ArgumentParser) -> None:
     )
     w.add_argument("--verify-tokens", metavar="K", help="tokens of that verification pass (gamma + 1, an integer >= 2)")
     h = p.add_argument_group(
-        "hardware model (a roofline of one decoding step; re-optimises N* and gamma* for wall-clock time)"
+        "hardware model (the step-time model of one forward pass, calibrated on measured step times; re-optimises "
+        "N* and gamma* for wall-clock time)"
     )
     h.add_argument(
         "--hardware",
         metavar="NAME",
-        help="accelerator preset of data/accelerators.csv: a100-80gb, h100-sxm, h200, cpu-here",
+        help="accelerator preset of data/accelerators.csv (h200: fitted to step times measured on an H200; "
+        "a100-80gb, h100-sxm: that fit scaled by their spec sheets; h200-spec: the spec sheet alone; cpu-here) or "
+        "an accelerator file written by 'sdsl steps fit' (.yml)",
     )
     h.add_argument("--gpus", metavar="G", default=None, help="devices in tensor parallel (ideal scaling; default 1)")
     h.add_argument(
@@ -253,6 +260,12 @@ def _add_deployment_options(p: argparse.ArgumentParser) -> None:
         help="fixed seconds per forward pass (kernel launches, framework; default: the preset's, 0 for the GPUs)",
     )
     h.add_argument("--gamma-max", metavar="G", help="largest draft length searched, 1 to 1024 (default 32)")
+    w.add_argument(
+        "--gamma",
+        metavar="G",
+        help="evaluate this draft length (an integer >= 1) instead of searching the best one: the wall-clock "
+        "speedup of the plan, of the suggested draft and of each --draft-params at G",
+    )
     e = p.add_argument_group(
         "engine settings (vLLM, SGLang, TensorRT-LLM and llama.cpp; with --hardware they carry --gpus, --dtype "
         "and the draft length of each --batch)"
@@ -375,6 +388,109 @@ def _add_alpha_parser(sub: Any) -> None:
     plan.add_argument("--draft-tokens", metavar="D", help="pre-training tokens D of the draft family")
 
 
+def _add_steps_parser(sub: Any) -> None:
+    """``sdsl steps``: measure step times, fit the step-time model to them, predict with it."""
+    p = sub.add_parser(
+        "steps",
+        help="measure one forward pass on your device, fit the step-time model, predict step times",
+        description="The step-time model behind 'sdsl plan --hardware': measure the seconds of one forward pass of "
+        "given shapes on your device (measure), fit the model's effective rates and overheads to them and write an "
+        "accelerator file (fit), or predict the seconds of given passes (predict).",
+    )
+    ss = p.add_subparsers(dest="steps_command", metavar="STEP", required=True)
+    m = ss.add_parser(
+        "measure",
+        help="time one forward pass of given shapes on this device (random weights; CUDA graphs on a GPU)",
+        description="Time one forward pass of Llama-style shapes with random weights at every batch, context and "
+        "number of new tokens given: replayed from a CUDA graph and eagerly on a CUDA device, eagerly elsewhere; the "
+        "median of --repeats after --warmup. Writes a CSV (the columns of data/h200_step_times.csv) and its "
+        "provenance beside it (OUT.yml). Shapes: --preset (data/presets.csv), --config (a Hugging Face config.json "
+        "file; nothing is downloaded) or the numbers --layers ... --vocab.",
+    )
+    m.add_argument("-o", "--output", metavar="CSV", required=True, help="the CSV to write (never overwritten)")
+    m.add_argument("--preset", metavar="NAME", action="append", help="a preset's shape (repeatable)")
+    m.add_argument("--config", metavar="FILE", action="append", help="a config.json's shape (repeatable)")
+    for flag, what in (
+        ("--layers", "decoder layers"),
+        ("--hidden", "hidden size"),
+        ("--heads", "attention heads"),
+        ("--kv-heads", "key-value heads"),
+        ("--head-dim", "dimension of one head"),
+        ("--intermediate", "width of the gated MLP"),
+        ("--vocab", "vocabulary size"),
+    ):
+        m.add_argument(flag, metavar="N", help=f"{what} of a shape given by numbers")
+    m.add_argument("--tied", action="store_true", help="a shape given by numbers shares its embedding and head")
+    m.add_argument("--name", metavar="NAME", help="name of a shape given by numbers (default: custom)")
+    m.add_argument(
+        "--max-layers", metavar="N", help="keep at most N layers of each shape (a model too large for the device)"
+    )
+    m.add_argument(
+        "--batch", metavar="B", default="1,16,64", help="sequences in the pass (comma-separated; default 1,16,64)"
+    )
+    m.add_argument("--context", metavar="L", default="512,8192", help="tokens in each cache (default 512,8192)")
+    m.add_argument("--tokens", metavar="K", default="1,4,8", help="new tokens per sequence (default 1,4,8)")
+    m.add_argument(
+        "--device", metavar="D", default="auto", help="auto (a CUDA device if there is one), cpu or cuda[:N]"
+    )
+    m.add_argument("--dtype", metavar="T", default="bf16", help="bf16 (default), fp16 or fp32")
+    m.add_argument("--no-graphs", action="store_true", help="on a CUDA device, time the eager pass only")
+    m.add_argument("--repeats", metavar="R", default="20", help="timed passes, the median kept (default 20)")
+    m.add_argument("--warmup", metavar="W", default="3", help="passes run before timing (default 3)")
+    f = ss.add_parser(
+        "fit",
+        help="fit the step-time model to measured step times and write an accelerator file",
+        description="Fit the step-time model (effective compute rate and bandwidth, a per-pass and a per-layer "
+        "overhead, the attention's bandwidth over the KV cache) to measured step times by least squares on the "
+        "log-ratio, report its error on each shape left out of the fit in turn, and write an accelerator file that "
+        "'sdsl plan --hardware FILE' and 'sdsl steps predict --hardware FILE' read. Needs scipy (the analysis extra).",
+    )
+    f.add_argument(
+        "measured",
+        metavar="MEASURED.csv",
+        help="step times: the output of 'sdsl steps measure', or any CSV with its columns",
+    )
+    f.add_argument(
+        "-o", "--output", metavar="FILE.yml", required=True, help="the accelerator file to write (never overwritten)"
+    )
+    f.add_argument("--name", metavar="NAME", help="the device's name (default: the measurement's provenance)")
+    f.add_argument("--memory", metavar="BYTES", help="the device's memory (default: the measurement's provenance)")
+    f.add_argument(
+        "--column", metavar="COL", help="the column of measured seconds (default: seconds, graph_s, eager_s)"
+    )
+    f.add_argument(
+        "--dtype", metavar="T", help="precision of the measured passes (default: the provenance's, else bf16)"
+    )
+    f.add_argument(
+        "--keep-slow-attention",
+        action="store_true",
+        help="keep the rows of context 8192 or more with several new tokens, left out by default on a CUDA device",
+    )
+    f.add_argument("--json", action="store_true", help="print the fit and its errors as one JSON object")
+    pr = ss.add_parser(
+        "predict",
+        help="predict the seconds of given passes with an accelerator's step-time model",
+        description="Print the CSV of passes with a predicted_s column (and ratio where measured seconds are given): "
+        "seconds of one forward pass by the step-time model of an accelerator preset or file.",
+    )
+    pr.add_argument(
+        "shapes",
+        metavar="SHAPES.csv",
+        help="passes: the shape columns, batch, context and tokens; - reads standard input",
+    )
+    pr.add_argument(
+        "--hardware",
+        metavar="NAME|FILE",
+        required=True,
+        help="an accelerator preset (data/accelerators.csv) or a file of 'sdsl steps fit'",
+    )
+    pr.add_argument(
+        "--column",
+        metavar="COL",
+        help="the column of measured seconds to compare with (default: seconds, graph_s, eager_s if present)",
+    )
+
+
 def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:
     """Parameter name -> the flag that sets it, for the messages of one sub-command."""
     out = {a.dest: a.option_strings[0] for a in parser._actions if a.option_strings and a.dest != "help"}
@@ -418,17 +534,6 @@ def _plan(args: argparse.Namespace) -> int:
     if inputs.n_boot > 0:
         ci = P.n_star_interval(P.bootstrap_n_star(inputs))
         result["n_star_ci95"] = [ci["low"], ci["high"]]
-    cands = P.candidate_shares(inputs, inputs.draft_tokens[0], opt) if inputs.candidates else None
-    if cands is not None and len(cands):
-        result["candidates"] = [
-            {
-                "params": float(r.params),
-                "tokens_per_flop": float(r.tokens_per_flop),
-                "tokens_per_flop_ratio": float(r.speedup),
-                "share_of_optimum": float(r.share_of_optimum),
-            }
-            for r in cands.itertuples()
-        ]
     report = deployment_report(inputs, opt, wall, args.draft_model, args.target_model)
     result.update(report)
     if args.json:
@@ -453,13 +558,6 @@ def _plan(args: argparse.Namespace) -> int:
         ("T(N*)", f"{opt.tokens_per_flop:.4g} tokens per FLOP"),
     ]
     rows += _plan_rows(report)
-    for r in cands.itertuples() if cands is not None and len(cands) else ():
-        rows.append(
-            (
-                f"candidate N = {r.params:.3g}",
-                f"{100 * r.share_of_optimum:.1f} % of the optimum (tokens per FLOP ratio {r.speedup:.3f}x)",
-            )
-        )
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{width}}  {v}")
@@ -484,6 +582,7 @@ def _wall_clock_inputs(args: argparse.Namespace) -> WallClockInputs:
         overlap=args.overlap,
         step_overhead=args.step_overhead,
         gamma_max=args.gamma_max,
+        gamma=args.gamma,
     )
 
 
@@ -509,8 +608,15 @@ def _plan_rows(rep: dict[str, Any]) -> list[tuple[str, str]]:
             f"{rep['tokens_per_flop_ratio']:.3f}x (T(N*) * 2M: tokens per FLOP over plain decoding; "
             f"not a wall-clock speedup)",
         ),
-        ("wall-clock speedup", f"{_g(w['speedup'], '.3f')}x at gamma = {w['gamma_integer']}: {w['source']}"),
+        (
+            "wall-clock speedup",
+            f"{_g(w['speedup'], '.3f')}x at gamma = {w['gamma_integer']}"
+            f"{' (given)' if w.get('gamma_fixed') else ''}: {w['source'].split(' (')[0] if 'step_model' in w else w['source']}",
+        ),
+        ("verdict", w["verdict"]),
     ]
+    if "step_model" in w:
+        rows.append(("step-time model", w["step_model"]))
     if "break_even_alpha" in w:
         rows.append(
             (
@@ -520,23 +626,31 @@ def _plan_rows(rep: dict[str, Any]) -> list[tuple[str, str]]:
             )
         )
     for r in w.get("by_batch_and_context", []):
-        n = "no draft" if r["n_star"] is None else f"N* {r['n_star']:.4g}"
         rows.append(
             (
                 f"batch {r['batch']:g}, context {r['context']:g}",
-                f"{n}, gamma* {r['gamma_star']}, speedup {r['speedup']:.3f}x (the FLOP N*: gamma "
+                f"N* {r['n_star']:.4g}, gamma {r['gamma_star']}, speedup {r['speedup']:.3f}x (the FLOP N*: gamma "
                 f"{r['flop_n_star_gamma']}, {r['flop_n_star_speedup']:.3f}x); verification {r['target_bound']}-bound"
                 f"{'' if r['fits_in_memory'] else '; does not fit in memory'}",
             )
         )
     s = rep["suggested_draft"]
     if s is not None:
-        g = s.get("gamma_hardware", s["gamma_integer"])
         rows.append(
             (
                 "suggested draft",
-                f"{s['model']} ({s['params']:.4g} parameters, alpha {s['alpha']:.4f}, best "
-                f"gamma {g}): {100 * s['share_of_optimum']:.1f} % of the optimum's tokens per FLOP",
+                f"{s['model']} ({s['params']:.4g} parameters, alpha {s['alpha']:.4f}): gamma {s['gamma_wall_clock']}, "
+                f"wall-clock speedup {s['speedup_wall_clock']:.3f}x; {100 * s['share_of_optimum']:.1f} % of the "
+                f"optimum's tokens per FLOP",
+            )
+        )
+    for c in rep.get("candidates", []):
+        rows.append(
+            (
+                f"candidate N = {c['draft_params']:.3g}",
+                f"alpha {c['alpha']:.4f}, gamma {c['gamma']}, wall-clock speedup {c['speedup']:.3f}x"
+                f"{'' if c['pays'] else ' (plain decoding is faster)'}; {100 * c['tokens_per_flop_share']:.1f} % of "
+                f"the optimum's tokens per FLOP (ratio {c['tokens_per_flop_ratio']:.3f}x)",
             )
         )
     rows += _engine_rows(rep["engines"])
@@ -738,7 +852,7 @@ def _presets_plan(args: argparse.Namespace) -> int:
     hw = next((r["hardware"] for r in out if r["hardware"]), "the GPU preset")
     print(
         "ratio: tokens per FLOP over plain decoding (T(N*) * 2M), not a wall-clock speedup; wall-clock: Theorem 3.8 "
-        f"on the roofline of {hw} at batch 1, empty KV cache, a draft of N* parameters at its best integer gamma "
+        f"on the step-time model of {hw} at batch 1, empty KV cache, a draft of N* parameters at its best integer gamma "
         "(hw gamma) on the fewest devices (gpus, tensor parallel) that hold both models (n/a: architecture unknown); 'sdsl plan --preset NAME --hardware h100-sxm --batch 1,64' for a deployment"
     )
     return 0
@@ -781,8 +895,221 @@ def _alpha(args: argparse.Namespace) -> int:
     return 0 if rep.n_readings else 1
 
 
+def _steps(args: argparse.Namespace) -> int:
+    """``sdsl steps measure|fit|predict``."""
+    return {"measure": _steps_measure, "fit": _steps_fit, "predict": _steps_predict}[args.steps_command](args)
+
+
+def _new_file(path: str, name: str, what: str) -> Path:
+    """A file to write that does not exist yet, in a folder that does (nothing a user owns is overwritten)."""
+    from sdsl import validation as V
+
+    p = Path(V.text(path, name, what)).expanduser()
+    if p.exists() or p.is_symlink():
+        raise ValueError(f"{V.shown(name)} {str(p)!r} exists: give a new file (nothing is overwritten)")
+    if not p.parent.is_dir():
+        raise ValueError(f"{V.shown(name)} {str(p)!r}: the folder {str(p.parent)!r} does not exist")
+    return p
+
+
+def _grid(text: str, name: str, low: int, what: str) -> list[int]:
+    from sdsl import validation as V
+
+    items = [t for t in str(text).replace(",", " ").split()]
+    if not items:
+        raise ValueError(f"{V.shown(name)} is empty: give {what}, comma-separated")
+    out = [V.integer(t, name, low=low, high=10**7, what=what) for t in items]
+    if len(set(out)) < len(out):
+        raise ValueError(f"{V.shown(name)} {text!r} lists a value twice: give each once")
+    return out
+
+
+def _steps_measure(args: argparse.Namespace) -> int:
+    from sdsl import validation as V
+    from sdsl.measure import steps as M
+
+    out = _new_file(args.output, "output", "the CSV to write")
+    if Path(str(out) + ".yml").exists():
+        raise ValueError(
+            f"{V.shown('output')}: {str(out) + '.yml'!r} exists (the provenance is written there): give a new file"
+        )
+    cap = None if args.max_layers is None else V.integer(args.max_layers, "max_layers", low=1, what="layers kept")
+    shapes = [M.shape_from_preset(p, cap) for p in args.preset or []]
+    shapes += [M.shape_from_config(V.existing_file(c, "config", "a config.json file"), cap) for c in args.config or []]
+    dims = ("layers", "hidden", "heads", "kv_heads", "head_dim", "intermediate", "vocab")
+    given = {d: getattr(args, d) for d in dims if getattr(args, d) is not None}
+    if given or args.tied or args.name:
+        lacking = [V.shown(d) for d in dims if d not in given]
+        if lacking:
+            raise ValueError(f"a shape given by numbers needs {', '.join(lacking)} too (or use --preset / --config)")
+        shapes.append(M.shape(args.name or "custom", **given, tied=args.tied, max_layers=cap))
+    if not shapes:
+        raise ValueError("give at least one shape: --preset NAME, --config FILE or the numbers --layers ... --vocab")
+    names = [s["shape"] for s in shapes]
+    if len(set(names)) < len(names):
+        raise ValueError(
+            f"two shapes are named {next(n for n in names if names.count(n) > 1)!r}: give each once (--name)"
+        )
+    dtype = V.choice(str(args.dtype).strip().lower(), "dtype", list(M.DTYPES), "precision of the weights")
+    batches = _grid(args.batch, "batch", 1, "sequences in the pass")
+    contexts = _grid(args.context, "context", 0, "tokens in each cache")
+    tokens = _grid(args.tokens, "tokens", 1, "new tokens per sequence")
+    repeats = V.integer(args.repeats, "repeats", low=1, high=10_000, what="timed passes")
+    warmup = V.integer(args.warmup, "warmup", low=0, high=10_000, what="passes before timing")
+    try:
+        import torch  # noqa: F401
+    except ModuleNotFoundError:
+        raise ValueError(_extra_needed("torch")) from None
+    rows, rec = M.measure(
+        shapes, batches, contexts, tokens, str(args.device).strip().lower(), dtype, not args.no_graphs, repeats, warmup,
+        log=lambda line: print(line, file=sys.stderr),
+    )  # fmt: skip
+    meta = M.write_measurement(rows, out, rec)
+    print(f"{len(rows)} passes of {len(shapes)} shapes on {rec['device']} written to {out} (provenance {meta})")
+    return 0
+
+
+def _provenance_of(path: Path) -> dict[str, Any]:
+    """The record ``sdsl steps measure`` wrote beside a measurement, or {}."""
+    import yaml
+
+    meta = Path(str(path) + ".yml")
+    try:
+        rec = yaml.safe_load(meta.read_text(encoding="utf-8")) if meta.is_file() else {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    return rec if isinstance(rec, dict) else {}
+
+
+def _steps_fit(args: argparse.Namespace) -> int:
+    from sdsl import validation as V
+    from sdsl.data import sha256
+    from sdsl.measure.steps import read_passes
+
+    try:
+        import scipy  # noqa: F401
+
+        from sdsl.model import calibration as C
+        from sdsl.model.hardware import write_accelerator
+    except ModuleNotFoundError as exc:
+        raise ValueError(_extra_needed(exc.name or "scipy")) from None
+    path = Path(V.existing_file(args.measured, "measured", "a CSV of measured step times"))
+    out = _new_file(args.output, "output", "the accelerator file to write")
+    if out.suffix not in (".yml", ".yaml"):
+        raise ValueError(f"{V.shown('output')} {str(out)!r}: an accelerator file ends in .yml (--hardware reads it so)")
+    header, rows = read_passes(path)
+    timed = [c for c in C.MEASURED_COLUMNS if c in header]
+    column = args.column or (timed[0] if timed else None)
+    if column is None or column not in header:
+        raise ValueError(
+            f"{str(path)!r} has no column of measured seconds"
+            + (f" named {args.column!r}" if args.column else f" ({', '.join(C.MEASURED_COLUMNS)})")
+            + f"; its columns are {', '.join(header)}"
+        )
+    rows = [r for r in rows if r.get(column) == r.get(column)]  # measured rows only
+    rec = _provenance_of(path)
+    cuda = rec.get("device_type") == "cuda" or column.startswith("graph")
+    slow = [r for r in rows if C.slow_attention(r)] if cuda and not args.keep_slow_attention else []
+    rows = [r for r in rows if not (slow and C.slow_attention(r))]
+    shapes = list(dict.fromkeys(C.shape_name(r) for r in rows))
+    if len(shapes) < 3:
+        raise ValueError(
+            f"{str(path)!r}: the fit needs passes of at least 3 shapes (it is checked on each shape left out in turn), "
+            f"got {len(shapes)}: measure more shapes"
+        )
+    name = args.name or str(rec.get("device") or path.stem)
+    memory = V.number(args.memory, "memory", low=0, low_open=True, what="bytes") if args.memory is not None else float(rec.get("memory_bytes") or math.inf)  # fmt: skip
+    dtype = V.choice(str(args.dtype or rec.get("dtype") or "bf16").lower(), "dtype", ["bf16", "fp16", "fp32", "fp8"], "precision of the measured passes")  # fmt: skip
+    bpp = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0, "fp8": 1.0}[dtype]
+    kw = {"memory": memory, "bytes_per_param": bpp, "dtype": dtype, "column": column}
+    acc = C.fit_step_model(rows, name, source=f"fitted to {path.name} (sha256 {sha256(path)[:16]}...)", **kw)
+    inside = C.error_summary(C.step_time_errors(rows, acc, column))
+    held = C.error_summary(C.leave_one_shape_out(rows, **kw))
+    note = "" if not slow else f"; {len(slow)} passes of context 8192 or more with several new tokens left out"
+    from dataclasses import replace
+
+    acc = replace(acc, accuracy=C.accuracy_text(held, "measured passes of shapes left out of the fit") + note)
+    fit = {
+        "measurement": str(path),
+        "sha256": sha256(path),
+        "column": column,
+        "rows": len(rows),
+        "shapes": shapes,
+        "left_out": len(slow),
+        "in_sample": inside,
+        "leave_one_shape_out": held,
+        "provenance": {k: rec[k] for k in ("device", "driver", "torch", "dtype", "graphs", "date") if k in rec},
+    }
+    write_accelerator(acc, out, fit)
+    if args.json:
+        print(json.dumps({"accelerator": acc.as_record(), "fit": fit}, allow_nan=False, default=str))
+        return 0
+    r = acc.as_record()
+    print(f"fitted {len(rows)} passes of {len(shapes)} shapes ({', '.join(shapes)}){note}")
+    print(f"  weight products: {r['peak_flops']:.4g} FLOP/s, {r['bandwidth']:.4g} bytes/s")
+    print(f"  attention:       {r['attention_flops']:.4g} FLOP/s, {r['attention_bandwidth']:.4g} bytes/s")
+    print(f"  overheads:       {r['step_overhead_s']:.3g} s per pass, {r['layer_overhead_s']:.3g} s per layer")
+    print(f"  in sample:       {C.accuracy_text(inside, 'passes')}")
+    print(f"  held out:        {acc.accuracy}")
+    print(f"written to {out} (sdsl plan --hardware {out}; sdsl steps predict --hardware {out} PASSES.csv)")
+    return 0
+
+
+def _steps_predict(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from sdsl import validation as V
+    from sdsl.measure.steps import format_passes, read_passes
+    from sdsl.model import calibration as C
+    from sdsl.model.hardware import get_accelerator, step_time
+
+    acc = get_accelerator(V.text(args.hardware, "hardware", "an accelerator preset or file"))
+    if args.shapes == "-":
+        with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False, encoding="utf-8") as fh:
+            fh.write(sys.stdin.read())
+        try:
+            header, rows = read_passes(fh.name, "standard input")
+        finally:
+            os.unlink(fh.name)
+    else:
+        header, rows = read_passes(V.existing_file(args.shapes, "shapes", "a CSV of passes"))
+    column = args.column or next((c for c in C.MEASURED_COLUMNS if c in header), None)
+    if args.column is not None and args.column not in header:
+        raise ValueError(f"{V.shown('column')} {args.column!r} is not a column of the passes: {', '.join(header)}")
+    for r in rows:
+        r["predicted_s"] = float(step_time(C.shape_of(r), acc, r["batch"], r["context"], r["tokens"]))
+        if column is not None:
+            m = r.get(column)
+            r["ratio"] = r["predicted_s"] / m if isinstance(m, float) and m == m else math.nan
+    cols = [c for c in header if c not in ("predicted_s", "ratio")] + ["predicted_s"] + (["ratio"] if column else [])
+    sys.stdout.write(format_passes(cols, rows))
+    return 0
+
+
+#: The extra of the package that brings each optional module (``pip install 'sdsl[EXTRA]'``).
+_EXTRAS = {
+    "pandas": "analysis",
+    "scipy": "analysis",
+    "statsmodels": "analysis",
+    "matplotlib": "plot",
+    "seaborn": "plot",
+    "torch": "measure",
+    "transformers": "measure",
+    "threadpoolctl": "measure",
+}
+
+
+def _extra_needed(module: str) -> str:
+    """One line naming the extra that brings ``module``."""
+    top = module.split(".")[0]
+    extra = _EXTRAS.get(top)
+    if extra is None:
+        return f"this needs the Python package {top!r}, which is not installed"
+    return f"this needs {top}, in the {extra} extra: pip install 'sdsl[{extra}]'"
+
+
 def _dispatch(args: argparse.Namespace) -> int:
-    command = {"plan": _plan, "speedup": _speedup, "presets": _presets, "alpha": _alpha}[args.command]
+    command = {"plan": _plan, "speedup": _speedup, "presets": _presets, "alpha": _alpha, "steps": _steps}[args.command]
     return command(args)
 
 
@@ -800,6 +1127,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         args, extra = parser.parse_known_args(argv)
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[args.command]
+        if getattr(args, "steps_command", None):  # the flags of `sdsl steps STEP`
+            sub = next(a for a in sub._actions if isinstance(a, argparse._SubParsersAction)).choices[args.steps_command]
         if extra:  # named by the sub-command, with the closest of its options
             sub.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse: --help, --version (0) and usage errors (2)
@@ -813,6 +1142,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
     except ValueError as exc:
         print(f"sdsl {args.command}: error: {one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except ModuleNotFoundError as exc:  # a feature of an extra, in the light install
+        print(f"sdsl {args.command}: error: {_extra_needed(exc.name or str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         # the reader went away (`sdsl presets | head`): not an error of ours; silence the final flush

@@ -21,7 +21,7 @@ will I gain?". This module holds the plan of one target:
 The package's other modules build on it: :mod:`sdsl.plan.interval` (the interval of ``N*`` over
 acceptance laws, loss-law constants and the plane's coefficients), :mod:`sdsl.plan.deployment`
 (what ``sdsl plan`` adds to make the optimum deployable: integer draft length, wall-clock speedup,
-hardware roofline, engine settings) and :mod:`sdsl.plan.lookup` (the table of every preset). The
+step-time model, engine settings) and :mod:`sdsl.plan.lookup` (the table of every preset). The
 throughput figure is :func:`sdsl.chapters.plan_draft.figure_throughput`.
 
 Every input is checked up front by :func:`check_inputs`, which raises one ``ValueError`` per

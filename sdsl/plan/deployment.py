@@ -9,9 +9,13 @@
 * the *wall-clock* speedup (Leviathan et al. 2023, Theorem 3.8, :mod:`sdsl.model.speedup`) with its
   cost coefficient ``c`` from one of: the FLOP model (``c = N*/M``, the default: the batch-1
   memory-bound limit, where it equals the tokens-per-FLOP ratio), a given ratio, measured draft and
-  target latencies (with the measured cost of verifying ``gamma + 1`` tokens), or the roofline of a
-  hardware preset at given batch sizes and context lengths (:mod:`sdsl.model.hardware`, which then
-  re-optimises ``N*`` and ``gamma*`` for wall-clock time, with drafting sequential or overlapped);
+  target latencies (with the measured cost of verifying ``gamma + 1`` tokens), or the step-time model
+  of an accelerator (a preset or a file of ``sdsl steps fit``) at given batch sizes and context
+  lengths (:mod:`sdsl.model.hardware`, which then re-optimises ``N*`` and ``gamma*`` for wall-clock
+  time, with drafting sequential or overlapped); the draft length is the best from 1 up (or the one
+  given), so the speedup falls below 1 where plain decoding is faster, and the plan says so;
+* each candidate draft's acceptance rate, draft length, wall-clock speedup and share of the
+  optimum's tokens per FLOP (:func:`evaluate_drafts`);
 * the published draft of the target's tokenizer group that comes closest to the optimum, and
   ready-to-paste vLLM, SGLang, TensorRT-LLM and llama.cpp settings carrying the plan's devices,
   precision and per-batch draft length (:mod:`sdsl.model.deploy`);
@@ -48,6 +52,9 @@ __all__ = [
     "check_wall_clock",
     "perplexity_warnings",
     "suggest_draft",
+    "draft_wall_clock",
+    "evaluate_drafts",
+    "step_model_note",
     "deployment_report",
 ]
 
@@ -70,6 +77,8 @@ class WallClockInputs:
     contexts: tuple[float, ...] = (0.0,)
     overlap: bool = False
     gamma_max: int = 32
+    gamma: int | None = None
+    """A fixed draft length (``--gamma``) instead of the search from 1 to ``gamma_max``."""
 
 
 def _number(value: Any, name: str, low: float, what: str, integer: bool = False, strict: bool = False) -> float:
@@ -112,6 +121,7 @@ def check_wall_clock(
     overlap: bool = False,
     step_overhead: Any = None,
     gamma_max: Any = None,
+    gamma: Any = None,
 ) -> WallClockInputs:
     """Validate the wall-clock options of ``sdsl plan`` (one ``ValueError`` with one line per problem).
 
@@ -120,8 +130,14 @@ def check_wall_clock(
     ``verify_tokens`` tokens), or a ``hardware`` preset (with ``gpus`` in tensor parallel (default 1),
     ``dtype``, batch sizes ``batch``, context lengths ``context``, ``overlap``, ``step_overhead`` in
     seconds and ``gamma_max``, the largest draft length searched, default 32). None of them: the FLOP
-    model, ``c = N*/M``. An option the chosen source does not use is refused, not ignored."""
+    model, ``c = N*/M``. ``gamma`` fixes the draft length instead of searching it (with any source).
+    An option the chosen source does not use is refused, not ignored."""
     gm = 32 if gamma_max is None else V.integer(gamma_max, "gamma_max", low=1, high=1024, what=_GAMMA_MAX)
+    fixed = None if gamma is None else V.integer(gamma, "gamma", low=1, high=1024, what="a fixed draft length")
+    if fixed is not None and gamma_max is not None:
+        raise ValueError(
+            f"{shown('gamma')} fixes the draft length and {shown('gamma_max')} bounds its search: give one of them"
+        )
     lat = [v is not None for v in (draft_latency, target_latency, verify_latency, verify_tokens)]
     lat_names = "/".join(shown(n) for n, on in zip(_LATENCIES, lat) if on)
     sources = ((shown("cost_ratio"), cost_ratio is not None), (lat_names, any(lat)), (shown("hardware"), hardware))
@@ -148,7 +164,7 @@ def check_wall_clock(
         )
     if cost_ratio is not None:
         c = _number(cost_ratio, "cost_ratio", 0, "seconds of a draft step over seconds of a target step")
-        return WallClockInputs("cost_ratio", c=c, gamma_max=gm)
+        return WallClockInputs("cost_ratio", c=c, gamma_max=gm, gamma=fixed)
     if any(lat):
         if draft_latency is None or target_latency is None:
             raise ValueError(
@@ -174,9 +190,9 @@ def check_wall_clock(
                 f"over {kt:g} tokens cannot be faster than over one; check the measurements"
             )
         c, k = S.cost_from_latencies(td, tt, tv, kt)
-        return WallClockInputs("latencies", c=c, verify_slope=k, gamma_max=gm)
+        return WallClockInputs("latencies", c=c, verify_slope=k, gamma_max=gm, gamma=fixed)
     if hardware is None:
-        return WallClockInputs("flop", gamma_max=gm)
+        return WallClockInputs("flop", gamma_max=gm, gamma=fixed)
     acc = H.get_accelerator(V.text(hardware, "hardware", "an accelerator preset"))
     acc = acc.times(int(_number(1 if gpus is None else gpus, "gpus", 1, "devices in tensor parallel", integer=True)))
     if dtype is not None:
@@ -191,6 +207,7 @@ def check_wall_clock(
         contexts=_list(context, "context", 0, "tokens in each KV cache", True, 0.0),
         overlap=bool(overlap),
         gamma_max=gm,
+        gamma=fixed,
     )
 
 
@@ -249,20 +266,114 @@ def suggest_draft(inputs: PlanInputs, opt: DraftOptimum) -> dict[str, Any] | Non
                 "alpha": a,
                 "gamma_integer": int(optimal_gamma(a, n, t.params, integer=True)),
                 "share_of_optimum": share,
+                "shape": _shape_of_row(r),
             }
     return best
 
 
-def _theorem_38(alpha: float, c: float, k: float) -> dict[str, Any]:
-    rep = S.speedup_report(alpha, c, None, k)
+def _theorem_38(alpha: float, c: float, k: float, gamma: int | None = None) -> dict[str, Any]:
+    """Theorem 3.8 at the best draft length from 1 up (or the given one): below 1 where speculation
+    loses, as plain decoding is then the better choice and the plan says so."""
+    rep = S.speedup_report(alpha, c, gamma, k)
+    g = int(gamma) if gamma is not None else max(rep.gamma_integer, 1)
+    speed = float(S.expected_speedup(alpha, g, c, 1.0 + k * g))
     return {
-        "speedup": rep.speedup_at_best,
-        "gamma_integer": rep.gamma_integer,
+        "speedup": speed,
+        "pays": bool(speed > 1.0),
+        "gamma_integer": g,
+        "gamma_fixed": gamma is not None,
         "gamma_continuous": None if math.isinf(rep.gamma_continuous) else rep.gamma_continuous,
         "cost_coefficient": c,
         "verify_cost_slope": k,
         "break_even_alpha": rep.break_even_alpha,
     }
+
+
+def _shape_of_row(row: dict[str, Any]) -> H.Architecture | None:
+    """A preset's architecture (its configuration's columns), or None where they are unknown."""
+    cols = ("layers", "hidden", "heads", "kv_heads", "head_dim", "vocab", "tied_embeddings")
+    vals = [row.get(k) for k in cols]
+    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in vals):
+        return None
+    return H.target_shape(float(row["params"]), {k: float(v) for k, v in zip(cols, vals) if v is not None})[0]
+
+
+def draft_wall_clock(
+    inputs: PlanInputs, wc: WallClockInputs, n: float, alpha: float, draft: H.Architecture | None = None
+) -> dict[str, Any]:
+    """The wall-clock speedup of one draft of ``n`` parameters and acceptance rate ``alpha`` under
+    the plan's source of the cost of drafting: its best integer draft length from 1 up (or the fixed
+    one) and the speedup there, below 1 where plain decoding is faster.
+
+    With a hardware model, at every planned batch size and context (``by_batch_and_context``; the
+    headline is the first), the draft's own architecture when known (``draft``), else the target's
+    aspect ratio (:func:`sdsl.model.hardware.draft_shape`). Otherwise Theorem 3.8 with ``c = N/M``
+    (the FLOP model) or the given ``c`` and verification slope."""
+    m = inputs.target.params
+    if wc.source != "hardware":
+        c, k = (n / m, 0.0) if wc.source == "flop" else (float(wc.c or 0.0), wc.verify_slope)
+        t = _theorem_38(alpha, c, k, wc.gamma)
+        return {"gamma": t["gamma_integer"], "speedup": t["speedup"], "pays": t["pays"], "cost_coefficient": c}
+    acc = wc.hardware
+    assert acc is not None  # a "hardware" source always carries its accelerator
+    shape = H.target_shape(m, inputs.target.shape)[0]
+    rows = []
+    for b in wc.batches:
+        for ctx in wc.contexts:
+            g, s = H.speedup_at(n, alpha, shape, acc, b, ctx, wc.overlap, wc.gamma_max, wc.gamma, draft)
+            rows.append({"batch": b, "context": ctx, "gamma": g, "speedup": s, "pays": s > 1.0})
+    d = draft if draft is not None else H.draft_shape(n, shape)
+    c = float(H.step_time(d, acc, wc.batches[0], wc.contexts[0], 1.0) / H.step_time(shape, acc, wc.batches[0], wc.contexts[0], 1.0))  # fmt: skip
+    return {
+        **{k: rows[0][k] for k in ("gamma", "speedup", "pays")},
+        "cost_coefficient": c,
+        "by_batch_and_context": rows,
+    }
+
+
+def evaluate_drafts(
+    inputs: PlanInputs, opt: DraftOptimum, wc: WallClockInputs, sizes: dict[str, float]
+) -> list[dict[str, Any]]:
+    """Each candidate draft (``--draft-params``): its acceptance rate by the plan's laws, its best
+    integer draft length and wall-clock speedup (:func:`draft_wall_clock`), and its tokens per FLOP
+    as a share of the optimum's (Eq. 9 at its best integer draft length). Keys ``draft_params``,
+    ``alpha``, ``gamma``, ``speedup``, ``pays``, ``tokens_per_flop_share``, ``tokens_per_flop_ratio``,
+    ``cost_coefficient`` (and ``by_batch_and_context`` with a hardware model)."""
+    m, d = inputs.target.params, inputs.draft_tokens[0]
+    y = float(perplexity(m, inputs.target.tokens, inputs.constants))
+    out = []
+    for label, n in sizes.items():
+        a = float(_alpha(n, d, y, inputs))
+        if not 0 < a < 1:
+            raise ValueError(
+                f"{shown('candidates')} {label}: the acceptance rate of a draft of {n:.4g} parameters leaves (0, 1) "
+                f"({a:.4g}) under {inputs.alpha.label}"
+            )
+        t = float(optimal_tokens_per_flop(a, n, m, True))
+        out.append(
+            {
+                "draft_params": float(n),
+                "alpha": a,
+                **draft_wall_clock(inputs, wc, float(n), a),
+                "tokens_per_flop_share": t / opt.tokens_per_flop,
+                "tokens_per_flop_ratio": t * 2.0 * m,
+            }
+        )
+    return out
+
+
+def step_model_note(acc: H.Accelerator) -> str:
+    """How far the step-time model of ``acc`` was off where it was checked, in one sentence."""
+    kind = {"measured": "calibrated", "scaled": "scaled, not measured", "spec sheet": "uncalibrated"}[acc.basis]
+    return f"{kind}: {acc.accuracy}" if acc.accuracy else kind
+
+
+def _verdict(n: float, g: int, s: float, what: str = "draft") -> str:
+    return (
+        f"plain decoding is faster: the best {what} of {n:.3g} parameters at gamma {g} gives {s:.2f}x"
+        if s <= 1.0
+        else f"speculation pays: the best {what} of {n:.3g} parameters at gamma {g} gives {s:.2f}x"
+    )
 
 
 def deployment_report(
@@ -329,7 +440,9 @@ def deployment_report(
         assert acc is not None  # a "hardware" source always carries its accelerator
         shape, known = H.target_shape(m, inputs.target.shape)
         if not known:
-            warnings.append("the target's architecture is unknown: the hardware model scales Llama-3-8B's shape")
+            warnings.append("the target's architecture is unknown: the step-time model scales Llama-3-8B's shape")
+        if acc.basis != "measured":
+            warnings.append(f"{acc.name}: step times {step_model_note(acc)}")
 
         def alpha_of_n(n):
             return _alpha(n, d, y, inputs)
@@ -337,8 +450,12 @@ def deployment_report(
         rows: list[dict[str, Any]] = []
         for b in wc.batches:
             for ctx in wc.contexts:
-                hp = H.plan_on_hardware(shape, alpha_of_n, acc, inputs.n_range, b, ctx, wc.overlap, wc.gamma_max)
-                g_flop, s_flop = H.speedup_at(opt.n_star, opt.alpha, shape, acc, b, ctx, wc.overlap, wc.gamma_max)
+                hp = H.plan_on_hardware(
+                    shape, alpha_of_n, acc, inputs.n_range, b, ctx, wc.overlap, wc.gamma_max, gamma=wc.gamma
+                )
+                g_flop, s_flop = H.speedup_at(
+                    opt.n_star, opt.alpha, shape, acc, b, ctx, wc.overlap, wc.gamma_max, wc.gamma
+                )
                 row = hp.as_dict()
                 row.update(flop_n_star_gamma=g_flop, flop_n_star_speedup=s_flop)
                 rows.append(row)
@@ -350,10 +467,12 @@ def deployment_report(
                     )
         head = rows[0]
         wall = {
-            "source": f"roofline of {acc.name} ({acc.dtype}), drafting "
+            "source": f"step-time model of {acc.name} ({acc.dtype}; {step_model_note(acc)}), drafting "
             f"{'overlapped with' if wc.overlap else 'before'} verification",
             "speedup": head["speedup"],
+            "pays": head["pays"],
             "gamma_integer": head["gamma_star"],
+            "gamma_fixed": wc.gamma is not None,
             "n_star": head["n_star"],
             "cost_coefficient": head["cost_coefficient"],
             "verify_cost": head["verify_cost"],
@@ -361,19 +480,9 @@ def deployment_report(
             "context": head["context"],
             "by_batch_and_context": rows,
             "shape_known": known,
+            "step_model": step_model_note(acc),
         }
-        gamma = int(head["gamma_star"])
-        if sugg is not None:
-            sugg["gamma_hardware"], sugg["speedup_hardware"] = H.speedup_at(
-                sugg["params"],
-                sugg["alpha"],
-                shape,
-                acc,
-                head["batch"],
-                head["context"],
-                wc.overlap,
-                wc.gamma_max,
-            )
+        wall["verdict"] = _verdict(head["n_star"], head["gamma_star"], head["speedup"])
     else:
         if wc.source == "flop":
             c, k = opt.n_star / m, 0.0
@@ -389,25 +498,35 @@ def deployment_report(
                 if wc.source == "cost_ratio"
                 else "Theorem 3.8 with c and the verification cost from the measured latencies"
             )
-        wall = {"source": label, **_theorem_38(opt.alpha, c, k)}
-        gamma = int(wall["gamma_integer"])
-        if sugg is not None and wc.source == "flop":
-            sugg["gamma_wall_clock"] = sugg["gamma_integer"]
+        wall = {"source": label, **_theorem_38(opt.alpha, c, k, wc.gamma)}
+        wall["verdict"] = _verdict(opt.n_star, wall["gamma_integer"], wall["speedup"], "draft (N*)")
+    if sugg is not None:
+        ev = draft_wall_clock(inputs, wc, sugg["params"], sugg["alpha"], sugg.pop("shape", None))
+        sugg.update(gamma_wall_clock=ev["gamma"], speedup_wall_clock=ev["speedup"], pays=ev["pays"])
+        if "by_batch_and_context" in ev:
+            sugg["by_batch_and_context"] = ev["by_batch_and_context"]
     out["wall_clock"] = wall
     out["suggested_draft"] = sugg
+    if inputs.candidates:
+        out["candidates"] = evaluate_drafts(inputs, opt, wc, dict(inputs.candidates))
     # the suggested draft, when its checkpoint goes into the engine settings
     used = sugg if draft_model is None and sugg is not None and sugg.get("hf_id") else None
-    eng_gamma = gamma
+    eng_gamma = int(wall["gamma_integer"]) if wall["pays"] else 0
     if used is not None:
-        eng_gamma = (
-            int(used.get("gamma_hardware", used["gamma_integer"])) if wc.source in ("flop", "hardware") else gamma
-        )
+        eng_gamma = int(used["gamma_wall_clock"]) if used["pays"] else 0
     out["num_speculative_tokens"] = eng_gamma
     deploy = _engine_deployment(inputs, wc, out, used, warnings)
     target_id = target_model or inputs.target.hf_id
     out["engines"] = D.engine_settings(
         eng_gamma, target_id, draft_model or (used["hf_id"] if used is not None else None), **deploy
     )
+    if "note" in out["engines"] and not out["engines"].get("vllm"):
+        who = used if used is not None else None
+        out["engines"]["note"] = (
+            _verdict(who["params"], who["gamma_wall_clock"], who["speedup_wall_clock"])
+            if who is not None
+            else wall["verdict"]
+        ) + ": serve without speculative decoding"
     out["engines"]["draft"] = (
         "given (--draft-model)"
         if draft_model
@@ -431,9 +550,9 @@ def deployment_report(
 
 
 def _engine_deployment(inputs: PlanInputs, wc: WallClockInputs, out: dict[str, Any], sugg, warnings: list[str]) -> dict:
-    """What the engine settings carry from the roofline plan: the devices in tensor parallel (checked
+    """What the engine settings carry from the hardware plan: the devices in tensor parallel (checked
     against the target's heads, and the suggested draft's), the precision and the draft length of
-    each planned batch size (at the first context length)."""
+    each planned batch size (at the first context length; 0 where plain decoding is faster)."""
     if wc.source != "hardware":
         return {}
     hw, shape, draft_tp = wc.hardware, inputs.target.shape, None
@@ -456,18 +575,12 @@ def _engine_deployment(inputs: PlanInputs, wc: WallClockInputs, out: dict[str, A
             draft_tp = 1
             warnings.append(f"{why}: the draft runs on one device (draft_tensor_parallel_size 1), not {tp}")
     ctx0, rows = wc.contexts[0], out["wall_clock"]["by_batch_and_context"]
-    full = H.target_shape(inputs.target.params, shape)[0]
-    pairs = [
-        (
-            int(b),
-            int(
-                H.speedup_at(sugg["params"], sugg["alpha"], full, hw, b, ctx0, wc.overlap, wc.gamma_max)[0]
-                if sugg is not None
-                else next(r["gamma_star"] for r in rows if r["batch"] == b and r["context"] == ctx0)
-            ),
-        )
-        for b in wc.batches
-    ]
+    source = sugg["by_batch_and_context"] if sugg is not None else rows
+    pairs = []
+    for b in wc.batches:
+        r = next(r for r in source if r["batch"] == b and r["context"] == ctx0)
+        g = r["gamma"] if sugg is not None else r["gamma_star"]
+        pairs.append((int(b), int(g) if r["pays"] else 0))
     dtype = hw.dtype if hw.dtype in D.ENGINE_DTYPES else None
     return {"tp": tp, "dtype": dtype, "gamma_by_batch": pairs, "draft_tp": draft_tp}
 

@@ -9,9 +9,9 @@ each size and token count from its model card, named in the presets' provenance)
   ``T(N*) * 2M`` (tokens per FLOP over plain decoding: not a wall-clock speedup);
 * where the preset's architecture is known, the wall-clock speedup of a draft of ``N*``
   parameters on one accelerator preset (default ``h100-sxm``, bf16) at batch 1 and an empty KV
-  cache, with its best integer draft length (the roofline of :mod:`sdsl.model.hardware`), and the
-  number of such devices in tensor parallel that hold both models (ideal scaling: the speedup does
-  not depend on it while the preset's fixed overhead is 0);
+  cache, with its best integer draft length (the step-time model of :mod:`sdsl.model.hardware`),
+  on the fewest such devices in tensor parallel that hold both models (the rates scale with their
+  number, the per-layer overhead does not: the speedup depends on it);
 * mixture-of-experts presets listed as refused (the law is for dense targets), presets whose model
   card states no token count listed with their tokens unknown (never guessed).
 

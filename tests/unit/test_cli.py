@@ -130,8 +130,10 @@ def test_bootstrap_and_candidates():
     assert a == b  # seeded
     lo, hi = a["n_star_ci95"]
     assert lo < a["n_star"] < hi
-    shares = [c["share_of_optimum"] for c in a["candidates"]]
+    shares = [c["tokens_per_flop_share"] for c in a["candidates"]]
     assert 0 < shares[1] < shares[0] < 1
+    assert [c["draft_params"] for c in a["candidates"]] == [1.24e9, 8.03e9]
+    assert all({"alpha", "gamma", "speedup"} <= set(c) for c in a["candidates"])
     inp = P.check_inputs("llama-3-70b", n_boot=200, seed=4)
     ci = P.n_star_interval(P.bootstrap_n_star(inp))
     assert [ci["low"], ci["high"]] == [lo, hi]  # CLI and library: same interval for the same seed
@@ -356,10 +358,9 @@ def test_engine_commands_carry_the_deployment_of_a_70b_target_on_4_h100s():
     # the draft length each engine must use at each batch: the roofline's best gamma for that draft
     shape, _ = H.target_shape(70553706496, P.get_preset("llama-3-70b").shape)
     hw = H.get_accelerator("h100-sxm").times(4)
-    want = {
-        b: H.speedup_at(r["suggested_draft"]["params"], r["suggested_draft"]["alpha"], shape, hw, b, 0)[0]
-        for b in (1, 16)
-    }
+    d = r["suggested_draft"]
+    draft_shape, _ = H.target_shape(d["params"], P.get_preset(d["model"].lower()).shape)  # the draft's own shape
+    want = {b: H.speedup_at(d["params"], d["alpha"], shape, hw, b, 0, draft=draft_shape)[0] for b in (1, 16)}
     assert [x["batch"] for x in e["vllm"]["by_batch"]] == [1, 16]
     for x in e["vllm"]["by_batch"]:
         argv = shlex.split(x["command"])

@@ -121,7 +121,7 @@ def test_engine_settings_follow_the_plan_per_batch():
     by = {r["batch"]: r["gamma"] for r in rep["engines"]["vllm"]["by_batch"]}
     rows = {r["batch"]: r for r in rep["wall_clock"]["by_batch_and_context"]}
     s = rep["suggested_draft"]
-    assert by[1] == s["gamma_hardware"] and set(by) == set(rows) == {1, 256}
+    assert by[1] == s["gamma_wall_clock"] and set(by) == set(rows) == {1, 256}
     sched = rep["engines"]["trtllm"]["speculative_config"].get("draft_len_schedule", {})
     assert sched["1"] == max(by.values()) == rep["engines"]["trtllm"]["speculative_config"]["max_draft_len"]
     assert sched["256"] == by[256]
