@@ -77,6 +77,9 @@ __all__ = [
     "speedup_at",
     "plan_on_hardware",
     "target_shape",
+    "DEVICE_COUNTS",
+    "memory_needed",
+    "devices_to_hold",
     "Accelerator",
     "flop_limit",
     "accelerator_names",
@@ -380,7 +383,6 @@ def plan_on_hardware(
     g = _gammas(gamma_max, gamma)
     t_plain = float(step_time(m_shape, acc, batch, context, 1.0))
     t_verify = step_time(m_shape, acc, batch, context, g + 1.0)
-    coef = m_shape.kv_elements_per_token() * acc.bytes_per_param * batch * context
 
     def best(log_n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         n = np.exp(log_n)
@@ -421,8 +423,7 @@ def plan_on_hardware(
     d = draft_shape(n_star, m_shape)
     alpha = float(np.asarray(alpha_of_n(np.array([n_star])), dtype=float)[0])
     t_d = float(step_time(d, acc, batch, context, 1.0))
-    kv_draft = d.kv_elements_per_token() * acc.bytes_per_param * batch * context
-    mem = acc.bytes_per_param * (m_shape.params + n_star) + coef + kv_draft
+    mem = memory_needed(m_shape, d, acc, batch, context)
     return HardwarePlan(
         accelerator=acc.name,
         batch=float(batch),
@@ -442,6 +443,24 @@ def plan_on_hardware(
         memory_needed=float(mem),
         fits_in_memory=bool(mem <= acc.memory),
     )
+
+
+#: Device counts tried, in turn, for a deployment that must hold both models.
+DEVICE_COUNTS = (1, 2, 4, 8, 16, 32, 64)
+
+
+def memory_needed(target: Architecture, draft: Architecture, acc: Accelerator, batch: float, context: float) -> float:
+    """Bytes of both models' weights and KV caches for ``batch`` sequences of ``context`` tokens."""
+    kv = target.kv_elements_per_token() + draft.kv_elements_per_token()
+    return acc.bytes_per_param * (target.params + draft.params + batch * context * kv)
+
+
+def devices_to_hold(
+    target: Architecture, draft: Architecture, acc: Accelerator, batch: float = 1, context: float = 0
+) -> int | None:
+    """The fewest devices of :data:`DEVICE_COUNTS` whose memory holds :func:`memory_needed`, or None."""
+    need = memory_needed(target, draft, acc, batch, context)
+    return next((g for g in DEVICE_COUNTS if need <= acc.memory * g), None)
 
 
 def target_shape(params: float, shape: Mapping[str, float] | None) -> tuple[Architecture, bool]:

@@ -48,7 +48,6 @@ LOOKUP_COLUMNS = (
     "wall_clock_speedup",
     "note",
 )
-_DEVICE_COUNTS = (1, 2, 4, 8, 16, 32, 64)
 
 
 def _known(x: Any) -> bool:
@@ -63,13 +62,9 @@ def _wall_clock(
     if target.shape is None:
         return {"note": "architecture unknown: no wall-clock speedup"}
     shape, _ = H.target_shape(target.params, target.shape)
-    draft = H.draft_shape(n_star, shape)
-    need = acc.bytes_per_param * (shape.params + n_star) + acc.bytes_per_param * batch * context * (
-        shape.kv_elements_per_token() + draft.kv_elements_per_token()
-    )
-    gpus = next((g for g in _DEVICE_COUNTS if need <= acc.memory * g), None)
+    gpus = H.devices_to_hold(shape, H.draft_shape(n_star, shape), acc, batch, context)
     if gpus is None:
-        return {"note": f"does not fit on {_DEVICE_COUNTS[-1]} devices"}
+        return {"note": f"does not fit on {H.DEVICE_COUNTS[-1]} devices"}
     gamma, speed = H.speedup_at(n_star, alpha, shape, acc.times(gpus), batch, context)
     return {"gpus": gpus, "wall_clock_gamma": int(gamma), "wall_clock_speedup": float(speed)}
 
