@@ -200,13 +200,13 @@ class _Pass:
     def __init__(self, s: Mapping[str, Any], device: torch.device, dtype: torch.dtype, seed: int) -> None:
         import torch
 
-        g = torch.Generator(device="cpu").manual_seed(seed)
+        g = torch.Generator(device=device).manual_seed(seed)
         self.s, self.device, self.dtype = s, device, dtype
         h, hd = int(s["hidden"]), int(s["head_dim"])
         q, kv, inter = int(s["heads"]) * hd, int(s["kv_heads"]) * hd, int(s["intermediate"])
 
-        def w(*size: int) -> torch.Tensor:  # drawn on the CPU for a seed that holds on every device
-            return (torch.randn(*size, generator=g) * 0.02).to(device=device, dtype=dtype)
+        def w(*size: int) -> torch.Tensor:  # drawn on the device: the time of a pass does not depend on values
+            return torch.empty(*size, device=device, dtype=dtype).normal_(0.0, 0.02, generator=g)
 
         self.emb = w(int(s["vocab"]), h)
         self.head = self.emb if int(s["tied"]) else w(int(s["vocab"]), h)
