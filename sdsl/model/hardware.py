@@ -63,6 +63,7 @@ __all__ = [
     "iteration_time",
     "speedup_at",
     "plan_on_hardware",
+    "memory_needed",
     "target_shape",
     "Accelerator",
     "flop_limit",
@@ -259,6 +260,19 @@ class HardwarePlan:
         return out
 
 
+def memory_needed(
+    target: Architecture, draft: Architecture | None, bytes_per_param: float, batch: float, context: float
+) -> float:
+    """Bytes the weights and KV caches of a deployment take: every parameter of the target and of
+    the draft (none: plain decoding) at ``bytes_per_param``, and ``batch`` sequences of ``context``
+    tokens in each model's KV cache (keys and values of every layer) at the same precision.
+    Activations, CUDA graphs and the engines' reserved fractions are not counted."""
+    models = [target] if draft is None else [target, draft]
+    weights = sum(m.params for m in models)
+    kv = sum(m.kv_elements_per_token() for m in models) * float(batch) * float(context)
+    return float(bytes_per_param) * (weights + kv)
+
+
 def _bound(shape: Architecture, acc: Accelerator, batch: float, context: float, tokens: float) -> str:
     t_c, t_m = _roofline_terms(
         shape.streamed_params, shape.layers, shape.q_dim, shape.kv_elements_per_token(), acc, batch, context, tokens
@@ -331,7 +345,6 @@ def plan_on_hardware(
     g = np.arange(gamma_max + 1, dtype=float)
     t_plain = float(step_time(m_shape, acc, batch, context, 1.0))
     t_verify = step_time(m_shape, acc, batch, context, g + 1.0)
-    coef = m_shape.kv_elements_per_token() * acc.bytes_per_param * batch * context
 
     def best(log_n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         n = np.exp(log_n)
@@ -374,11 +387,10 @@ def plan_on_hardware(
     d = draft_shape(n_star, m_shape)
     alpha = float(np.asarray(alpha_of_n(np.array([n_star])), dtype=float)[0])
     t_d = float(step_time(d, acc, batch, context, 1.0))
-    kv_draft = d.kv_elements_per_token() * acc.bytes_per_param * batch * context
-    mem = acc.bytes_per_param * (m_shape.params + n_star) + coef + kv_draft
+    mem = memory_needed(m_shape, d, acc.bytes_per_param, batch, context)
     if gamma == 0:  # speculation does not pay: no draft
         speed, n_star, alpha = 1.0, math.nan, math.nan
-        mem = acc.bytes_per_param * m_shape.params + coef
+        mem = memory_needed(m_shape, None, acc.bytes_per_param, batch, context)
     plan = HardwarePlan(
         accelerator=acc.name,
         batch=float(batch),
