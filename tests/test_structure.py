@@ -301,7 +301,8 @@ def test_dotted_paths_name_what_a_chapter_defines():
 
 #: A ceiling on the package's modules (127 when it was set, 100 once the split-offs were folded
 #: back): a new module is a new concept, not a split of an old one; raise it with the reason.
-MAX_MODULES = 100
+#: 101: sdsl.model.engine_rules, what each serving engine accepts of a (target, draft) pair.
+MAX_MODULES = 101
 
 
 def test_the_package_stays_small():
