@@ -671,9 +671,13 @@ def _engine_rows(e: dict[str, Any]) -> list[tuple[str, str]]:
     rows = []
     for key, name in _ENGINE_NAMES:
         s = e[key]
-        for r in s.get("by_batch") or [{"batch": None, "command": s["command"]}]:
+        if s.get("command") is None:
+            rows.append((name, f"no command: {s['refused']}"))
+        for r in s.get("by_batch") or ([{"batch": None, "command": s["command"]}] if s.get("command") else []):
             rows.append((name if r["batch"] is None else f"{name}, batch {r['batch']}", r["command"]))
         rows.append((f"  {name} version", f"checked against {s['version']}; needs {s['requires']}"))
+        for c in s.get("caveats") or []:
+            rows.append((f"  {name} caveat", c))
         if s.get("note"):
             rows.append((f"  {name} note", s["note"]))
     return rows + [("engine draft", e["draft"]), ("engine target", e["target"])]

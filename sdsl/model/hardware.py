@@ -293,6 +293,19 @@ class HardwarePlan:
         return out
 
 
+def memory_needed(
+    target: Architecture, draft: Architecture | None, bytes_per_param: float, batch: float, context: float
+) -> float:
+    """Bytes the weights and KV caches of a deployment take: every parameter of the target and of
+    the draft (none: plain decoding) at ``bytes_per_param``, and ``batch`` sequences of ``context``
+    tokens in each model's KV cache (keys and values of every layer) at the same precision.
+    Activations, CUDA graphs and the engines' reserved fractions are not counted."""
+    models = [target] if draft is None else [target, draft]
+    weights = sum(m.params for m in models)
+    kv = sum(m.kv_elements_per_token() for m in models) * float(batch) * float(context)
+    return float(bytes_per_param) * (weights + kv)
+
+
 def _bound(shape: Architecture, acc: Accelerator, batch: float, context: float, tokens: float) -> str:
     t = _terms(
         shape.streamed_params, shape.layers, shape.q_dim, shape.kv_elements_per_token(), acc, batch, context, tokens
@@ -423,7 +436,7 @@ def plan_on_hardware(
     d = draft_shape(n_star, m_shape)
     alpha = float(np.asarray(alpha_of_n(np.array([n_star])), dtype=float)[0])
     t_d = float(step_time(d, acc, batch, context, 1.0))
-    mem = memory_needed(m_shape, d, acc, batch, context)
+    mem = memory_needed(m_shape, d, acc.bytes_per_param, batch, context)
     return HardwarePlan(
         accelerator=acc.name,
         batch=float(batch),
@@ -449,17 +462,11 @@ def plan_on_hardware(
 DEVICE_COUNTS = (1, 2, 4, 8, 16, 32, 64)
 
 
-def memory_needed(target: Architecture, draft: Architecture, acc: Accelerator, batch: float, context: float) -> float:
-    """Bytes of both models' weights and KV caches for ``batch`` sequences of ``context`` tokens."""
-    kv = target.kv_elements_per_token() + draft.kv_elements_per_token()
-    return acc.bytes_per_param * (target.params + draft.params + batch * context * kv)
-
-
 def devices_to_hold(
     target: Architecture, draft: Architecture, acc: Accelerator, batch: float = 1, context: float = 0
 ) -> int | None:
     """The fewest devices of :data:`DEVICE_COUNTS` whose memory holds :func:`memory_needed`, or None."""
-    need = memory_needed(target, draft, acc, batch, context)
+    need = memory_needed(target, draft, acc.bytes_per_param, batch, context)
     return next((g for g in DEVICE_COUNTS if need <= acc.memory * g), None)
 
 

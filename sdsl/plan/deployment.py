@@ -16,9 +16,13 @@
   given), so the speedup falls below 1 where plain decoding is faster, and the plan says so;
 * each candidate draft's acceptance rate, draft length, wall-clock speedup and share of the
   optimum's tokens per FLOP (:func:`evaluate_drafts`);
-* the published draft of the target's tokenizer group that comes closest to the optimum, and
+* the published drafts of the target's tokenizer group that an engine accepts
+  (:mod:`sdsl.model.engine_rules`), up to three, best first by their wall-clock speedup, and
   ready-to-paste vLLM, SGLang, TensorRT-LLM and llama.cpp settings carrying the plan's devices,
-  precision and per-batch draft length (:mod:`sdsl.model.deploy`);
+  precision, context and per-batch draft length (:mod:`sdsl.model.deploy`): each engine serves the
+  best candidate it accepts, or says in one line why it serves none, and a deployment whose
+  weights and KV caches do not fit the devices gets the reason and the smallest ``--gpus`` instead
+  of commands;
 * the interval of ``N*`` over acceptance laws, loss-law constants and the plane's coefficients, by
   source and combined, with the sources of the headline interval (:mod:`sdsl.plan.interval`), and
   warnings where the acceptance plane (or a law of the interval) is evaluated outside the data it
@@ -37,6 +41,7 @@ import numpy as np
 
 from sdsl import validation as V
 from sdsl.model import deploy as D
+from sdsl.model import engine_rules as ER
 from sdsl.model import hardware as H
 from sdsl.model import speedup as S
 from sdsl.model.laws import acceptance_rate, perplexity
@@ -233,42 +238,59 @@ def _alpha(n, d, y, inputs):
     return acceptance_rate(perplexity(n, d, inputs.constants), y, inputs.alpha.coefficients)
 
 
-def suggest_draft(inputs: PlanInputs, opt: DraftOptimum) -> dict[str, Any] | None:
+def suggest_draft(
+    inputs: PlanInputs, opt: DraftOptimum, gpus: int = 1, dtype: str | None = None
+) -> dict[str, Any] | None:
     """The published dense model of the target's tokenizer group (``data/presets.csv``), smaller than
-    half the target and with known tokens, whose throughput (Eq. 9, integer ``gamma``, its own
-    pre-training tokens as ``D``) comes closest to the optimum's; None when there is none."""
+    half the target, with known tokens and accepted by at least one engine
+    (:func:`sdsl.model.engine_rules.compatible_drafts` at ``gpus`` and ``dtype``), whose throughput
+    (Eq. 9, integer ``gamma``, its own pre-training tokens as ``D``) comes closest to the optimum's;
+    None when there is none. ``candidates`` lists up to three such drafts, best first, each with
+    every engine's verdict (one line)."""
     t = inputs.target
     if not t.tokenizer:
         return None
     y = float(perplexity(t.params, t.tokens, inputs.constants))
-    best = None
-    for r in preset_records():
-        tok = r["tokens"]
-        if (
-            r["tokenizer"] != t.tokenizer
-            or r["architecture"] != "dense"
-            or not r["params"] <= t.params / 2
-            or tok is None
-            or not math.isfinite(tok)
-        ):
+    rows = [
+        r
+        for r in preset_records()
+        if r["tokenizer"] == t.tokenizer
+        and r["architecture"] == "dense"
+        and r["params"] <= t.params / 2
+        and r["tokens"] is not None
+        and math.isfinite(r["tokens"])
+    ]
+    spec = _target_spec(inputs)
+    accepted = {d.name: v for d, v in ER.compatible_drafts(spec, gpus, dtype, rows)}
+    cands = []
+    for r in rows:
+        if r["model"] not in accepted:
             continue
-        n = float(r["params"])
+        n, tok = float(r["params"]), float(r["tokens"])
         a = float(_alpha(n, tok, y, inputs))
         if not 0 < a < 1:
             continue
-        share = float(optimal_tokens_per_flop(a, n, t.params, True)) / opt.tokens_per_flop
-        if best is None or share > best["share_of_optimum"]:
-            best = {
+        cands.append(
+            {
                 "model": r["model"],
                 "hf_id": r["hf_id"] or None,
                 "params": n,
-                "tokens": float(tok),
+                "tokens": tok,
                 "alpha": a,
                 "gamma_integer": int(optimal_gamma(a, n, t.params, integer=True)),
-                "share_of_optimum": share,
-                "shape": _shape_of_row(r),
+                "share_of_optimum": float(optimal_tokens_per_flop(a, n, t.params, True)) / opt.tokens_per_flop,
+                "engines": {k: v.line() for k, v in accepted[r["model"]].items()},
             }
-    return best
+        )
+    if not cands:
+        return None
+    cands.sort(key=lambda c: -c["share_of_optimum"])
+    return {**cands[0], "candidates": cands}
+
+
+def _target_spec(inputs: PlanInputs) -> ER.ModelSpec:
+    t = inputs.target
+    return ER.ModelSpec.from_shape(t.name, t.params, t.shape, t.hf_id, t.tokenizer)
 
 
 def _theorem_38(alpha: float, c: float, k: float, gamma: int | None = None) -> dict[str, Any]:
@@ -434,6 +456,7 @@ def deployment_report(
     }
     y = float(perplexity(m, inputs.target.tokens, inputs.constants))
     sugg = suggest_draft(inputs, opt)
+    ranked: list[dict[str, Any]] = []
     warnings = perplexity_warnings(inputs, opt)
     if wc.source == "hardware":
         acc = wc.hardware
@@ -500,11 +523,15 @@ def deployment_report(
             )
         wall = {"source": label, **_theorem_38(opt.alpha, c, k, wc.gamma)}
         wall["verdict"] = _verdict(opt.n_star, wall["gamma_integer"], wall["speedup"], "draft (N*)")
-    if sugg is not None:
-        ev = draft_wall_clock(inputs, wc, sugg["params"], sugg["alpha"], sugg.pop("shape", None))
-        sugg.update(gamma_wall_clock=ev["gamma"], speedup_wall_clock=ev["speedup"], pays=ev["pays"])
-        if "by_batch_and_context" in ev:
-            sugg["by_batch_and_context"] = ev["by_batch_and_context"]
+    if sugg is not None:  # each draft an engine accepts, by its wall-clock speedup: the best three
+        presets = {r["model"]: r for r in preset_records()}
+        for c in sugg["candidates"]:
+            ev = draft_wall_clock(inputs, wc, c["params"], c["alpha"], _shape_of_row(presets[c["model"]]))
+            c.update(gamma_wall_clock=ev["gamma"], speedup_wall_clock=ev["speedup"], pays=ev["pays"])
+            if "by_batch_and_context" in ev:
+                c["by_batch_and_context"] = ev["by_batch_and_context"]
+        ranked = sorted(sugg["candidates"], key=lambda c: -c["speedup_wall_clock"])
+        sugg = {**ranked[0], "candidates": ranked[:3]}
     out["wall_clock"] = wall
     out["suggested_draft"] = sugg
     if inputs.candidates:
@@ -515,7 +542,7 @@ def deployment_report(
     if used is not None:
         eng_gamma = int(used["gamma_wall_clock"]) if used["pays"] else 0
     out["num_speculative_tokens"] = eng_gamma
-    deploy = _engine_deployment(inputs, wc, out, used, warnings)
+    deploy = _engine_deployment(inputs, wc, out, used, warnings, draft_model, ranked)
     target_id = target_model or inputs.target.hf_id
     out["engines"] = D.engine_settings(
         eng_gamma, target_id, draft_model or (used["hf_id"] if used is not None else None), **deploy
@@ -549,18 +576,27 @@ def deployment_report(
     return _json_safe(out)
 
 
-def _engine_deployment(inputs: PlanInputs, wc: WallClockInputs, out: dict[str, Any], sugg, warnings: list[str]) -> dict:
-    """What the engine settings carry from the hardware plan: the devices in tensor parallel (checked
-    against the target's heads, and the suggested draft's), the precision and the draft length of
-    each planned batch size (at the first context length; 0 where plain decoding is faster)."""
-    if wc.source != "hardware":
-        return {}
-    hw, shape, draft_tp = wc.hardware, inputs.target.shape, None
-    assert hw is not None  # a "hardware" source always carries its accelerator
-    tp = int(hw.count)
+def _engine_deployment(
+    inputs: PlanInputs,
+    wc: WallClockInputs,
+    out: dict[str, Any],
+    sugg,
+    warnings: list[str],
+    draft_model: str | None = None,
+    ranked: list[dict[str, Any]] | None = None,
+) -> dict:
+    """What the engine settings carry from the plan: the devices in tensor parallel (checked against
+    the target's heads), the precision, the longest planned context, the draft length of each planned
+    batch size (at the first context length), each engine's verdict on the draft it serves
+    (:func:`sdsl.model.engine_rules.check_pair`: the given ``--draft-model``, else the suggested draft,
+    else the next candidate the engine accepts) and, when weights and KV caches do not fit the devices,
+    the line that refuses every command (:func:`sdsl.model.engine_rules.memory_fit`)."""
+    hw = wc.hardware if wc.source == "hardware" else None
+    shape, name = inputs.target.shape, inputs.target.name
+    tp = 1 if hw is None else int(hw.count)
     if shape:
         heads, kv = int(shape["heads"]), int(shape["kv_heads"])
-        why = D.check_tensor_parallel(tp, heads, kv, inputs.target.name)
+        why = D.check_tensor_parallel(tp, heads, kv, name)
         if why:
             raise ValueError(
                 f"{shown('gpus')} {tp}: {why} (vLLM, SGLang and TensorRT-LLM shard the heads over the devices "
@@ -568,21 +604,80 @@ def _engine_deployment(inputs: PlanInputs, wc: WallClockInputs, out: dict[str, A
             )
     elif tp > 1:
         warnings.append(f"the target's heads are unknown: check that {tp} devices divide them before serving")
-    row = next((r for r in preset_records() if sugg is not None and r["model"] == sugg["model"]), None)
-    if tp > 1 and row is not None and row.get("heads") == row.get("heads") is not None:  # known, not NaN
-        why = D.check_tensor_parallel(tp, int(row["heads"]), int(row["kv_heads"]), sugg["model"])
-        if why:
-            draft_tp = 1
-            warnings.append(f"{why}: the draft runs on one device (draft_tensor_parallel_size 1), not {tp}")
-    ctx0, rows = wc.contexts[0], out["wall_clock"]["by_batch_and_context"]
-    source = sugg["by_batch_and_context"] if sugg is not None else rows
-    pairs = []
-    for b in wc.batches:
-        r = next(r for r in source if r["batch"] == b and r["context"] == ctx0)
-        g = r["gamma"] if sugg is not None else r["gamma_star"]
-        pairs.append((int(b), int(g) if r["pays"] else 0))
-    dtype = hw.dtype if hw.dtype in D.ENGINE_DTYPES else None
-    return {"tp": tp, "dtype": dtype, "gamma_by_batch": pairs, "draft_tp": draft_tp}
+    dtype = hw.dtype if hw is not None and hw.dtype in D.ENGINE_DTYPES else None
+    context = int(max(wc.contexts)) if hw is not None and max(wc.contexts) > 0 else None
+    target = _target_spec(inputs)
+    rows = {r["model"]: r for r in preset_records()}
+    by_id = {r["hf_id"]: r for r in rows.values() if r.get("hf_id")}
+    if draft_model is not None:  # the user's draft: its shape when it is a preset's
+        row = by_id.get(draft_model) or rows.get(draft_model)
+        spec = (
+            ER.ModelSpec.from_preset(row)
+            if row
+            else ER.ModelSpec(draft_model, float(out.get("n_star_integer_gamma") or 0) or 1.0)
+        )
+        chain: list[tuple[ER.ModelSpec, dict[str, Any] | None]] = [(spec, None)]
+    elif sugg is not None:  # every draft an engine may take, best first: the engine serves the first it accepts
+        cands = [c for c in (ranked or [sugg]) if c.get("hf_id") and c["model"] in rows]
+        chain = [(ER.ModelSpec.from_preset(rows[c["model"]]), c) for c in cands]
+    else:
+        chain = []
+    ctx0, rows_hw = wc.contexts[0], out["wall_clock"].get("by_batch_and_context", [])
+
+    def pairs_of(c: dict[str, Any] | None) -> list[tuple[int, int]]:
+        """(batch, draft length) at the first context; 0 where plain decoding is faster."""
+        src = rows_hw if c is None else c["by_batch_and_context"]
+        key = "gamma_star" if c is None else "gamma"
+        at = {r["batch"]: r for r in src if r["context"] == ctx0}
+        return [(int(b), int(at[b][key]) if at[b]["pays"] else 0) for b in wc.batches]
+
+    verdicts: dict[str, dict[str, Any]] = {}
+    drafts: dict[str, tuple[str | None, list[tuple[int, int]]]] = {}
+    checked = [(spec, c, ER.check_pair(target, spec, tp, dtype)) for spec, c in chain]
+    for key in D.ENGINE_KEYS:
+        if not checked:
+            continue
+        pick = next(((spec, c, v[key]) for spec, c, v in checked if v[key].ok), None)
+        first = checked[0]
+        if pick is None:
+            verdicts[key] = {
+                **first[2][key].as_dict(),
+                "reasons": [_refusal([(sp.name, v[key]) for sp, _, v in checked])],
+            }
+            continue
+        spec, c, v = pick
+        verdicts[key] = v.as_dict()
+        if c is not None and c is not first[1]:
+            verdicts[key]["caveats"] = [
+                f"serves {spec.name}, not the suggested {first[0].name} ({first[2][key].line()})",
+                *verdicts[key]["caveats"],
+            ]
+            g = [(1, int(c["gamma_wall_clock"]) if c["pays"] else 0)]
+            drafts[key] = (c["hf_id"], pairs_of(c) if hw is not None else g)
+    deploy: dict[str, Any] = {"tp": tp, "dtype": dtype, "context": context, "verdicts": verdicts, "drafts": drafts}
+    if hw is not None:
+        deploy["gamma_by_batch"] = pairs_of(sugg)
+        draft_spec = (
+            chain[0][0] if chain else ER.ModelSpec("the draft at N*", float(out["wall_clock"]["n_star"] or 1.0))
+        )
+        fit = ER.memory_fit(target, draft_spec, hw, tp, max(wc.batches), max(wc.contexts))
+        if not fit.fits:
+            deploy["refused"] = fit.reason()
+    return deploy
+
+
+def _refusal(tried: list[tuple[str, ER.Verdict]]) -> str:
+    """One line for an engine that takes none of the drafts tried: the reasons they share once,
+    then each draft's own."""
+    if len(tried) == 1:
+        return tried[0][1].line()
+    common = [r for r in tried[0][1].reasons if all(r in v.reasons for _, v in tried)]
+    own = [
+        f"{n}: {'; '.join(r for r in v.reasons if r not in common)}" for n, v in tried if set(v.reasons) - set(common)
+    ]
+    if not own and all("(the target, " in r for r in common):  # the engine cannot serve the target at all
+        return "; ".join(common)
+    return f"none of the candidate drafts ({', '.join(n for n, _ in tried)}): " + "; ".join(common + own)
 
 
 def _law_extrapolation(interval: dict[str, Any]) -> list[tuple[str, str]]:

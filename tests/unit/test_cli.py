@@ -361,14 +361,15 @@ def test_engine_commands_carry_the_deployment_of_a_70b_target_on_4_h100s():
     d = r["suggested_draft"]
     draft_shape, _ = H.target_shape(d["params"], P.get_preset(d["model"].lower()).shape)  # the draft's own shape
     want = {b: H.speedup_at(d["params"], d["alpha"], shape, hw, b, 0, draft=draft_shape)[0] for b in (1, 16)}
-    assert [x["batch"] for x in e["vllm"]["by_batch"]] == [1, 16]
-    for x in e["vllm"]["by_batch"]:
-        argv = shlex.split(x["command"])
-        cfg = json.loads(_flag(argv, "--speculative-config"))
-        assert _flag(argv, "--tensor-parallel-size") == "4" and _flag(argv, "--dtype") == "bfloat16"
-        assert _flag(argv, "--max-num-seqs") == str(x["batch"])
-        assert cfg["model"] == draft and cfg["num_speculative_tokens"] == want[x["batch"]]
-        assert cfg["draft_tensor_parallel_size"] == 4 and "tensor_parallel_size" not in cfg  # vLLM refuses it
+    # one vLLM server for both batch sizes: the schedule carries each size's draft length
+    assert e["vllm"]["by_batch"] == []
+    argv = shlex.split(e["vllm"]["command"])
+    cfg = json.loads(_flag(argv, "--speculative-config"))
+    assert _flag(argv, "--tensor-parallel-size") == "4" and _flag(argv, "--dtype") == "bfloat16"
+    assert _flag(argv, "--max-num-seqs") == "16"
+    assert cfg["model"] == draft and cfg["num_speculative_tokens"] == max(want.values())
+    assert cfg["num_speculative_tokens_per_batch_size"] == [[1, 1, want[1]], [2, 16, want[16]]]
+    assert cfg["draft_tensor_parallel_size"] == 4 and "tensor_parallel_size" not in cfg  # vLLM refuses it
     for x in e["sglang"]["by_batch"]:
         argv = shlex.split(x["command"])
         assert _flag(argv, "--tp") == "4" and _flag(argv, "--dtype") == "bfloat16"
@@ -386,11 +387,24 @@ def test_engine_commands_carry_the_deployment_of_a_70b_target_on_4_h100s():
         argv = shlex.split(x["command"])
         assert _flag(argv, "-md") == "Llama-3.2-1B.bf16.gguf" and _flag(argv, "-ts") == "1,1,1,1"
         assert _flag(argv, "--spec-draft-n-max") == str(want[x["batch"]]) and _flag(argv, "-np") == str(x["batch"])
-        assert _flag(argv, "-ctk") == "bf16"
+        assert _flag(argv, "-ctk") == "bf16" and _flag(argv, "-ngl") == "all"
     for key in ("vllm", "sglang", "trtllm", "llamacpp"):
         assert e[key]["version"] == D.ENGINES[key]["checked_against"]
+        assert (
+            e[key]["requires"]
+            == D.engine_requirement(key, ["num_speculative_tokens_per_batch_size"] if key == "vllm" else [])[
+                "requirement"
+            ]
+        )
     text = run("plan", "--preset", "llama-3-70b", "--hardware", "h100-sxm", "--gpus", "4", "--batch", "1,16").stdout
-    for name in ("vLLM, batch 16", "SGLang, batch 1", "TensorRT-LLM", "llama.cpp, batch 16", "TensorRT-LLM version"):
+    for name in (
+        "vLLM  ",
+        "SGLang, batch 1",
+        "TensorRT-LLM",
+        "llama.cpp, batch 16",
+        "TensorRT-LLM version",
+        "vllm>=0.24.0",
+    ):
         assert name in text
 
 
