@@ -105,12 +105,19 @@ grep -q "llama-3.1-405b" <<<"$out" || fail "sdsl presets does not list llama-3.1
 out=$("$V/sdsl" presets --plan) || fail "sdsl presets --plan"
 grep -q "mixture of experts" <<<"$out" || fail "sdsl presets --plan does not refuse the mixture-of-experts presets"
 grep -q "tokens unknown" <<<"$out" || fail "sdsl presets --plan does not say which tokens are unknown"
-grep -qE "^llama-3-70b .* 2\.77[0-9]x +10 +2$" <<<"$out" || fail "sdsl presets --plan: Llama-3-70B's wall-clock speedup on 2 H100s"
+grep -qE "^llama-3-70b .* 2\.77[0-9]x +2\.42[0-9]x +6 +2$" <<<"$out" || fail "sdsl presets --plan: Llama-3-70B's wall-clock speedup on 2 H100s"
 out=$("$V/sdsl" speedup --alpha 0.8 --cost-ratio 0.05 --gamma 5) || fail "sdsl speedup"
 grep -q "2.9514x" <<<"$out" || fail "sdsl speedup: Theorem 3.8 at alpha 0.8, c 0.05, gamma 5 is 2.9514x"
 "$V/sdsl" plan --preset qwen3-30b-a3b >/dev/null 2>"$tmp/err" && fail "a mixture-of-experts preset was planned"
 [ "$(wc -l < "$tmp/err")" = 1 ] && grep -q "mixture-of-experts" "$tmp/err" || fail "the MoE refusal is not one line"
 "$V/sdsl" plan --preset llama-3-70b --hardware h100-sxm --gpus 2 --batch 1,64 --json >/dev/null || fail "sdsl plan --hardware"
+# a candidate draft's alpha, gamma and wall-clock speedup, and the step-time model's prediction, without pandas or scipy
+json=$("$V/sdsl" plan --preset llama-3-8b --hardware h200 --draft-params 1.24e9 --gamma 3 --json) || fail "sdsl plan --draft-params"
+"$V/python" -c 'import json, sys; c = json.loads(sys.argv[1])["candidates"][0]; assert c["gamma"] == 3 and 0 < c["alpha"] < 1 and c["speedup"] > 0, c' "$json" \
+  || fail "sdsl plan --draft-params --json: no alpha, gamma and speedup per candidate"
+"$V/sdsl" steps predict --hardware h200 "$repo/data/h200_step_times.csv" | head -n 2 | grep -q "predicted_s" || fail "sdsl steps predict"
+"$V/sdsl" steps fit "$repo/data/h200_step_times.csv" -o "$tmp/gpu.yml" 2>"$tmp/err" && fail "sdsl steps fit ran without scipy"
+grep -q "pip install 'sdsl\[analysis\]'" "$tmp/err" && [ "$(wc -l < "$tmp/err")" = 1 ] || fail "sdsl steps fit does not name the extra it needs"
 
 # sdsl alpha on engine output, from the base install (no scipy: the p-value is said to need it)
 out=$("$V/sdsl" alpha "$repo/tests/fixtures/vllm_single.txt") || fail "sdsl alpha on a vLLM scrape exited $?"
