@@ -301,7 +301,10 @@ def test_dotted_paths_name_what_a_chapter_defines():
 
 #: A ceiling on the package's modules (127 when it was set, 100 once the split-offs were folded
 #: back): a new module is a new concept, not a split of an old one; raise it with the reason.
-MAX_MODULES = 100
+#: 105: readers of five more engine outputs, one module each as the vLLM outputs have (vLLM's
+#: printouts, SGLang's per-request meta_info and bench_serving result, llama.cpp's log lines,
+#: TensorRT-LLM's iteration stats).
+MAX_MODULES = 105
 
 
 def test_the_package_stays_small():
