@@ -2,7 +2,9 @@
 the estimators of :mod:`sdsl.measure.estimators` (method notes, section 9) and the trial bounds of
 :mod:`sdsl.measure.estimators` where drafts were shorter than ``k`` or the export rounds.
 
-Three kinds of input, three functions:
+Three kinds of input, three functions (and, for printed summaries, :func:`from_rounded_rates` on
+rates rounded to a few decimals with the drafts known within a range, and
+:func:`from_totals_bounded` on totals alone):
 
 * :func:`from_position_counts` -- per-position acceptance counters (vLLM's and llama.cpp's
   ``spec_decode_num_accepted_tokens_per_pos``, or rates times drafts from vLLM's log line): the

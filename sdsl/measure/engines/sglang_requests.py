@@ -195,11 +195,20 @@ def _request(d: dict, index: int, model: str | None, usage: dict | None, where: 
 
 
 def parse_sglang_requests(text: str, where: str = "requests") -> list[Request]:
-    """Every request of a file (:class:`Request`)."""
-    reqs: list[Request] = []
+    """Every request of a file (:class:`Request`). A streamed response repeats a request's
+    ``meta_info`` in each chunk with the counts so far: the last one of each ``id`` is kept."""
+    found: list[tuple[dict, str | None, dict | None]] = []
+    last: dict[str, int] = {}
     for value in _values(text, where):
         for d, model, usage in _walk(value):
-            reqs.append(_request(d, len(reqs), model, usage, where))
+            rid = d.get("id")
+            if isinstance(rid, str) and rid in last:
+                found[last[rid]] = (d, model, usage)
+                continue
+            if isinstance(rid, str):
+                last[rid] = len(found)
+            found.append((d, model, usage))
+    reqs = [_request(d, i, model, usage, where) for i, (d, model, usage) in enumerate(found)]
     if not reqs:
         raise ValueError(f"{where}: no meta_info with spec_verify_ct (is speculative decoding on?)")
     return reqs

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 
 from sdsl.measure.engines import estimate as E
 from sdsl.measure.engines.types import AlphaReading, EngineRead, Labels
+from sdsl.measure.estimators import AlphaEstimate
 from sdsl.validation import shown
 
 __all__ = [
@@ -89,17 +90,18 @@ class Summary:
     """One printed summary: its first line, the exact counts, the mean length and the rates."""
 
     lineno: int
-    drafts: int
-    draft_tokens: int
-    accepted: int
+    drafts: int | None
+    draft_tokens: int | None
+    accepted: int | None
     mean: float | None
     rates: tuple[float, ...]
+    """None counts: an early copy of the script printed only the mean length and the rates."""
 
 
 def looks_like_spec_decode_example(text: str) -> bool:
-    return any(_EXAMPLE["drafts"].match(ln) for ln in text.splitlines()) and any(
-        _EXAMPLE["accepted"].match(ln) for ln in text.splitlines()
-    )
+    lines = text.splitlines()
+    counts = any(_EXAMPLE["drafts"].match(ln) for ln in lines) and any(_EXAMPLE["accepted"].match(ln) for ln in lines)
+    return counts or any(_EXAMPLE["rate"].match(ln) for ln in lines)
 
 
 def looks_like_bench_text(text: str) -> bool:
@@ -118,6 +120,8 @@ def _parse(text: str, where: str, rx: dict[str, re.Pattern], scale: float, start
     the next one; the rates are divided by ``scale`` (100 for percentages)."""
     lines = text.splitlines()
     starts = [i for i, ln in enumerate(lines) if (start.search(ln) if start is not None else rx["drafts"].match(ln))]
+    if not starts and start is None and any(rx["rate"].match(ln) for ln in lines):
+        starts = [0]  # an early printout: the mean length and the rates, no counts
     if not starts:
         raise ValueError(f"{where}: no speculative-decoding summary (no drafts line)")
     out = []
@@ -141,7 +145,7 @@ def _parse(text: str, where: str, rx: dict[str, re.Pattern], scale: float, start
                     vals[key] = (i + 1, m.group(1))
         at = f"{where} line {i0 + 1}"
         missing = [k for k in ("drafts", "draft_tokens", "accepted") if k not in vals]
-        if missing:
+        if missing and not (len(missing) == 3 and rates):
             raise ValueError(f"{at}: the summary has no {', '.join(missing)} line")
         if rates and sorted(rates) != list(range(len(rates))):
             raise ValueError(f"{at}: positions must be 0..k-1, got {sorted(rates)}")
@@ -150,9 +154,9 @@ def _parse(text: str, where: str, rx: dict[str, re.Pattern], scale: float, start
         out.append(
             Summary(
                 i0 + 1,
-                counts["drafts"],
-                counts["draft_tokens"],
-                counts["accepted"],
+                counts.get("drafts"),
+                counts.get("draft_tokens"),
+                counts.get("accepted"),
                 mean,
                 tuple(rates[i] for i in range(len(rates))),
             )
@@ -172,6 +176,7 @@ def parse_bench_text(text: str, where: str = "printout") -> list[Summary]:
 
 def _check(x: Summary, at: str, rounding: float) -> None:
     """Refuse counts that contradict each other (an edited or mis-pasted summary)."""
+    assert x.drafts is not None and x.draft_tokens is not None and x.accepted is not None
     if x.drafts == 0 or x.draft_tokens == 0:
         raise ValueError(f"{at}: {x.drafts} drafts and {x.draft_tokens} draft tokens: nothing was drafted")
     if not x.accepted <= x.draft_tokens:
@@ -199,7 +204,20 @@ def _reading(
     x: Summary, *, source: str, where: str, labels: Labels, rounding: float, gamma: int | None, level: float, what: str
 ) -> AlphaReading:
     at = f"{where} line {x.lineno}"
+    if x.drafts is None or x.draft_tokens is None or x.accepted is None:
+        return _rates_only(x, source=source, where=where, labels=labels, gamma=gamma, level=level, what=what)
     _check(x, at, rounding)
+    drafts, tokens, accepted = x.drafts, x.draft_tokens, x.accepted
+    notes: tuple[str, ...] = ()
+    m = tokens / drafts
+    if x.rates and float(m).is_integer() and m < len(x.rates) and not any(x.rates[int(m) :]):
+        # the script sizes its positions by --num-spec-tokens, the engine by its own k: positions past
+        # draft tokens / drafts that are all 0 were not drafted
+        notes = (
+            f"positions {int(m)}..{len(x.rates) - 1} print 0 and draft tokens / drafts = {int(m)}: k = {int(m)} (the "
+            "printout's positions follow the script's --num-spec-tokens, not the drafts)",
+        )
+        x = Summary(x.lineno, drafts, tokens, accepted, x.mean, x.rates[: int(m)])
     if x.rates:
         k = len(x.rates)
         if gamma is not None and gamma != k:
@@ -207,7 +225,7 @@ def _reading(
                 f"{shown('gamma')} {gamma} conflicts with k = {k} ({k} per-position rates) in {at}: drop "
                 f"{shown('gamma')}, which is for exports that do not carry k"
             )
-        part = E.RoundedRates(x.accepted, x.draft_tokens, x.drafts, x.drafts, x.drafts, x.rates, rounding)
+        part = E.RoundedRates(accepted, tokens, drafts, drafts, drafts, x.rates, rounding)
         return E.from_rounded_rates(
             [part],
             source=source,
@@ -217,29 +235,69 @@ def _reading(
             level=level,
             method=f"{what}: per-position rates x drafts, truncated-geometric MLE; the counts are exact, the rates "
             f"rounded to within {rounding:g}",
+            notes=notes,
         )
     if gamma is not None:
         k, how = gamma, f"k = {gamma} from {shown('gamma')}"
-    elif x.draft_tokens % x.drafts == 0:
-        k, how = x.draft_tokens // x.drafts, "k = draft tokens / drafts (every draft counted full)"
+    elif tokens % drafts == 0:
+        k, how = tokens // drafts, "k = draft tokens / drafts (every draft counted full)"
     else:
         raise ValueError(
-            f"{at}: no per-position rates and draft tokens / drafts = {x.draft_tokens}/{x.drafts} is not whole: give "
+            f"{at}: no per-position rates and draft tokens / drafts = {tokens}/{drafts} is not whole: give "
             f"{shown('gamma')} K (num_speculative_tokens)"
         )
     return E.from_mean_length(
         source=source,
         path=where,
         labels=labels,
-        mean_length=min(1.0 + x.accepted / x.drafts, k + 1.0),
+        mean_length=min(1.0 + accepted / drafts, k + 1.0),
         k=int(k),
-        n_iterations=x.drafts,
+        n_iterations=drafts,
         level=level,
-        num_drafts=x.drafts,
-        num_draft_tokens=x.draft_tokens,
-        num_accepted_tokens=x.accepted,
+        num_drafts=drafts,
+        num_draft_tokens=tokens,
+        num_accepted_tokens=accepted,
         method=f"{what}: mean acceptance length 1 + accepted / drafts inverted (no per-position rates)",
         notes=(how,),
+    )
+
+
+def _rates_only(
+    x: Summary, *, source: str, where: str, labels: Labels, gamma: int | None, level: float, what: str
+) -> AlphaReading:
+    """An early printout (the mean length and the rates, no counts): the MLE's point
+    ``sum(r) / (1 + sum(r[:-1]))`` (:func:`sdsl.measure.estimators.alpha_from_position_counts` divided
+    through by the drafts), no interval (the number of drafts is not printed)."""
+    k = len(x.rates)
+    if gamma is not None and gamma != k:
+        raise ValueError(
+            f"{shown('gamma')} {gamma} conflicts with k = {k} ({k} per-position rates) in {where} line {x.lineno}: "
+            f"drop {shown('gamma')}, which is for exports that do not carry k"
+        )
+    for i in range(1, k):
+        if x.rates[i] > x.rates[i - 1] + 0.01:
+            raise ValueError(f"{where} line {x.lineno}: the rate at position {i} exceeds the one at position {i - 1}")
+    total = 1.0 + sum(x.rates[:-1])
+    a = sum(x.rates) / total
+    est = AlphaEstimate(
+        a,
+        float("nan"),
+        float("nan"),
+        float("nan"),
+        n=0,
+        method="position_rates_only",
+        interval="none (no count of drafts)",
+        level=level,
+    )
+    return AlphaReading(
+        source=source,
+        path=where,
+        labels=labels,
+        gamma=k,
+        estimate=est,
+        method=f"{what}: per-position rates only, sum(r) / (1 + sum(r[:-1])) (the MLE with the drafts divided out)",
+        position_rates=tuple(r / p if p > 0 else 0.0 for r, p in zip(x.rates, (1.0, *x.rates[:-1]))),
+        notes=("no count of drafts in the printout: no sampling interval can be given; the rates have 2 decimals",),
     )
 
 

@@ -83,3 +83,26 @@ def test_contradicting_printouts_are_refused():
         read_text(text, "p", gamma=4)
     with pytest.raises(ValueError, match="no draft_tokens line"):
         read_text("num_drafts: 10\nnum_accepted_tokens: 5\n", "p")
+
+
+def test_positions_past_the_drafts_and_an_early_printout():
+    """A printout from the script run with --num-spec-tokens 6 against an engine drafting 3 (the
+    positions past 3 print 0.00 and draft tokens / drafts = 3): k is 3. An early copy of the script
+    printed only the mean length and the rates: the point of the MLE, no interval."""
+    text = (
+        "--------------------------------------------------\ntotal_num_output_tokens: 1000\nnum_drafts: 597\n"
+        "num_draft_tokens: 1791\nnum_accepted_tokens: 402\nmean acceptance length: 1.67\n"
+        "--------------------------------------------------\n"
+        + "".join(
+            f"acceptance at token {i}: {r}\n" for i, r in enumerate(["0.59", "0.08", "0.00", "0.00", "0.00", "0.00"])
+        )
+    )
+    (x,) = read_text(text, "p").readings
+    assert x.gamma == 3 and not x.short_drafts.any and any("k = 3" in n for n in x.notes)
+    ref = alpha_from_position_counts([352, 50, 0], 597)  # 0.59 x 597 = 352, 402 - 352 = 50
+    assert x.estimate.ci_low <= ref.alpha <= x.estimate.ci_high
+    early = "mean acceptance length: 2.31\nacceptance at token 0:0.71\nacceptance at token 1:0.41\nacceptance at token 2:0.19\n"
+    assert detect_format(early, "e")[0] == "vllm-spec-decode"
+    (y,) = read_text(early, "e").readings
+    assert y.estimate.alpha == pytest.approx((0.71 + 0.41 + 0.19) / (1 + 0.71 + 0.41))
+    assert y.estimate.ci_low != y.estimate.ci_low  # NaN: no interval without the drafts (printed as n/a)

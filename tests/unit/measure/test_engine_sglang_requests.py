@@ -95,3 +95,30 @@ def test_sglang_bench_json_line():
     assert detect_format(path.read_text(), "b")[0] == "sglang-bench"
     (x,) = read_files([path], gamma=3)[0].readings
     assert x.estimate.ci_low <= 0.7 <= x.estimate.ci_high  # simulated at 0.7, seed 18
+
+
+def test_openai_responses_streams_and_older_meta_info():
+    """The OpenAI-compatible response's sglext (completion tokens in usage), a stream that repeats a
+    request's meta_info with the counts so far (the last is kept), and the meta_info of SGLang before
+    the histogram (spec_verify_ct and completion_tokens only: k from --gamma)."""
+    spec = json.loads(PASTED.read_text())
+    oai = {
+        "model": "deepseek-v4",
+        "choices": [],
+        "usage": {"completion_tokens": 106},
+        "sglext": {"spec_tokens_details": spec},
+    }
+    (x,) = read_text(json.dumps(oai), "o").readings
+    assert x.model == "deepseek-v4" and x.estimate.alpha == pytest.approx(63 / 103)
+    early = dict(spec, id="r1", spec_verify_ct=10, spec_correct_drafts_histogram=[3, 4, 3, 0, 0, 0])
+    early.update(spec_num_correct_drafts=10, spec_num_proposed_drafts=50)
+    stream = (
+        "".join(f"data: {json.dumps({'meta_info': m})}\n\n" for m in (early, dict(spec, id="r1"))) + "data: [DONE]\n"
+    )
+    (y,) = read_text(stream, "s").readings
+    assert y.num_drafts == 43 and y.estimate.alpha == pytest.approx(63 / 103)
+    old = json.dumps({"text": "...", "meta_info": {"id": "a", "completion_tokens": 106, "spec_verify_ct": 43}})
+    r = read_text(old, "old")
+    assert not r.readings and "--gamma" in r.skipped[0].reason
+    (z,) = read_text(old, "old", gamma=5).readings
+    assert z.estimate.alpha == pytest.approx(alpha_from_mean_tokens(106 / 43, 5, 43).alpha)
