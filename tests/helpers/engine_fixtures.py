@@ -227,7 +227,7 @@ FIXTURES: dict[str, Provenance] = {
         f"GET /metrics of trtllm-serve: IterationStats JSON with specDecodingStats ({_TRT}/pull/19311; field "
         "names numDraftTokens, numAcceptedTokens, numRequestsWithDraftTokens, acceptanceLength, iterLatencyMS, "
         "draftOverhead as TensorRT-LLM's own tests read them)",
-        "402 iterations, 2 context-only, 8 requests each, EAGLE-3 k 3, alpha 0.66 (seed 18)",
+        "152 iterations, 2 context-only, 8 requests each, EAGLE-3 k 3, alpha 0.66 (seed 18)",
     ),
     # -- the older synthetic vLLM scrapes -----------------------------------------------------------
     "vllm_single.txt": Provenance(
