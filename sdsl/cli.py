@@ -348,10 +348,13 @@ def _add_alpha_parser(sub: Any) -> None:
         "files",
         nargs="+",
         metavar="FILE",
-        help="a saved /metrics scrape (vLLM, llama.cpp, SGLang, TensorRT-LLM, or a pasted Prometheus "
-        "query table), a vLLM log, vLLM per-request JSON, a 'vllm bench serve --save-result' JSON, or vLLM's "
-        "LLM.get_metrics() saved as json.dump([dataclasses.asdict(m) for m in llm.get_metrics()], f); the "
-        "format is detected; - reads standard input",
+        help="a saved /metrics scrape (vLLM, llama.cpp, SGLang; TensorRT-LLM's GET /prometheus/metrics; or a "
+        "pasted Prometheus query table), a vLLM log, vLLM per-request JSON, a 'vllm bench serve --save-result' "
+        "JSON or its printout, vLLM's LLM.get_metrics() saved as json.dump([dataclasses.asdict(m) for m in "
+        "llm.get_metrics()], f), the printout of vLLM's examples/offline_inference/spec_decode.py, SGLang "
+        "per-request meta_info JSON or a bench_serving result, llama.cpp log lines (print_timing, statistics, "
+        "llama-speculative), TensorRT-LLM's GET /metrics iteration stats JSON; the format is detected; - reads "
+        "standard input",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the text report")
     p.add_argument(
@@ -364,21 +367,23 @@ def _add_alpha_parser(sub: Any) -> None:
         "--format",
         dest="fmt",
         metavar="FMT",
-        help="skip detection: vllm-prometheus, llamacpp-prometheus, sglang-prometheus, trtllm-prometheus, "
-        "vllm-log, vllm-requests, vllm-bench or vllm-get-metrics",
+        help="skip detection: vllm-prometheus, llamacpp-prometheus, sglang-prometheus, trtllm-prometheus "
+        "(GET /prometheus/metrics), vllm-log, vllm-requests, vllm-bench, vllm-get-metrics, vllm-spec-decode, "
+        "vllm-bench-text, sglang-requests, sglang-bench, llamacpp-log or trtllm-iteration-stats (GET /metrics)",
     )
     p.add_argument(
         "--gamma",
         metavar="K",
         help="draft length k, for exports that do not carry it (TensorRT-LLM without max_draft_len; "
-        "SGLang without spec_num_steps, with tree drafts: the number of steps; a vllm bench serve result "
-        "without per-position rates); refused when it differs from the k an export carries",
+        "SGLang without spec_num_steps, with tree drafts: the number of steps; SGLang bench_serving; a vllm "
+        "bench serve result without per-position rates); refused when it differs from the k an export carries",
     )
     p.add_argument("--level", metavar="L", default="0.95", help="confidence level of the intervals (default 0.95)")
     p.add_argument(
         "--seed",
         metavar="S",
-        help="seed of the bootstrap over requests of vLLM per-request JSON, an integer in [0, 2^63 - 1] (default 0)",
+        help="seed of the bootstrap over requests of vLLM or SGLang per-request JSON, an integer in [0, 2^63 - 1] "
+        "(default 0)",
     )
     plan = p.add_argument_group("what alpha implies (optional): the target and the draft that was measured")
     plan.add_argument("--preset", metavar="NAME", help="target preset of data/presets.csv ('sdsl presets')")
@@ -887,9 +892,11 @@ def _alpha(args: argparse.Namespace) -> int:
         raise ValueError(
             f"reading engine exports needs the measure extra (pip install -e '.[measure]'): {exc}"
         ) from None
-    if args.seed is not None and not any(r.source == "vllm-requests" for r in rep.reads):
+    from sdsl.measure.engines.detect import SEEDED
+
+    if args.seed is not None and not any(r.source in SEEDED for r in rep.reads):
         raise ValueError(
-            f"{V.shown('seed')} {args.seed} is used only by the bootstrap over requests of vLLM "
+            f"{V.shown('seed')} {args.seed} is used only by the bootstrap over requests of vLLM or SGLang "
             f"per-request JSON, and no file is one: drop {V.shown('seed')}"
         )
     if args.json:

@@ -19,6 +19,9 @@ from sdsl.paths import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures"
 SCRAPE = str(FIXTURES / "vllm_after.txt")
+PRINTOUT = str(FIXTURES / "engines" / "vllm_spec_decode_pr26498.txt")
+ITERATIONS = str(FIXTURES / "engines" / "trtllm_iteration_stats.json")
+SPECULATIVE = str(FIXTURES / "engines" / "llamacpp_speculative_pr3006.txt")
 ABOUT_SEED = "[0, 2^63 - 1]"
 DRAWS = "[100, 10000]"
 HW = ["plan", "--preset", "opt-13b", "--hardware", "h200"]
@@ -332,6 +335,15 @@ CLI: list[tuple[str, list[str], tuple[str, ...]]] = [
         ("--draft-tokens", "--target-tokens"),
     ),
     ("alpha-no-file", ["alpha"], ("FILE", "required")),
+    (
+        "alpha-unknown-file",
+        ["alpha", str(ROOT / "LICENSE")],
+        ("not a recognised source", "vllm-spec-decode", "sglang-requests", "llamacpp-log", "trtllm-iteration-stats"),
+    ),
+    ("alpha-gamma-against-printout", ["alpha", "--gamma", "4", PRINTOUT], ("--gamma", "conflicts with k = 10")),
+    ("alpha-delta-printouts", ["alpha", "--delta", PRINTOUT, PRINTOUT], ("--delta", "applies to /metrics")),
+    ("alpha-gamma-below-drafts", ["alpha", "--gamma", "2", ITERATIONS], ("--gamma", "below draft tokens / steps")),
+    ("alpha-gamma-against-n-draft", ["alpha", "--gamma", "8", SPECULATIVE], ("--gamma", "n_draft = 16")),
     # sdsl presets --plan takes no value and no planning flags of sdsl plan
     ("presets-plan-with-value", ["presets", "--plan=yes"], ("--plan", "'yes'")),
     ("presets-plan-hardware", ["presets", "--plan", "--hardware", "h200"], ("unrecognized arguments", "--hardware")),
