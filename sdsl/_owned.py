@@ -14,6 +14,7 @@ experiment's work folder.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -160,7 +161,8 @@ def write_failure(exc: OSError, what: str, folder: Path | str) -> OutputError:
     filename = exc.filename
     if isinstance(exc, shutil.Error) and exc.args and isinstance(exc.args[0], list) and exc.args[0]:
         src, dst, why = exc.args[0][0]  # copytree's list of (source, destination, reason)
-        reason, filename = str(why), dst
+        m = re.match(r"\[Errno \d+\] ([^:]+)", str(why))
+        reason, filename = (m.group(1) if m else str(why)), dst
     where = f" (writing {filename})" if filename else ""
     return OutputError(
         f"{what} {folder}: {reason or exc}{where}: free space there or give another folder; nothing was published"

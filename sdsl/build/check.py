@@ -51,6 +51,7 @@ from sdsl._owned import (
     clear_owned,
     foreign_files,
     is_owned,
+    note_written,
     refuse_foreign,
     write_failure,
 )
@@ -319,7 +320,11 @@ def check(
             claim(new_root, "artifacts folder")
             if chapters:
                 for chapter in sorted(set(_baseline_chapters(baseline)) - set(chapters)):
-                    shutil.copytree(baseline / chapter, new_root / chapter)
+                    copied = sorted(
+                        p.relative_to(baseline / chapter).as_posix() for p in (baseline / chapter).rglob("*")
+                    )
+                    note_written(new_root / chapter, copied)  # before copying: a copy cut short is still the check's
+                    shutil.copytree(baseline / chapter, new_root / chapter, dirs_exist_ok=True)
         except OSError as exc:
             raise write_failure(exc, "work folder", work) from None
         try:

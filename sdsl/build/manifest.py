@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from sdsl._machine import cpu_flags, cpu_model
+from sdsl._owned import WRITTEN
 from sdsl.build.parameters import PATH_PARAMETERS
 from sdsl.data import sha256
 
@@ -219,7 +220,9 @@ def read_provenance(folder: Path | str) -> dict[str, Any] | None:
 def foreign_artifacts(folder: Path | str) -> list[str]:
     """The files of the chapter folder ``folder`` (relative POSIX paths) that no run wrote: not in
     its provenance record's list of files or, for a folder published before the record listed
-    them, not in the manifest of the tree above it (hidden files never are)."""
+    them (the committed baseline's, copied by the check), not in the manifest of the tree above it,
+    or hidden where there is no manifest either; the files a copy recorded before it was made
+    (:func:`sdsl._owned.note_written`) are the tools'."""
     folder = Path(folder)
     if not folder.is_dir():
         return []
@@ -237,6 +240,11 @@ def foreign_artifacts(folder: Path | str) -> list[str]:
             manifest = {}
         prefix = f"{folder.name}/"
         ours = {f.removeprefix(prefix) for f in manifest.get("files", {}) if f.startswith(prefix)}
+        if not manifest and rec is not None:  # a run's folder with nothing to tell its files by
+            ours = {f for f in present if not any(part.startswith(".") for part in f.split("/"))}
+    ledger = folder / WRITTEN  # a copy the tools recorded before making it (the check's of the baseline)
+    if ledger.is_file():
+        ours |= set(ledger.read_text(encoding="utf-8").splitlines()) | {WRITTEN}
     return [f for f in present if f not in ours | {PROVENANCE_NAME}]
 
 

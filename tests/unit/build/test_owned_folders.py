@@ -459,3 +459,33 @@ def test_wheel_check_removes_only_its_own_work_folder(users, tmp_path):
     assert (
         missing.returncode == 2 and "cannot make a work folder" in missing.stderr and not (tmp_path / "gone").exists()
     )
+
+
+def test_a_full_disk_under_the_check_is_one_line_naming_the_disk_and_the_copy_cut_short_is_the_checks(
+    tmp_path, capsys, monkeypatch
+):
+    """`check plan_draft --keep DIR` on a full disk: one line naming the disk (it was 17 lines of
+    shutil.Error, exit 1); the check run again in that folder takes what the cut-short copy left
+    as its own (recorded before copying), not as the user's."""
+    import errno
+
+    keep, diff = tmp_path / "keep", tmp_path / "diff"
+    real = shutil.copytree
+    copies = []
+
+    def full(src, dst, *args, **kwargs):
+        copies.append(dst)
+        if len(copies) == 2:  # the second chapter copied from the baseline: the disk is full halfway
+            real(src, dst, *args, **kwargs)
+            first = sorted(Path(dst).rglob("*.csv"))[0]
+            first.unlink()
+            reason = f"[Errno {errno.ENOSPC}] No space left on device: '{src}' -> '{first}'"
+            raise shutil.Error([(str(src), str(first), reason)])
+        return real(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(check.shutil, "copytree", full)
+    assert check.main(["plan_draft", "--keep", str(keep), "--diff-dir", str(diff)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert "No space left on device" in err and str(keep) in err and "free space" in err, err
+    assert check._foreign_in_tree(keep / "artifacts") == []  # the copy cut short is the check's own
