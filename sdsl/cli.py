@@ -25,73 +25,27 @@ import argparse
 import json
 import math
 import os
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
+
+from sdsl.validation import EXIT_USAGE, CommandParser
 
 if TYPE_CHECKING:
     from sdsl.plan.deployment import WallClockInputs
 
 __all__ = ["main", "build_parser"]
 
-EXIT_USAGE = 2
-
 #: Parameter names of the library whose flag is not the parameter's name with dashes.
 _FLAGS = {"n_boot": "--bootstrap", "candidates": "--draft-params", "integer_gamma": "--integer-gamma"}
-#: A number, negative ones included (argparse alone reads "-70e9" and "-inf" as options).
-_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE)
-
-
-class _Once(argparse.Action):
-    """Store an option's value, refusing a second one (argparse keeps the last silently)."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        given = namespace.__dict__.setdefault("_given", {})
-        if self.dest in given:
-            raise argparse.ArgumentError(self, f"given twice ({given[self.dest]} and {_text(values)}): give it once")
-        given[self.dest] = _text(values)
-        setattr(namespace, self.dest, values)
-
-
-def _text(values: Any) -> str:
-    return " ".join(map(str, values)) if isinstance(values, list) else str(values)
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (exit status 2), negative numbers as values and options that
-    may be given once."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._negative_number_matcher = _NUMBER
-        self.register("action", None, _Once)
-        self.register("action", "store", _Once)
-
-    def error(self, message: str) -> NoReturn:
-        from sdsl.validation import one_line, suggestion
-
-        hint = ""
-        m = re.match(r"unrecognized arguments: (\S+)", message)
-        if m:
-            options = [o for a in self._actions for o in a.option_strings]
-            for a in self._actions:
-                if isinstance(a, argparse._SubParsersAction):
-                    options += [o for p in a.choices.values() for b in p._actions for o in b.option_strings]
-            hint = suggestion(m.group(1).split("=")[0], sorted(set(options)))
-        self.exit(
-            EXIT_USAGE,
-            f"{self.prog}: error: {one_line(message)}{'; ' + hint.strip() if hint else ''} "
-            f"(see '{self.prog} --help')\n",
-        )
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``sdsl`` (sub-commands ``plan``, ``speedup``, ``presets`` and ``alpha``)."""
     import sdsl
 
-    parser = _Parser(
+    parser = CommandParser(
         prog="sdsl",
         description=(
             "Speculative Decoding Scaling Laws (arXiv 2603.11053): plan the throughput-optimal draft "
@@ -311,7 +265,8 @@ def _add_speedup_parser(sub: Any) -> None:
         "--json",
         action="store_true",
         help="print one JSON object (alpha, c, verify_slope, gamma, speedup, "
-        "gamma_continuous, gamma_integer, speedup_at_best, break_even_alpha)",
+        "gamma_continuous, gamma_integer, speedup_at_best, break_even_alpha, gamma_max, gamma_capped, note: "
+        "gamma_integer is gamma_max, with a note, where the best draft length lies beyond it or there is none)",
     )
 
 
@@ -771,7 +726,7 @@ def _speedup(args: argparse.Namespace) -> int:
         print(json.dumps(d))
         return 0
     rows = [
-        ("alpha", f"{rep.alpha:.4g}"),
+        ("alpha", f"{rep.alpha:.10g}"),
         ("cost coefficient c", f"{rep.c:.4g} (draft step over target step)"),
         ("verification cost", f"1 + {rep.verify_slope:.4g} gamma target steps"),
     ]
@@ -781,6 +736,7 @@ def _speedup(args: argparse.Namespace) -> int:
     rows += [
         ("best gamma (continuous)", gc),
         ("best gamma (integer)", f"{rep.gamma_integer}: speedup {rep.speedup_at_best:.4f}x"),
+        *([("note", rep.note)] if rep.note else []),
         (
             "break-even alpha",
             f"{rep.break_even_alpha:.4f} (below it no draft length beats plain decoding)"
@@ -1125,7 +1081,18 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``sdsl`` console script; returns the exit status."""
+    """Entry point of the ``sdsl`` console script; returns the exit status (SIGTERM or SIGINT: one
+    line and 128 + the signal's number)."""
+    from sdsl.validation import Interrupt, interrupted, sigterm_as_interrupt
+
+    try:
+        with sigterm_as_interrupt():
+            return _main(argv)
+    except (Interrupt, KeyboardInterrupt) as exc:
+        return interrupted("sdsl", exc, "nothing was written")
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         given = list(sys.argv[1:] if argv is None else argv)

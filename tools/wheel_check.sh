@@ -124,6 +124,13 @@ out=$("$V/sdsl" alpha "$repo/tests/fixtures/vllm_single.txt") || fail "sdsl alph
 grep -q "alpha = 0.7505" <<<"$out" || fail "sdsl alpha on a vLLM scrape: expected alpha = 0.7505, got: $out"
 grep -q "no p-value: scipy is not installed" <<<"$out" || fail "sdsl alpha: the base install does not say the p-value needs scipy"
 echo "sdsl alpha (base install): $(grep -o 'alpha = [^(]*' <<<"$out" | head -n 1)"
+# a command that needs an extra says which, in one line, exit 2
+status=0
+"$V/python" -m sdsl.experiment run --scale smoke --out "$tmp/exp" >/dev/null 2>"$tmp/err" || status=$?
+[ "$status" = 2 ] && [ "$(wc -l < "$tmp/err")" = 1 ] && grep -qF "pip install 'sdsl[experiment]'" "$tmp/err" \
+  || fail "python -m sdsl.experiment run in the base install: expected one line naming sdsl[experiment] and exit 2, got $status: $(head -c 300 "$tmp/err")"
+[ ! -e "$tmp/exp" ] || fail "python -m sdsl.experiment run in the base install wrote $tmp/exp"
+echo "python -m sdsl.experiment run (base install): $(cat "$tmp/err")"
 
 # 4. the other Pythons of this machine: install the wheel and run the planning commands
 for v in 3.12 3.13; do

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from sdsl import tolerance as policy
+from sdsl._owned import note_written
 from sdsl.build.manifest import PROVENANCE_NAME, artifact_kind, list_files, read_provenance
 from sdsl.data import sha256
 
@@ -322,9 +323,10 @@ def compare_figures(old_png: Path | str, new_png: Path | str, diff_dir: Path | s
     if old_png.read_bytes() == new_png.read_bytes():
         return 0.0, None
     diff_dir = Path(diff_dir)
-    diff_dir.mkdir(parents=True, exist_ok=True)
     expected = diff_dir / f"{new_png.stem}-baseline.png"
     actual = diff_dir / f"{new_png.stem}-new.png"
+    # recorded before they are written: the next check clears these, and only these
+    note_written(diff_dir, [expected.name, actual.name, f"{actual.stem}-failed-diff.png"])
     shutil.copyfile(old_png, expected)
     shutil.copyfile(new_png, actual)
     try:

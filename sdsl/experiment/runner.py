@@ -683,6 +683,8 @@ def run(
     out = Path(out) if out is not None else default_out(scale.name)
     state_path = out / "state.json"
     state = _read_state(state_path)
+    if state is None and resume:  # before anything is written
+        raise ValueError(f"--resume: --out {out} holds no run to resume (no state.json): drop --resume to start one")
     # a work folder made before folders were marked is recognised by its state.json
     claim(out, "--out folder", owned=state is not None and not is_owned(out))
     if state is not None:

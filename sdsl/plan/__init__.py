@@ -212,6 +212,8 @@ def positive_number(value: Any, name: str, unit: str, bounds: tuple[float, float
     Accepts numbers and numeric strings (``"70.6e9"``), as given on the command line."""
     if bounds is None:
         return V.number(value, name, low=0, low_open=True, what=unit)
+    if isinstance(value, str) and V.float_problem(value):  # 1e400, 1e-320: the range is what to give
+        V.number(value, name, low=bounds[0], high=bounds[1], what=unit)
     x = V.number(value, name, low=0, low_open=True, what=unit)
     if not bounds[0] <= x <= bounds[1]:
         raise ValueError(
@@ -407,6 +409,12 @@ def read_measurements(path: str | os.PathLike) -> pd.DataFrame:
                 f"measurements file {p}: every row has the same {c}; the plane needs at least two "
                 f"{what} with different perplexities"
             )
+    design = np.column_stack([df["draft_ppl"].to_numpy(float), df["target_ppl"].to_numpy(float), np.ones(len(df))])
+    if np.linalg.matrix_rank(design) < 3:
+        raise ValueError(
+            f"measurements file {p} ({shown('alpha_source')}): the (draft_ppl, target_ppl) pairs lie on one line, so "
+            f"the plane alpha = A x + B y + C has no unique fit; give pairs whose perplexities do not move together"
+        )
     return df
 
 

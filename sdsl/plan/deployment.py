@@ -65,6 +65,9 @@ __all__ = [
 
 _GAMMA_MAX = "largest draft length searched"
 _LATENCIES = ("draft_latency", "target_latency", "verify_latency", "verify_tokens")
+#: The most devices a plan shards a model over in tensor parallel: far beyond any model's attention
+#: heads (Llama-3.1-405B has 128), which each device must get some of.
+MAX_GPUS = 1024
 #: Bytes per weight and KV-cache element of the number formats ``--dtype`` accepts.
 DTYPES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp32": 4.0}
 
@@ -95,6 +98,10 @@ def _number(value: Any, name: str, low: float, what: str, integer: bool = False,
 def _list(values: Any, name: str, low: float, what: str, integer: bool, default: float) -> tuple[float, ...]:
     if values is None:
         return (default,)
+    if isinstance(values, np.ndarray):  # as the list it holds
+        if values.ndim > 1:
+            raise ValueError(f"{shown(name)} must be a list of values ({what}), got an array of shape {values.shape}")
+        values = values.tolist()
     items = values if isinstance(values, (list, tuple)) else [values]
     out: list[float] = []
     for v in items:
@@ -160,7 +167,7 @@ def check_wall_clock(
             ("gamma_max", gamma_max),
         )
         if v is not None
-    ] + ([shown("overlap")] if overlap else [])
+    ] + ([shown("overlap")] if V.boolean(overlap, "overlap", "drafting overlapped with verification") else [])
     if hw_only and hardware is None:
         raise ValueError(
             f"{', '.join(hw_only)} {'needs' if len(hw_only) == 1 else 'need'} {shown('hardware')} (an "
@@ -189,6 +196,12 @@ def check_wall_clock(
             if verify_tokens is None
             else int(_number(verify_tokens, "verify_tokens", 2, "gamma + 1 tokens", integer=True))
         )
+        if not V.TINY <= td / tt < math.inf:  # the cost coefficient c = td / tt over- or underflows
+            raise ValueError(
+                f"{shown('draft_latency')} / {shown('target_latency')} = {td:g} s / {tt:g} s is "
+                f"{'beyond the largest float' if td / tt == math.inf else f'below {V.TINY:.3g}, the smallest normal float'}"
+                f": the cost coefficient c must be a number in [{V.TINY:.3g}, 1.8e+308]; check the two latencies"
+            )
         if tv is not None and tv < tt:
             raise ValueError(
                 f"{shown('verify_latency')} = {tv:g} s is below {shown('target_latency')} = {tt:g} s: a pass "
@@ -199,7 +212,9 @@ def check_wall_clock(
     if hardware is None:
         return WallClockInputs("flop", gamma_max=gm, gamma=fixed)
     acc = H.get_accelerator(V.text(hardware, "hardware", "an accelerator preset"))
-    acc = acc.times(int(_number(1 if gpus is None else gpus, "gpus", 1, "devices in tensor parallel", integer=True)))
+    acc = acc.times(
+        V.integer(1 if gpus is None else gpus, "gpus", low=1, high=MAX_GPUS, what="devices in tensor parallel")
+    )
     if dtype is not None:
         key = V.choice(str(dtype).strip().lower(), "dtype", list(DTYPES), "weights and KV cache")
         acc = acc.with_bytes_per_param(DTYPES[key], key)
@@ -210,7 +225,7 @@ def check_wall_clock(
         hardware=acc,
         batches=_list(batch, "batch", 1, "sequences decoded together", True, 1.0),
         contexts=_list(context, "context", 0, "tokens in each KV cache", True, 0.0),
-        overlap=bool(overlap),
+        overlap=V.boolean(overlap, "overlap", "drafting overlapped with verification"),
         gamma_max=gm,
         gamma=fixed,
     )
@@ -308,6 +323,7 @@ def _theorem_38(alpha: float, c: float, k: float, gamma: int | None = None) -> d
         "cost_coefficient": c,
         "verify_cost_slope": k,
         "break_even_alpha": rep.break_even_alpha,
+        "note": rep.note,
     }
 
 
@@ -523,6 +539,8 @@ def deployment_report(
             )
         wall = {"source": label, **_theorem_38(opt.alpha, c, k, wc.gamma)}
         wall["verdict"] = _verdict(opt.n_star, wall["gamma_integer"], wall["speedup"], "draft (N*)")
+        if wall["note"] and wc.gamma is None:  # the draft length is the end of the search, not an optimum
+            warnings.append(f"wall-clock draft length: {wall['note']}")
     if sugg is not None:  # each draft an engine accepts, by its wall-clock speedup: the best three
         presets = {r["model"]: r for r in preset_records()}
         for c in sugg["candidates"]:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from sdsl.measure.engines.prometheus import looks_like_prometheus, normalise_text, parse_scrape
 from sdsl.measure.engines.types import EngineRead, label_text
-from sdsl.validation import shown
+from sdsl.validation import show, shown
 
 __all__ = ["FORMATS", "STDIN", "detect_format", "refusal", "read_text", "read_texts", "read_files"]
 
@@ -327,6 +327,11 @@ def read_files(
     list of EngineRead
         One per file (one in all with ``delta``), each with alpha per model and engine.
     """
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        raise ValueError(f"paths must be a list of files, got {show(paths)} (a list of one: [{show(paths)}])")
+    for i, p in enumerate(paths):  # a path as the user names a file: bytes (b'/x') have no encoding
+        if not (isinstance(p, str) or (isinstance(p, os.PathLike) and isinstance(os.fspath(p), str))):
+            raise ValueError(f"paths[{i}] must be a file's path (a str or pathlib.Path), got {show(p)}")
     if not paths:
         raise ValueError("no file given")
     names = [STDIN if str(p) == "-" else str(p) for p in paths]

@@ -132,7 +132,7 @@ def test_hardware_report_by_batch_and_context():
         (dict(draft_latency=0.1), "need both draft_latency and target_latency"),
         (dict(hardware="h200", dtype="int4"), "dtype must be one of"),
         (dict(hardware="h200", batch="0"), "batch must be an integer >= 1"),
-        (dict(hardware="h200", gpus="1.5"), "gpus must be an integer >= 1"),
+        (dict(hardware="h200", gpus="1.5"), r"gpus must be an integer in \[1, 1024\]"),
         (dict(cost_ratio="-1"), "cost_ratio must be a number >= 0"),
     ],
 )
