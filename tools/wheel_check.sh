@@ -111,6 +111,8 @@ grep -q "2.9514x" <<<"$out" || fail "sdsl speedup: Theorem 3.8 at alpha 0.8, c 0
 "$V/sdsl" plan --preset qwen3-30b-a3b >/dev/null 2>"$tmp/err" && fail "a mixture-of-experts preset was planned"
 [ "$(wc -l < "$tmp/err")" = 1 ] && grep -q "mixture-of-experts" "$tmp/err" || fail "the MoE refusal is not one line"
 "$V/sdsl" plan --preset llama-3-70b --hardware h100-sxm --gpus 2 --batch 1,64 --json >/dev/null || fail "sdsl plan --hardware"
+out=$("$V/sdsl" plan --preset llama-3-70b --alpha-source published --temperature 0.7) || fail "sdsl plan --alpha-source published"
+grep -q "out of sample (leave one target out)" <<<"$out" || fail "sdsl plan --alpha-source published: no held-out error beside alpha"
 
 # sdsl alpha on engine output, from the base install (no scipy: the p-value is said to need it)
 out=$("$V/sdsl" alpha "$repo/tests/fixtures/vllm_single.txt") || fail "sdsl alpha on a vLLM scrape exited $?"

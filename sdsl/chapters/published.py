@@ -12,7 +12,7 @@ against the measurements, as a referee reads them:
   law, held out by target and by source;
 * the wall-clock speedup (:func:`speedup_table`, :func:`speedup_errors`, :func:`speedup_by`,
   :func:`cost_models`): by hardware class, engine and temperature, with the law's alpha and with the
-  measured alpha (the cost model's error alone), the FLOP model ``c = N/M`` against the calibrated
+  measured alpha (the cost model's error alone), the FLOP model ``c = N/M`` against the
   step-time model;
 * the choice of a draft (:func:`draft_ranking`, :func:`ranking_summary`): wherever one source measured
   several drafts for one target, does the plan rank them as measured, does it pick the best, does
@@ -696,7 +696,8 @@ def verdict(alpha_err: pd.DataFrame, speed_err: pd.DataFrame, skill: pd.DataFram
         f"(within 0.05 in {int(paper['within'])} of {int(paper['n'])} settings), worse than a constant "
         f"({const['mae']:.3f}), and {ext}; the plan's wall-clock speedup is within 20 % in {int(plan['within'])} of "
         f"{int(plan['n'])} deployments (median predicted/measured {plan['median_ratio']:.2f}), {int(gpu['within'])} of "
-        f"{int(gpu['n'])} on datacenter GPUs with the calibrated step-time model; of the drafts one source measured "
+        f"{int(gpu['n'])} on A100 and H100 GPUs with the step-time model (fitted on an H200, scaled to them); of the "
+        f"drafts one source measured "
         f"for one target it picks the fastest in {int(own['plan_picks_best'].sum())} of {len(own)} comparisons "
         f"({int(common['plan_picks_best'].sum())} with one pre-training size for the drafts whose tokens are not "
         f"published), where a draft 100 times smaller than the target is the fastest in "
