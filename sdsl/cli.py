@@ -152,10 +152,11 @@ def _add_plan_parser(sub: Any) -> None:
         metavar="paper|refit|published|CSV",
         default="paper",
         help="acceptance plane alpha = A x + B y + C: 'paper' (Table 3, default), 'refit' (OLS on "
-        "the paper's Tables 1 and 2), 'published' (fitted to published deployments of speculative decoding: "
-        "the paper's A and B, C moving with the sampling temperature; needs --temperature; chosen by its error on "
-        "held-out targets against a constant alpha, which it beats, and printed with that error) or a CSV of your "
-        "measurements with columns draft_ppl, target_ppl, alpha (perplexities, acceptance rate in (0, 1)), refitted",
+        "the paper's Tables 1 and 2), 'published' (fitted to published deployments of speculative decoding, "
+        "needs --temperature: the form that beat a constant alpha on held-out targets and sources, printed with "
+        "that error; now the paper's A and B with C falling as the temperature rises; a constant, which gives no N*, "
+        "if no form beats it) or a CSV of your measurements with columns draft_ppl, target_ppl, alpha "
+        "(perplexities, acceptance rate in (0, 1)), refitted",
     )
     p.add_argument(
         "--temperature",

@@ -473,6 +473,12 @@ def _published_alpha_model(temperature: float) -> AlphaModel:
     from sdsl.plan.published import SELECTION_SCHEME, published_law
 
     law = published_law()
+    if law.form == "constant":  # no form beat the constant: alpha does not depend on the draft
+        raise ValueError(
+            f"{shown('alpha_source')} 'published' is a constant alpha of {law.coefficients['one']:.4f} (the median of "
+            f"{law.n_settings} published settings: no extended law beat it on held-out targets and sources), which "
+            f"does not depend on the draft's size, so there is no N*; give {shown('alpha_source')} paper or refit"
+        )
     a, b, c = law.plane(temperature)
     var_ab = (0.0, 0.0)
     if law.form.startswith("paper_slopes"):

@@ -284,3 +284,17 @@ def test_typical_error_by_source_and_cost_model():
     assert "not tested" in P.typical_error("paper", "hardware", get_accelerator("cpu-here"))["speedup"]["line"]
     assert "not tested" in P.typical_error("paper", "latencies")["speedup"]["line"]
     assert "not tested" in P.typical_error("measurements", "flop")["alpha"]["line"]
+
+
+def test_a_constant_published_law_is_refused_with_its_reason(monkeypatch):
+    """Where no form beats the constant, 'published' is the median alpha: it does not depend on the
+    draft, the plan has no N*, and it says so in one line instead of an optimum at the range's edge."""
+    from sdsl import plan as plan_api
+
+    law = P.published_law()
+    constant = replace(law, form="constant", coefficients={"one": 0.7, "A": 0.0, "B": 0.0}, terms=("one",))
+    monkeypatch.setattr(P, "published_law", lambda: constant)
+    with pytest.raises(ValueError) as err:
+        plan_api.check_inputs("llama-3-70b", alpha_source="published", temperature=0)
+    assert "constant alpha of 0.7000" in str(err.value) and "no N*" in str(err.value)
+    assert "\n" not in str(err.value)
