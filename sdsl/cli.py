@@ -103,11 +103,20 @@ def _add_plan_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--alpha-source",
-        metavar="paper|refit|CSV",
+        metavar="paper|refit|published|CSV",
         default="paper",
         help="acceptance plane alpha = A x + B y + C: 'paper' (Table 3, default), 'refit' (OLS on "
-        "the paper's Tables 1 and 2) or a CSV of your measurements with columns draft_ppl, "
-        "target_ppl, alpha (perplexities, acceptance rate in (0, 1)), refitted",
+        "the paper's Tables 1 and 2), 'published' (fitted to published deployments of speculative decoding, "
+        "needs --temperature: the form that beat a constant alpha on held-out targets and sources, printed with "
+        "that error; now the paper's A and B with C falling as the temperature rises; a constant, which gives no N*, "
+        "if no form beats it) or a CSV of your measurements with columns draft_ppl, target_ppl, alpha "
+        "(perplexities, acceptance rate in (0, 1)), refitted",
+    )
+    p.add_argument(
+        "--temperature",
+        metavar="T",
+        help="sampling temperature T >= 0 (0: greedy decoding) of --alpha-source published (required there; the "
+        "other sources know no temperature and refuse it)",
     )
     p.add_argument(
         "--integer-gamma",
@@ -143,7 +152,8 @@ def _add_plan_parser(sub: Any) -> None:
         action="store_true",
         help="print one JSON object (keys n_star, gamma_star, alpha, tokens_per_flop, "
         "tokens_per_flop_ratio, gamma_star_continuous, gamma_star_integer, rounding_loss, wall_clock, "
-        "num_speculative_tokens, engines, suggested_draft, interval, warnings, plus n_star_ci95 and "
+        "num_speculative_tokens, engines, suggested_draft, interval, published_accuracy (the typical error of "
+        "this alpha and speedup on published deployments), warnings, plus n_star_ci95 and "
         "candidates (each with draft_params, alpha, gamma, speedup, pays, tokens_per_flop_share) when asked for) "
         "instead of a table",
     )
@@ -479,6 +489,7 @@ def _plan(args: argparse.Namespace) -> int:
         candidates=args.draft_params,
         n_boot=0 if args.bootstrap is None else args.bootstrap,
         seed=("0" if args.seed is None else args.seed) if args.bootstrap is not None else None,
+        temperature=args.temperature,
     )
     from sdsl.plan.deployment import deployment_report
 
@@ -515,6 +526,7 @@ def _plan(args: argparse.Namespace) -> int:
     rows += [
         ("gamma* (draft length)", f"{opt.gamma_star:.4g} tokens per iteration"),
         ("alpha at N*", f"{opt.alpha:.4f}"),
+        ("  its typical error", report["published_accuracy"]["alpha"]["line"]),
         ("T(N*)", f"{opt.tokens_per_flop:.4g} tokens per FLOP"),
     ]
     rows += _plan_rows(report)
@@ -573,6 +585,7 @@ def _plan_rows(rep: dict[str, Any]) -> list[tuple[str, str]]:
             f"{_g(w['speedup'], '.3f')}x at gamma = {w['gamma_integer']}"
             f"{' (given)' if w.get('gamma_fixed') else ''}: {w['source'].split(' (')[0] if 'step_model' in w else w['source']}",
         ),
+        ("  its typical error", rep["published_accuracy"]["speedup"]["line"]),
         ("verdict", w["verdict"]),
     ]
     if "step_model" in w:

@@ -118,6 +118,8 @@ json=$("$V/sdsl" plan --preset llama-3-8b --hardware h200 --draft-params 1.24e9 
 "$V/sdsl" steps predict --hardware h200 "$repo/data/h200_step_times.csv" | head -n 2 | grep -q "predicted_s" || fail "sdsl steps predict"
 "$V/sdsl" steps fit "$repo/data/h200_step_times.csv" -o "$tmp/gpu.yml" 2>"$tmp/err" && fail "sdsl steps fit ran without scipy"
 grep -q "pip install 'sdsl\[analysis\]'" "$tmp/err" && [ "$(wc -l < "$tmp/err")" = 1 ] || fail "sdsl steps fit does not name the extra it needs"
+out=$("$V/sdsl" plan --preset llama-3-70b --alpha-source published --temperature 0.7) || fail "sdsl plan --alpha-source published"
+grep -q "out of sample (leave one target out)" <<<"$out" || fail "sdsl plan --alpha-source published: no held-out error beside alpha"
 
 # sdsl alpha on engine output, from the base install (no scipy: the p-value is said to need it)
 out=$("$V/sdsl" alpha "$repo/tests/fixtures/vllm_single.txt") || fail "sdsl alpha on a vLLM scrape exited $?"

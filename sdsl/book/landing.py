@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["reproduction_markdown", "headline_markdown"]
+__all__ = ["reproduction_markdown", "headline_markdown", "published_verdict"]
 
 _EQUAL, _WITHIN, _DIFFERS = "equal to printed precision", "within tolerance", "differs"
 _INPUT_OK = "input as printed"
@@ -43,8 +43,9 @@ def headline_markdown(root: Path | str) -> str:
     closely Table 5 reproduces (under the optimal-draft chapter's reading and as printed), Table 3's
     R² refitted against the printed one, the plane against a per-target mean on held-out drafts,
     the companion's test of the paper's latency claim (the rank correlation of TTOT with the
-    distance from N* and its bootstrap interval) and its test of the central claim (the laptop-scale
-    prediction against the measurement, with their intervals)."""
+    distance from N* and its bootstrap interval), its test of the central claim (the laptop-scale
+    prediction against the measurement, with their intervals) and the verdict of the paper's laws on
+    published deployments (:func:`published_verdict`)."""
     root = Path(root)
     t5 = _read(root, "optimal_draft/table5.csv")
     t5_printed = _read(root, "optimal_draft/table5_as_printed.csv")
@@ -95,8 +96,25 @@ def headline_markdown(root: Path | str) -> str:
         f"measured optimum is {big['n_star_empirical'] / 1e3:,.1f} k [{big['empirical_low'] / 1e3:,.1f}, "
         f"{big['empirical_high'] / 1e3:,.1f}], and the predicted size loses "
         f"{100 * big['lost_at_predicted']:.1f} % [{100 * big['lost_low']:.1f}, {100 * big['lost_high']:.1f}] of "
-        f"the throughput: the criterion fixed in advance is met for {passed} of {len(lap)} targets."
+        f"the throughput: the criterion fixed in advance is met for {passed} of {len(lap)} targets. "
+        f"Held against published deployments of speculative decoding (the {{doc}}`published-deployments chapter "
+        f"<executed/published>`): {_lower_first(published_verdict(root))}"
     )
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
+
+
+def published_verdict(root: Path | str) -> str:
+    """The verdict of the published-deployments chapter (:func:`sdsl.chapters.published.verdict`),
+    from its artifacts under ``root``."""
+    from sdsl.chapters.published import verdict
+
+    root = Path(root)
+    names = ("alpha_errors", "speedup_errors", "extension_skill", "ranking_summary")
+    tabs = [_read(root, f"published/{n}.csv") for n in names]
+    return verdict(*tabs)
 
 
 def reproduction_markdown(root: Path | str) -> str:

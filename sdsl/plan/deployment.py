@@ -26,7 +26,10 @@
 * the interval of ``N*`` over acceptance laws, loss-law constants and the plane's coefficients, by
   source and combined, with the sources of the headline interval (:mod:`sdsl.plan.interval`), and
   warnings where the acceptance plane (or a law of the interval) is evaluated outside the data it
-  was fitted on.
+  was fitted on;
+* how far such an alpha and such a wall-clock speedup were off on published deployments of
+  speculative decoding, for the plan's acceptance source and cost model
+  (:func:`sdsl.plan.published.typical_error`).
 
 Only numpy is imported (no pandas, no scipy): ``sdsl plan`` runs from the base install.
 """
@@ -49,6 +52,7 @@ from sdsl.model.optimum import DraftOptimum, optimal_draft_size
 from sdsl.model.throughput import optimal_gamma, optimal_tokens_per_flop
 from sdsl.plan import PlanInputs, preset_records
 from sdsl.plan.interval import n_star_intervals
+from sdsl.plan.published import published_law, typical_error
 from sdsl.validation import shown
 
 __all__ = [
@@ -590,6 +594,15 @@ def deployment_report(
             f"the {law} of the N* interval is evaluated at {what} (the range of the pairs it was "
             f"fitted on): its N* there is an extrapolation"
         )
+    out["published_accuracy"] = typical_error(inputs.alpha.key, wc.source, wc.hardware)
+    plane = inputs.alpha
+    if plane.key == "published" and plane.temperature is not None:
+        lo, hi = published_law().temperature_range
+        if not lo <= plane.temperature <= hi:
+            warnings.append(
+                f"the temperature {plane.temperature:g} lies outside the temperatures the published law was fitted "
+                f"on ({lo:g} to {hi:g}): its alpha is extrapolated"
+            )
     out["warnings"] = warnings
     return _json_safe(out)
 

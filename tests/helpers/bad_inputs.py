@@ -182,7 +182,42 @@ CLI: list[tuple[str, list[str], tuple[str, ...]]] = [
     (
         "alpha-source-unknown",
         ["plan", "--preset", "llama-3-70b", "--alpha-source", "magic"],
-        ("--alpha-source", "'paper', 'refit'"),
+        ("--alpha-source", "'paper', 'refit', 'published'"),
+    ),
+    (
+        "alpha-source-published-without-temperature",
+        ["plan", "--preset", "llama-3-70b", "--alpha-source", "published"],
+        ("--alpha-source", "'published'", "--temperature", ">= 0"),
+    ),
+    (
+        "temperature-without-published",
+        ["plan", "--preset", "llama-3-70b", "--temperature", "0.7"],
+        ("--temperature", "--alpha-source", "published", "knows no temperature"),
+    ),
+    (
+        "temperature-with-refit",
+        ["plan", "--preset", "llama-3-70b", "--alpha-source", "refit", "--temperature", "0"],
+        ("--temperature", "refitted", "knows no temperature"),
+    ),
+    (
+        "temperature-negative",
+        ["plan", "--preset", "llama-3-70b", "--alpha-source", "published", "--temperature", "-0.5"],
+        ("--temperature", ">= 0", "'-0.5'"),
+    ),
+    (
+        "temperature-not-a-number",
+        ["plan", "--preset", "llama-3-70b", "--alpha-source", "published", "--temperature", "hot"],
+        ("--temperature", ">= 0", "'hot'"),
+    ),
+    (
+        "temperature-nan",
+        ["plan", "--preset", "llama-3-70b", "--alpha-source", "published", "--temperature", "nan"],
+        ("--temperature", ">= 0"),
+    ),
+    (
+        "temperature-too-hot-for-the-law",
+        ["plan", "--preset", "llama-3-70b", "--alpha-source", "published", "--temperature", "9"],
+        ("acceptance rate leaves (0, 1)", "T = 9"),
     ),
     (
         "alpha-source-missing-file",

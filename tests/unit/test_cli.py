@@ -32,6 +32,7 @@ DEPLOY_KEYS = {
     "num_speculative_tokens",
     "engines",
     "interval",
+    "published_accuracy",
     "warnings",
 }
 
