@@ -300,8 +300,9 @@ def test_dotted_paths_name_what_a_chapter_defines():
 
 
 #: A ceiling on the package's modules (127 when it was set, 100 once the split-offs were folded
-#: back): a new module is a new concept, not a split of an old one; raise it with the reason.
-MAX_MODULES = 100
+#: back; 101 with sdsl.experiment.baselines, the rules the laptop-scale prediction must beat): a
+#: new module is a new concept, not a split of an old one; raise it with the reason.
+MAX_MODULES = 101
 
 
 def test_the_package_stays_small():

@@ -4,6 +4,7 @@
                                   [--workers 2] [--threads 1] [--address ADDR] [--no-progress]
                                   [--corpus-only]
     python -m sdsl.experiment budget [--scale full|gpu|smoke] [--out DIR] [--flops-per-s X]
+    python -m sdsl.experiment baselines [--results DIR]
 
 ``run`` trains the calibration runs, commits the prediction, trains and measures the test drafts
 around it (every task a Ray task: a local Ray by default, the cluster at ``--address``) and writes
@@ -11,7 +12,9 @@ the raw results into ``DIR/results``
 (default ``DIR``: ``build/experiment/<scale>``); ``--corpus-only`` makes only the corpus and
 tokenizer, for a folder to carry to another machine and ``--resume`` there. ``budget`` prints
 what each training run of the scale costs (:mod:`sdsl.experiment.budget`): epochs once the corpus
-is in ``DIR``, and the training time at ``--flops-per-s``. Bad arguments exit with status 2 and one
+is in ``DIR``, and the training time at ``--flops-per-s``. ``baselines`` writes into a results
+folder (default ``data/laptop_scale``) the prediction against the rules a practitioner could use
+without the paper's laws (:mod:`sdsl.experiment.baselines`). Bad arguments exit with status 2 and one
 line naming the argument.
 """
 
@@ -62,7 +65,22 @@ def _parser() -> argparse.ArgumentParser:
         "--out", default=None, help="work folder whose corpus gives the epochs (default build/experiment/<scale>)"
     )
     b.add_argument("--flops-per-s", type=float, default=None, help="sustained training FLOP/s for a time estimate")
+    bl = sub.add_parser("baselines", help="write baselines.csv: the prediction against rules without the paper's laws")
+    bl.add_argument("--results", default=None, help="a results folder (default data/laptop_scale)")
     return p
+
+
+def _baselines(args) -> int:
+    from sdsl.experiment.baselines import write_baselines
+    from sdsl.experiment.results import RESULTS
+
+    try:
+        for path in write_baselines(args.results if args.results is not None else RESULTS):
+            print(path)
+    except ValueError as exc:
+        print(f"python -m sdsl.experiment baselines: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def _budget(args, parser) -> int:
@@ -101,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "budget":
         return _budget(args, parser)
+    if args.command == "baselines":
+        return _baselines(args)
     for name in ("threads", "workers"):
         if getattr(args, name) < 1:
             parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
