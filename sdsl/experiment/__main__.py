@@ -7,7 +7,8 @@
     python -m sdsl.experiment baselines [--results DIR]
 
 ``run`` trains the calibration runs, commits the prediction, trains and measures the test drafts
-around it (every task a Ray task: a local Ray by default, the cluster at ``--address``) and writes
+around it (every task in a worker process: ``--workers`` processes on this machine by default, no
+Ray needed; Ray tasks on the cluster at ``--address``) and writes
 the raw results into ``DIR/results``
 (default ``DIR``: ``build/experiment/<scale>``); ``--corpus-only`` makes only the corpus and
 tokenizer, for a folder to carry to another machine and ``--resume`` there. ``budget`` prints
@@ -48,11 +49,16 @@ def _parser() -> argparse.ArgumentParser:
         default="cpu",
         help="torch device of every model, in training and decoding (default cpu; sampling decisions stay on the CPU)",
     )
-    r.add_argument("--workers", type=int, default=2, help="CPUs of the local Ray (default 2, one task per core)")
+    r.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="worker processes on this machine (default 2, one task per core; on a GPU, the tasks sharing it)",
+    )
     r.add_argument(
         "--address",
         default=None,
-        help="a running Ray cluster (ray.init(address=...)); default: a local Ray on this machine",
+        help="a running Ray cluster (ray.init(address=...)); default: worker processes on this machine, no Ray",
     )
     r.add_argument("--threads", type=int, default=1, help="torch threads (and Ray CPUs) per task (default 1)")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")

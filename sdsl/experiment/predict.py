@@ -53,6 +53,7 @@ __all__ = [
     "POINT_LAW",
     "SEARCH_FLOOR_FRACTION",
     "commit_prediction",
+    "design_checks",
     "empirical",
     "empirical_curves",
     "law_by_name",
@@ -287,17 +288,39 @@ class _quiet_nan:
         self._w.__exit__(*exc)
 
 
+def design_checks(runs: pd.DataFrame, table: pd.DataFrame) -> dict:
+    """What the committed prediction says of the design, per count: ``extrapolation``, the
+    smallest predicted ``N*`` over the largest calibration draft (the design asks for at least 3:
+    the prediction is for drafts three times larger than any the fits saw), and ``m_span``, the
+    largest target over the smallest."""
+    out = {}
+    for count in COUNTS:
+        col = _n_column(count)
+        t = table[table["count"] == count]
+        largest = float(runs.loc[runs["role"] == "calibration", col].max())
+        out[count] = {
+            "largest_calibration_draft": largest,
+            "smallest_n_star_predicted": float(t["n_star_predicted"].min()),
+            "extrapolation": float(t["n_star_predicted"].min()) / largest,
+            "m_span": float(t["params"].max() / t["params"].min()),
+        }
+    return out
+
+
 def commit_prediction(scale, runs: pd.DataFrame, pairs: pd.DataFrame, folder: Path) -> dict:
     """Predict ``N*`` for every target under both counts from the calibration runs and write,
     before any test draft exists, ``prediction_committed.csv`` (with its schema), the bootstrap
-    draws, the predicted curves and ``prediction.json``: the file's sha256, the UTC time it was
-    written and ``grid_n_stars`` (the with-embeddings predictions the test grid is placed around).
+    draws, the predicted curves, ``baselines_committed.csv`` (the sizes the baselines of
+    :mod:`sdsl.experiment.baselines` pick from the same runs) and ``prediction.json``: the two
+    files' sha256, the UTC time they were written, ``grid_n_stars`` (the with-embeddings
+    predictions the test grid is placed around), the test runs and :func:`design_checks`.
     Returns ``prediction.json``'s content."""
+    from sdsl.experiment.baselines import rule_sizes
     from sdsl.experiment.pairs import seed_for
     from sdsl.experiment.results import atomic_write_text, write_table
 
     folder = Path(folder)
-    rows, draws, curves = [], [], []
+    rows, draws, curves, sizes = [], [], [], []
     for count in COUNTS:
         rng = np.random.default_rng(seed_for(scale.seed, "prediction", count))
         r, d, c = predict(
@@ -306,8 +329,17 @@ def commit_prediction(scale, runs: pd.DataFrame, pairs: pd.DataFrame, folder: Pa
         rows.append(r)
         draws.append(d)
         curves.append(c)
+        points, _ = rule_sizes(
+            runs,
+            pairs,
+            count=count,
+            rng=np.random.default_rng(seed_for(scale.seed, "baselines", count)),
+            n_resamples=scale.prediction_resamples,
+        )
+        sizes.append(points)
     table = pd.concat(rows, ignore_index=True)
     csv = write_table(table, folder, "prediction_committed")
+    rules = write_table(pd.concat(sizes, ignore_index=True), folder, "baselines_committed")
     write_table(pd.concat(draws, ignore_index=True), folder, "prediction_draws")
     pd.concat(curves, ignore_index=True).to_csv(folder / "predicted_curves.csv", index=False, float_format="%.10g")
     paper = table[table["count"] == "with_embeddings"]
@@ -317,9 +349,12 @@ def commit_prediction(scale, runs: pd.DataFrame, pairs: pd.DataFrame, folder: Pa
     rec = {
         "file": csv.name,
         "sha256": hashlib.sha256(csv.read_bytes()).hexdigest(),
+        "baselines_file": rules.name,
+        "baselines_sha256": hashlib.sha256(rules.read_bytes()).hexdigest(),
         "written_utc": datetime.now(tz=UTC).isoformat(timespec="seconds"),
         "grid_n_stars": stars,
         "test_runs": [r.run_id for r in scale.test_runs(stars)],
+        "design_checks": design_checks(runs, table),
     }
     atomic_write_text(folder / "prediction.json", json.dumps(rec, indent=1))
     return rec

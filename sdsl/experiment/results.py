@@ -235,7 +235,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             ("phase", _S, "", "phase of the run (sdsl.experiment.runner)"),
             ("start_utc", _S, "", "start of the task, UTC ISO 8601"),
             ("end_utc", _S, "", "end of the task, UTC ISO 8601"),
-            ("node", _S, "", "host the Ray task ran on"),
+            ("node", _S, "", "host the task ran on"),
         ],
     },
     **{
@@ -326,6 +326,25 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             ("m_over_n_star", _F, "", "M / N* predicted"),
         ],
     },
+    "baselines_committed": {
+        "title": "The sizes the baselines pick, written with the prediction before any test draft was trained",
+        "key": ["count", "target", "rule"],
+        "columns": [
+            ("count", _S, "", "how N is counted", {"allowed": ["with_embeddings", "non_embedding"]}),
+            ("target", _S, "", "target run id"),
+            ("role", _S, "", "target or held_out_target", {"allowed": ["target", "held_out_target"]}),
+            (
+                "rule",
+                _S,
+                "",
+                "a baseline (sdsl.experiment.baselines.BASELINES)",
+                {"allowed": ["m_over_200", "m_over_100", "best_calibration", "ln_n_fit"]},
+            ),
+            ("n", _F, "parameters", "the size the rule picks on the calibration data as measured"),
+            ("n_low", _F, "parameters", "2.5 % of its draws", {"required": False}),
+            ("n_high", _F, "parameters", "97.5 % of its draws", {"required": False}),
+        ],
+    },
     "prediction_draws": {
         "title": "Bootstrap draws of the predicted N*",
         "key": ["count", "target", "draw"],
@@ -360,7 +379,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 }
 #: Tables a results folder may lack: the baselines were added after the first two runs (their
 #: folders hold them, computed afterwards by :func:`sdsl.experiment.baselines.from_results`).
-OPTIONAL_TABLES = ("baselines", "baselines_non_embedding")
+OPTIONAL_TABLES = ("baselines", "baselines_non_embedding", "baselines_committed")
 TABLES = tuple(SCHEMAS)
 
 

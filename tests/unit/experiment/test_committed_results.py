@@ -22,6 +22,8 @@ def res():
 @pytest.mark.parametrize("name", results.TABLES)
 def test_every_table_has_its_schema_and_sha256(name):
     path = results.RESULTS / f"{name}.csv"
+    if name in results.OPTIONAL_TABLES and not path.is_file():
+        pytest.skip(f"{name}: written with the prediction from the third run on")
     assert data.provenance(path)["sha256"] == data.sha256(path), f"update {name}.yml"
 
 
@@ -62,7 +64,9 @@ def test_the_prediction_was_committed_before_any_test_draft(res):
     test = t[t["phase"].isin(TEST_PHASES)]
     assert len(test) and (test["start_utc"] >= p["written_utc"]).all()
     assert p["written_before_every_test_task"]
-    assert prov["ray"] and all(x and x["address"] for x in prov["ray"])  # every session ran its tasks on Ray
+    # every session records where its tasks ran (Ray, or the worker processes that replaced it)
+    where = prov.get("executor") or [{"kind": "ray", **x} if x else None for x in prov.get("ray", [])]
+    assert where and all(x and x["kind"] in ("ray", "processes") for x in where)
 
 
 def test_the_grid_is_fine_around_every_prediction_and_one_target_is_at_least_50_times_n_star(res):
