@@ -2,7 +2,7 @@
 
     python -m sdsl.experiment run [--scale full|gpu|smoke] [--out DIR] [--resume] [--device cpu]
                                   [--workers 2] [--threads 1] [--address ADDR] [--no-progress]
-                                  [--corpus-only]
+                                  [--corpus-only] [--stop-after PHASE]
     python -m sdsl.experiment budget [--scale full|gpu|smoke] [--out DIR] [--flops-per-s X]
     python -m sdsl.experiment baselines [--results DIR]
 
@@ -25,6 +25,7 @@ import argparse
 import os
 import sys
 
+from sdsl.experiment.collect import PHASES
 from sdsl.experiment.config import SCALES
 from sdsl.paths import ROOT
 
@@ -65,12 +66,26 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--corpus-only", action="store_true", help="make only the corpus and tokenizer in --out (resume later)"
     )
+    r.add_argument(
+        "--stop-after",
+        default=None,
+        choices=list(PHASES),
+        metavar="PHASE",
+        help="stop once this phase is done, e.g. prediction: the calibration and the committed prediction, before any "
+        "test draft (resume later); one of: " + ", ".join(PHASES),
+    )
     b = sub.add_parser("budget", help="print each training run's parameters, tokens, epochs and FLOPs")
     b.add_argument("--scale", default="full", choices=sorted(SCALES), help=scale_help)
     b.add_argument(
         "--out", default=None, help="work folder whose corpus gives the epochs (default build/experiment/<scale>)"
     )
     b.add_argument("--flops-per-s", type=float, default=None, help="sustained training FLOP/s for a time estimate")
+    b.add_argument(
+        "--probe",
+        action="store_true",
+        help="time a few training steps of every shape here and estimate the whole run's minutes on --workers cores",
+    )
+    b.add_argument("--workers", type=int, default=2, help="cores of the estimate (default 2)")
     bl = sub.add_parser("baselines", help="write baselines.csv: the prediction against rules without the paper's laws")
     bl.add_argument("--results", default=None, help="a results folder (default data/laptop_scale)")
     return p
@@ -115,7 +130,29 @@ def _budget(args, parser) -> int:
             else f"; epochs unknown until the corpus is made (run --corpus-only --out {out})"
         )
     )
+    if args.probe:
+        _probe(scale, args.workers)
     return 0
+
+
+def _probe(scale, workers: int) -> None:
+    """The estimate of ``budget --probe``: each shape's training step timed here, the test grid
+    placed where the committed run's calibration puts the predictions, its per-pair times."""
+    from sdsl.experiment.budget import estimate_minutes, expected_n_stars, pair_seconds, probe_step_seconds
+    from sdsl.experiment.results import RESULTS
+
+    stars = expected_n_stars(scale, RESULTS)
+    tests = scale.test_runs(list(stars.values()))
+    shapes = {r.shape for r in scale.runs() + tests}
+    step_s = probe_step_seconds(scale, sorted(shapes, key=scale.params))
+    pair_s, wall_s = pair_seconds(RESULTS, scale.measurement.max_prompts)
+    est = estimate_minutes(scale, step_s, tests, pair_s, wall_s, workers=workers, added_drafts=10)
+    print("expected N* (the committed run's calibration): " + ", ".join(f"{k} {v:,.0f}" for k, v in stars.items()))
+    print(
+        f"{len(tests)} test drafts expected (+10 the rules may add); alpha {pair_s:.1f} s per pair, wall clock {wall_s:.1f} s"
+    )
+    print("seconds per training step: " + ", ".join(f"{k} {v:.4f}" for k, v in step_s.items()))
+    print(f"minutes on {workers} cores: " + ", ".join(f"{k} {v:.1f}" for k, v in est.items()))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -165,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
             progress=not args.no_progress,
             command=command,
             corpus_only=args.corpus_only,
+            stop_after=args.stop_after,
         )
     except ValueError as exc:
         print(f"python -m sdsl.experiment: error: {exc}", file=sys.stderr)

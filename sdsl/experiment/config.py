@@ -279,6 +279,11 @@ class Scale:
     min_corpus_tokens: int = 0
     max_epochs: float | None = None  # refuse a corpus whose training split the largest budget repeats more often
     needs_accelerator: bool = False  # the command line refuses to train it on the CPU
+    # the design's demands (None: none): the largest target at least ``min_target_span`` times the
+    # smallest, and every predicted N* (with embeddings) at least ``min_extrapolation`` times the
+    # largest calibration draft, checked when the prediction is made, before it is written
+    min_target_span: float | None = None
+    min_extrapolation: float | None = None
 
     def __post_init__(self) -> None:
         shapes = self.shapes
@@ -299,6 +304,28 @@ class Scale:
             )
         if max(map(self.params, self.drafts)) >= min(map(self.params, self.targets + self.held_out_targets)):
             raise ValueError("every calibration draft must be smaller than every target")
+        if self.min_target_span is not None and self.target_span() < self.min_target_span:
+            raise ValueError(
+                f"the targets span {self.target_span():.2f}x in M; the scale asks for at least {self.min_target_span}x"
+            )
+
+    def target_span(self) -> float:
+        """The largest target's ``N`` over the smallest's (fit and held-out targets)."""
+        m = [self.params(t) for t in self.targets + self.held_out_targets]
+        return max(m) / min(m)
+
+    def check_extrapolation(self, n_stars: Sequence[float]) -> float:
+        """The smallest of ``n_stars`` (predicted, with embeddings) over the largest calibration
+        draft; ValueError if it is below :attr:`min_extrapolation` (the prediction would not reach
+        beyond the calibration drafts as far as the design asks)."""
+        ratio = float(min(n_stars)) / max(map(self.params, self.drafts))
+        if self.min_extrapolation is not None and not ratio >= self.min_extrapolation:
+            raise ValueError(
+                f"the smallest predicted N* ({float(min(n_stars)):,.0f}) is {ratio:.2f} times the largest calibration "
+                f"draft ({max(map(self.params, self.drafts)):,}); the design asks for at least {self.min_extrapolation}: "
+                "the scale's calibration drafts must stop lower"
+            )
+        return ratio
 
     @property
     def shapes(self) -> tuple[ModelShape, ...]:
@@ -365,15 +392,22 @@ class Scale:
         return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode()).hexdigest()[:16]
 
 
-#: The full CPU scale. Calibration drafts from 5 k to 130 k parameters with a token table of 512
-#: (the 1-layer drafts at three budgets, so that the data term of the loss law is identified), two
-#: fit targets of 1.3 M and 1.9 M parameters and one held-out target between them; the test drafts
-#: are 1-layer shapes placed around the prediction. The table of 512 keeps 1-layer shapes at most
-#: 1.35 times apart from width 4 (2.3 k parameters) up: with 2,048 entries the widths 1, 2 and 3
-#: (2.1 k, 4.2 k, 6.3 k), 2 and 1.5 times apart, were the only shapes below 6.3 k.
-_FULL_DRAFTS = (ModelShape(8, 1, 1), ModelShape(16, 1, 1), ModelShape(32, 1, 2), ModelShape(64, 2, 4))
-_FULL_TARGETS = (ModelShape(192, 4, 6), ModelShape(160, 4, 5))
-_FULL_HELD_OUT_TARGETS = (ModelShape(176, 4, 4),)
+#: The full CPU scale, the third design of the test. The calibration drafts stop at a third of the
+#: smallest predicted N* (1-layer drafts of widths 1 to 4, 0.5 k to 2.3 k parameters with the token
+#: table of 512; widths 2 and 4 at three budgets, so that the data term of the loss law is
+#: identified), so the prediction reaches beyond every draft the fits saw; the targets span 4.4x in
+#: M (0.50 M, 1.08 M held out, 2.19 M), so that one ratio M/k cannot land near every optimum by
+#: accident. With the calibration of the second run the laws predict N* of 8.7 k, 15.0 k and
+#: 25.1 k for these targets (3.8x the largest calibration draft at the smallest). The test drafts
+#: are 1-layer shapes from a third of the smallest prediction to three times the largest, at most
+#: 1.35x apart. Cost, measured by `python -m sdsl.experiment budget --scale full --probe` (a probe
+#: of each shape's training step on this machine, one thread, and the per-pair times of the second
+#: run): about 40 minutes on two quiet cores (module README and the chapter). The first design
+#: (token table 2,048, targets 0.86-2.17 M) and the second (table 512, drafts to 133 k, targets
+#: 1.32-1.88 M) are recorded in the provenance of data/laptop_scale_first and data/laptop_scale.
+_FULL_DRAFTS = (ModelShape(1, 1, 1), ModelShape(2, 1, 1), ModelShape(3, 1, 1), ModelShape(4, 1, 1))
+_FULL_TARGETS = (ModelShape(208, 4, 4), ModelShape(96, 4, 3))
+_FULL_HELD_OUT_TARGETS = (ModelShape(144, 4, 4),)
 
 #: The GPU scale: drafts from 0.3 M to 2 M parameters (with the token table of 4,096), targets to
 #: 27 M, depth one layer per 64 of width.
@@ -390,10 +424,12 @@ SCALES: dict[str, Scale] = {
         targets=_FULL_TARGETS,
         held_out_targets=_FULL_HELD_OUT_TARGETS,
         common_tokens=2_000_000,
-        extra_budgets={"w16l1": (500_000, 1_000_000), "w32l1": (500_000, 1_000_000)},
+        extra_budgets={"w2l1": (500_000, 1_000_000), "w4l1": (500_000, 1_000_000)},
         test_grid=DraftGrid(step=1.25, span=3.0, layers=1, min_width=1, max_width=256, seeds_near=2),
-        measurement=Measurement(temperatures=(1.0,), half_width=0.0, min_prompts=32, max_prompts=32),
+        measurement=Measurement(temperatures=(1.0,), half_width=0.0, min_prompts=64, max_prompts=64),
         min_corpus_tokens=5_000_000,
+        min_target_span=4.0,
+        min_extrapolation=3.0,
     ),
     # Not run yet: needs a GPU (`--device cuda`); `python -m sdsl.experiment budget --scale gpu`
     # prints its runs, FLOPs and epochs. 20 M tokens is about 3.4 epochs of the training split

@@ -38,6 +38,7 @@ import warnings
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -74,7 +75,7 @@ POINT_LAW = "plane"
 #: practitioner could use without the paper), less throughput lost than the baseline on a
 #: majority of the targets (:func:`sdsl.experiment.baselines.judge`). The first two conditions were
 #: the whole criterion of the first two runs; the third was added before the third.
-CRITERION = {"inside_interval": True, "max_lost": 0.02, "beat_baselines_on": "a majority of targets"}
+CRITERION: dict[str, Any] = {"inside_interval": True, "max_lost": 0.02, "beat_baselines_on": "a majority of targets"}
 #: The lower end of the range searched for ``N*``, as a fraction of the smallest run the loss law
 #: is fitted on (:func:`search_floor`). A bootstrap draw whose throughput is largest at that end is
 #: counted there, so an interval whose lower end equals it is censored: its lower end is a floor.
@@ -338,11 +339,12 @@ def commit_prediction(scale, runs: pd.DataFrame, pairs: pd.DataFrame, folder: Pa
         )
         sizes.append(points)
     table = pd.concat(rows, ignore_index=True)
+    paper = table[table["count"] == "with_embeddings"]
+    scale.check_extrapolation([float(v) for v in paper["n_star_predicted"]])  # before anything is written
     csv = write_table(table, folder, "prediction_committed")
     rules = write_table(pd.concat(sizes, ignore_index=True), folder, "baselines_committed")
     write_table(pd.concat(draws, ignore_index=True), folder, "prediction_draws")
     pd.concat(curves, ignore_index=True).to_csv(folder / "predicted_curves.csv", index=False, float_format="%.10g")
-    paper = table[table["count"] == "with_embeddings"]
     stars = [float(v) for v in paper["n_star_predicted"] if np.isfinite(v)]
     if not stars:
         raise ValueError("no target has an interior predicted N*: the test grid cannot be placed")

@@ -597,7 +597,7 @@ class _Processes(_Executor):
     driver, CUDA included, is inherited), each reusing its :class:`Experiment` across tasks; on a
     GPU every worker puts its models on the one device, so ``workers`` tasks share it."""
 
-    def __init__(self, args: tuple, workers: int) -> None:
+    def __init__(self, args: tuple[str, str, str, int], workers: int) -> None:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
@@ -608,7 +608,8 @@ class _Processes(_Executor):
         return {"kind": "processes", "workers": self.workers, "start": "spawn"}
 
     def submit(self, task_id: str):
-        return self.pool.submit(_work, *self.args, task_id)
+        scale_name, out, device, threads = self.args
+        return self.pool.submit(_work, scale_name, out, device, threads, task_id)
 
     def ready(self, handles: list) -> list:
         from concurrent.futures import FIRST_COMPLETED, wait
@@ -644,9 +645,9 @@ class _Ray(_Executor):
         self.ray = ray
         self.started = start_ray(address, 0)
         self.address = address
-        self.remote = ray.remote(num_cpus=int(threads), num_gpus=(1.0 / TASKS_PER_GPU) if gpus else 0, max_retries=0)(
-            _work
-        )
+        self.remote: Any = ray.remote(
+            num_cpus=int(threads), num_gpus=(1.0 / TASKS_PER_GPU) if gpus else 0, max_retries=0
+        )(_work)
         self.args = args
 
     def record(self) -> dict[str, Any]:
@@ -731,11 +732,11 @@ def _worker_environment(threads: int) -> Iterator[None]:
     try:
         yield
     finally:
-        for k, v in saved.items():
-            if v is None:
+        for k, before in saved.items():
+            if before is None:
                 os.environ.pop(k, None)
             else:
-                os.environ[k] = v
+                os.environ[k] = before
 
 
 def _read_state(path: Path) -> dict | None:
@@ -790,10 +791,15 @@ def run(
     progress: bool = True,
     command: str | None = None,
     corpus_only: bool = False,
+    stop_after: str | None = None,
 ) -> Path:
     """Run (or resume) every phase of ``scale`` in ``out`` and write ``out/results``; returns it.
     With ``corpus_only`` only the corpus and tokenizer are made (``out/corpus``, returned): a
-    folder to carry to a machine without the corpus's Debian packages and resume there.
+    folder to carry to a machine without the corpus's Debian packages and resume there. With
+    ``stop_after`` (a phase of :data:`sdsl.experiment.collect.PHASES`) the run stops once that
+    phase is done and returns ``out``: ``stop_after="prediction"`` trains and measures the
+    calibration runs and writes the prediction, so that it can be committed before a resumed run
+    trains any test draft.
 
     Every task runs with ``threads`` torch threads in a worker process: one of ``workers``
     processes on this machine (a standard-library pool; on a CUDA ``device`` they share it), or a
@@ -809,6 +815,7 @@ def run(
 
     if scale.name not in SCALES or SCALES[scale.name] != scale:
         raise ValueError(f"scale {scale.name!r} is not one of the named scales {sorted(SCALES)}")
+    last = _last_phase(stop_after, corpus_only)
     out = Path(out) if out is not None else default_out(scale.name)
     state_path = out / "state.json"
     state = _read_state(state_path)
@@ -855,7 +862,7 @@ def run(
             else:
                 ex = _Ray(args, address, threads, str(device).startswith("cuda"))
             session["executor"] = ex.record() | {"start_s": round(time.perf_counter() - t_start, 2)}
-            phases = exp.phases()[:1] if corpus_only else exp.phases()
+            phases = exp.phases()[: last + 1]
             for make in phases:
                 _execute(make(), ex, out / "done", session=len(state["sessions"]) - 1, log=log)
     finally:
@@ -864,4 +871,17 @@ def run(
         signal.signal(signal.SIGTERM, previous)
         session["end"] = time.time()
         atomic_write_text(state_path, json.dumps(state, indent=1))
-    return out / "corpus" if corpus_only else exp.collect()
+    if corpus_only:
+        return out / "corpus"
+    return out if stop_after is not None and stop_after != _collect.PHASES[-1] else exp.collect()
+
+
+def _last_phase(stop_after: str | None, corpus_only: bool) -> int:
+    """The index in :data:`sdsl.experiment.collect.PHASES` of the last phase to run."""
+    if corpus_only:
+        return 0
+    if stop_after is None:
+        return len(_collect.PHASES) - 1
+    if stop_after not in _collect.PHASES:
+        raise ValueError(f"stop_after must be one of {list(_collect.PHASES)}, got {stop_after!r}")
+    return _collect.PHASES.index(stop_after)

@@ -73,9 +73,9 @@ def test_the_grid_is_fine_around_every_prediction_and_one_target_is_at_least_50_
     """The design, with no exception: at least 3 sizes within 0.5-2x of every prediction, the span
     from at most a third to at least three times it, neighbours at most 1.35x apart, and a second
     seed for the sizes nearest every prediction and every measured optimum."""
-    from sdsl.experiment.config import get_scale
+    from sdsl.experiment.config import DraftGrid
 
-    s = get_scale("full")
+    grid = DraftGrid(**results.provenance()["scale"]["test_grid"])  # the design of the committed run
     runs, pred = res["runs"], res["prediction"]
     tests = runs[runs["role"] == "test"]
     n = np.array(sorted(tests["params"].unique()), dtype=float)
@@ -88,7 +88,7 @@ def test_the_grid_is_fine_around_every_prediction_and_one_target_is_at_least_50_
     twice = set(tests.loc[tests["replicate"] == 2, "params"])
     optima = results.provenance()["prediction"]["replicates"]["optima"]
     for star in [*pred["n_star_predicted"], *(o["n_star"] for o in optima.values())]:
-        nearest = n[np.argsort(np.abs(np.log(n / star)), kind="stable")[: s.test_grid.seeds_near]]
+        nearest = n[np.argsort(np.abs(np.log(n / star)), kind="stable")[: grid.seeds_near]]
         assert set(nearest) <= twice, star
 
 
