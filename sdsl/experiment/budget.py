@@ -101,6 +101,7 @@ def budget_totals(scale: Scale, table: pd.DataFrame, flops_per_s: float | None =
         "train_flops": total,
         "max_epochs": float(table["epochs"].max()),
         "under_chinchilla": int((~table["chinchilla"]).sum()),
+        "min_tokens_per_param": float(table["tokens_per_param"].min()),
     }
     if flops_per_s is not None:
         out["train_s"] = total / float(flops_per_s)

@@ -1,9 +1,10 @@
 """The scales of the laptop-scale experiment: which models, how much data, how they are trained and
 measured, and every seed.
 
-A :class:`Scale` is plain data (frozen dataclasses); :data:`SCALES` holds ``full`` (the committed
-CPU run, under an hour on two cores), ``gpu`` (models to 25 M non-embedding parameters, for a
-machine with a GPU; not run yet) and ``smoke`` (tiny models on a committed slice of the KJV,
+A :class:`Scale` is plain data (frozen dataclasses); :data:`SCALES` holds ``full`` (the CPU run,
+the third design: about 40 minutes on two cores), ``gpu`` (the same design with a byte-level
+table, targets of 0.48 M to 5.0 M parameters on 20 tokens per parameter or more, for a machine
+with a GPU; not run yet) and ``smoke`` (tiny models on a committed slice of the KJV,
 the CI run, about a minute). A run is one model shape trained on one token budget (and, for a
 test draft, a replicate). The split between calibration runs, which the fits see, and test
 drafts, which no fit sees, is part of the scale (:class:`Scale`); the test drafts' sizes follow
@@ -382,6 +383,28 @@ class Scale:
         """``(test draft, target)`` for every test draft and every target, fit or held out."""
         return [(d, t) for t in self.target_runs() + self.held_out_runs() for d in test_runs]
 
+    @classmethod
+    def from_dict(cls, d: dict) -> Scale:
+        """The scale recorded as :meth:`as_dict` (a run's ``provenance.yml``): the design of a
+        committed run, whichever scales the code defines now."""
+        d = dict(d)
+        shapes = {k: tuple(ModelShape(**x) for x in d[k]) for k in ("drafts", "targets", "held_out_targets")}
+        measurement = dict(d["measurement"])
+        measurement["temperatures"] = tuple(measurement["temperatures"])
+        return cls(
+            **(
+                d
+                | shapes
+                | {
+                    "extra_budgets": {k: tuple(v) for k, v in d.get("extra_budgets", {}).items()},
+                    "test_grid": DraftGrid(**d["test_grid"]),
+                    "recipe": Recipe(**d["recipe"]),
+                    "measurement": Measurement(**measurement),
+                    "prediction_laws": tuple(d["prediction_laws"]),
+                }
+            )
+        )
+
     def as_dict(self) -> dict:
         d = asdict(self)
         d["extra_budgets"] = {k: list(v) for k, v in self.extra_budgets.items()}
@@ -409,11 +432,20 @@ _FULL_DRAFTS = (ModelShape(1, 1, 1), ModelShape(2, 1, 1), ModelShape(3, 1, 1), M
 _FULL_TARGETS = (ModelShape(208, 4, 4), ModelShape(96, 4, 3))
 _FULL_HELD_OUT_TARGETS = (ModelShape(144, 4, 4),)
 
-#: The GPU scale: drafts from 0.3 M to 2 M parameters (with the token table of 4,096), targets to
-#: 27 M, depth one layer per 64 of width.
-_GPU_DRAFTS = (ModelShape(64, 1, 2), ModelShape(96, 2, 2), ModelShape(128, 2, 2), ModelShape(192, 3, 3))
-_GPU_TARGETS = (ModelShape(512, 8, 8), ModelShape(384, 6, 6))
-_GPU_HELD_OUT_TARGETS = (ModelShape(448, 7, 7),)
+#: The GPU scale, the third design at a scale the paper's regime comes nearer: a byte-level token
+#: table (257 entries: the bytes and the separator), so that the embeddings weigh as little as a
+#: token table can in small drafts; calibration drafts of widths 1 to 4 (0.3 k to 1.3 k
+#: parameters); targets of 0.48 M, 1.83 M (held out) and 5.01 M parameters, spanning 10.3x in M;
+#: every model on 101 M tokens, 20 per parameter for the largest target and more for every other
+#: model, 2.7 epochs of the 38 M training tokens of the larger corpus (the scale refuses more than
+#: 4). Calibration, test grid and criterion as in the CPU design. Training costs 4.8e15 FLOPs for
+#: the calibration runs and about 0.4e15 for the test drafts (python -m sdsl.experiment budget
+#: --scale gpu); on an H200 at an assumed 50 TFLOP/s sustained in bfloat16 over eight packed tasks
+#: that is under 2 minutes, the alpha measurements (about 90 pairs of 64 prompts, eight at a time)
+#: about 2 and the wall clock (one at a time) about 2: about 6 minutes with the start. Not run yet.
+_GPU_DRAFTS = (ModelShape(1, 1, 1), ModelShape(2, 1, 1), ModelShape(3, 1, 1), ModelShape(4, 1, 1))
+_GPU_TARGETS = (ModelShape(320, 4, 10), ModelShape(112, 3, 4))
+_GPU_HELD_OUT_TARGETS = (ModelShape(192, 4, 6),)
 
 SCALES: dict[str, Scale] = {
     "full": Scale(
@@ -432,23 +464,32 @@ SCALES: dict[str, Scale] = {
         min_extrapolation=3.0,
     ),
     # Not run yet: needs a GPU (`--device cuda`); `python -m sdsl.experiment budget --scale gpu`
-    # prints its runs, FLOPs and epochs. 20 M tokens is about 3.4 epochs of the training split
-    # (Muennighoff et al. 2023: up to about 4 epochs of repeated data cost little loss).
+    # prints its runs, FLOPs and epochs; tools/gpu_scale.sh runs it in one device call.
     "gpu": Scale(
         name="gpu",
-        corpus="debian",
-        vocab_size=4096,
+        corpus="debian-large",
+        vocab_size=257,
         drafts=_GPU_DRAFTS,
         targets=_GPU_TARGETS,
         held_out_targets=_GPU_HELD_OUT_TARGETS,
-        common_tokens=20_000_000,
+        common_tokens=101_000_000,
         max_epochs=4.0,
         needs_accelerator=True,
-        extra_budgets={"w128l2": (5_000_000, 10_000_000), "w192l3": (5_000_000, 10_000_000)},
-        test_grid=DraftGrid(step=1.25, span=3.0, layers=2, min_width=16, max_width=512, head_width=32),
+        extra_budgets={"w2l1": (25_000_000, 50_000_000), "w4l1": (25_000_000, 50_000_000)},
+        test_grid=DraftGrid(step=1.25, span=3.0, layers=1, min_width=1, max_width=512, head_width=32, seeds_near=2),
         recipe=Recipe(batch_size=64, seq_len=256, curve_eval_windows=64, precision="bf16"),
-        measurement=Measurement(temperatures=(1.0,), half_width=0.0, min_prompts=64, max_prompts=64),
-        min_corpus_tokens=5_000_000,
+        measurement=Measurement(
+            temperatures=(1.0,),
+            half_width=0.0,
+            min_prompts=64,
+            max_prompts=64,
+            timing_prompts=1,
+            timing_new_tokens=32,
+            timing_rounds=5,
+        ),
+        min_corpus_tokens=30_000_000,
+        min_target_span=10.0,
+        min_extrapolation=3.0,
     ),
     "smoke": Scale(
         name="smoke",

@@ -188,3 +188,27 @@ def test_stop_after_names_a_phase(tmp_path):
     with pytest.raises(ValueError, match="stop_after must be one of"):
         run(get_scale("smoke"), tmp_path / "x", stop_after="nothing", progress=False)
     assert not (tmp_path / "x").exists()  # refused before anything is written
+
+
+def test_the_gpu_scale_spans_ten_times_in_m_at_twenty_tokens_per_parameter():
+    """The GPU scale follows the third design: targets spanning at least 10x in M, one held out,
+    every model (calibration and test) on at least 20 tokens per parameter, a grid of test drafts
+    at most 1.35x apart wherever the predictions land between the calibration drafts' threefold and
+    the smallest target's fiftieth, and the runner's demand that the prediction reach three times
+    beyond the calibration drafts."""
+    from sdsl.experiment.budget import budget_table
+
+    s = get_scale("gpu")
+    assert s.target_span() >= 10 and s.min_target_span == 10 and s.min_extrapolation == 3
+    assert s.held_out_targets and s.needs_accelerator
+    table = budget_table(s)
+    assert (table["tokens_per_param"] >= 20).all(), table.loc[table["tokens_per_param"] < 20, "run"].tolist()
+    largest_draft = max(s.params(d) for d in s.drafts)
+    m_min = min(s.params(t) for t in s.targets + s.held_out_targets)
+    for stars in ([3 * largest_draft, 1e4, 3e4], [m_min / 50, 5e4, 1.2e5]):
+        tests = s.test_runs(stars)
+        n = np.array(sorted({s.params(r.shape) for r in tests}), dtype=float)
+        assert np.exp(np.diff(np.log(n))).max() <= 1.35
+        assert n.min() <= min(stars) / 3 and n.max() >= 3 * max(stars)
+        # a test draft has the common budget too: at least 20 tokens per parameter
+        assert s.common_tokens / n.max() >= 20
