@@ -423,9 +423,12 @@ class Scale:
 #: accident. With the calibration of the second run the laws predict N* of 8.7 k, 15.0 k and
 #: 25.1 k for these targets (3.8x the largest calibration draft at the smallest). The test drafts
 #: are 1-layer shapes from a third of the smallest prediction to three times the largest, at most
-#: 1.35x apart. Cost, measured by `python -m sdsl.experiment budget --scale full --probe` (a probe
-#: of each shape's training step on this machine, one thread, and the per-pair times of the second
-#: run): about 40 minutes on two quiet cores (module README and the chapter). The first design
+#: 1.35x apart. Cost (`python -m sdsl.experiment budget --scale full --probe`: each shape's
+#: training step timed on this machine, one thread, with the per-pair times of the second run, 64
+#: prompts a pair; 23 test drafts expected and 10 more the rules may add): 40 minutes on two cores
+#: by a probe taken at a load average of 5 (calibration 15, of it 29 CPU-minutes), 30 minutes by
+#: the second run's training rate on quiet cores (calibration 10, 18 CPU-minutes); the budget is
+#: 90. The first design
 #: (token table 2,048, targets 0.86-2.17 M) and the second (table 512, drafts to 133 k, targets
 #: 1.32-1.88 M) are recorded in the provenance of data/laptop_scale_first and data/laptop_scale.
 _FULL_DRAFTS = (ModelShape(1, 1, 1), ModelShape(2, 1, 1), ModelShape(3, 1, 1), ModelShape(4, 1, 1))
