@@ -271,6 +271,8 @@ def write_provenance(exp: Experiment, folder: Path, timings: pd.DataFrame) -> No
         "corpus": sources,
         "prediction": _prediction_provenance(exp, timings),
         "executor": [_executor(x) for x in state["sessions"]],
+        # finished tasks taken over from a folder of other settings (the same runs: run ids, seeds, recipe)
+        "reused_from": state.get("reused_from"),
         "cpu_minutes_by_phase": {
             str(k): round(float(v) / 60, 1) for k, v in _by_phase(timings)["cpu_seconds"].sum().items()
         },

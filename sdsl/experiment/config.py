@@ -416,22 +416,24 @@ class Scale:
 
 
 #: The full CPU scale, the third design of the test. The calibration drafts stop at a third of the
-#: smallest predicted N* (1-layer drafts of widths 1 to 4, 0.5 k to 2.3 k parameters with the token
-#: table of 512; widths 2 and 4 at three budgets, so that the data term of the loss law is
+#: smallest predicted N* (1-layer drafts of widths 1 to 3, 0.5 k to 1.7 k parameters with the token
+#: table of 512; widths 2 and 3 at three budgets, so that the data term of the loss law is
 #: identified), so the prediction reaches beyond every draft the fits saw; the targets span 4.4x in
 #: M (0.50 M, 1.08 M held out, 2.19 M), so that one ratio M/k cannot land near every optimum by
-#: accident. With the calibration of the second run the laws predict N* of 8.7 k, 15.0 k and
-#: 25.1 k for these targets (3.8x the largest calibration draft at the smallest). The test drafts
-#: are 1-layer shapes from a third of the smallest prediction to three times the largest, at most
-#: 1.35x apart. Cost (`python -m sdsl.experiment budget --scale full --probe`: each shape's
-#: training step timed on this machine, one thread, with the per-pair times of the second run, 64
-#: prompts a pair; 23 test drafts expected and 10 more the rules may add): 40 minutes on two cores
-#: by a probe taken at a load average of 5 (calibration 15, of it 29 CPU-minutes), 30 minutes by
-#: the second run's training rate on quiet cores (calibration 10, 18 CPU-minutes); the budget is
-#: 90. The first design
-#: (token table 2,048, targets 0.86-2.17 M) and the second (table 512, drafts to 133 k, targets
-#: 1.32-1.88 M) are recorded in the provenance of data/laptop_scale_first and data/laptop_scale.
-_FULL_DRAFTS = (ModelShape(1, 1, 1), ModelShape(2, 1, 1), ModelShape(3, 1, 1), ModelShape(4, 1, 1))
+#: accident. The drafts first ran to width 4 (2.3 k): that calibration predicted a smallest N* of
+#: 5.8 k, 2.5 times the largest draft, and the runner refused it (`min_extrapolation`) before
+#: anything was written; the drafts were cut to the largest width under a third of that prediction
+#: (width 3), and the runs both calibrations share were reused (same run ids, seeds and recipe:
+#: the same models). The test drafts are 1-layer shapes from a third of the smallest prediction to
+#: three times the largest, at most 1.35x apart. Cost (`python -m sdsl.experiment budget --scale
+#: full --probe`: each shape's training step timed on this machine, one thread, with the per-pair
+#: times of the second run, 64 prompts a pair; 23 test drafts expected and 10 more the rules may
+#: add): 40 minutes on two cores by a probe taken at a load average of 5 (calibration 15, of it 29
+#: CPU-minutes), 30 minutes by the second run's training rate on quiet cores (calibration 10, 18
+#: CPU-minutes); the budget is 90. The first design (token table 2,048, targets 0.86-2.17 M) and
+#: the second (table 512, drafts to 133 k, targets 1.32-1.88 M) are recorded in the provenance of
+#: data/laptop_scale_first and data/laptop_scale.
+_FULL_DRAFTS = (ModelShape(1, 1, 1), ModelShape(2, 1, 1), ModelShape(3, 1, 1))
 _FULL_TARGETS = (ModelShape(208, 4, 4), ModelShape(96, 4, 3))
 _FULL_HELD_OUT_TARGETS = (ModelShape(144, 4, 4),)
 
@@ -459,7 +461,7 @@ SCALES: dict[str, Scale] = {
         targets=_FULL_TARGETS,
         held_out_targets=_FULL_HELD_OUT_TARGETS,
         common_tokens=2_000_000,
-        extra_budgets={"w2l1": (500_000, 1_000_000), "w4l1": (500_000, 1_000_000)},
+        extra_budgets={"w2l1": (500_000, 1_000_000), "w3l1": (500_000, 1_000_000)},
         test_grid=DraftGrid(step=1.25, span=3.0, layers=1, min_width=1, max_width=256, seeds_near=2),
         measurement=Measurement(temperatures=(1.0,), half_width=0.0, min_prompts=64, max_prompts=64),
         min_corpus_tokens=5_000_000,
