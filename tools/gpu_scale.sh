@@ -48,7 +48,9 @@ prepare)
   for f in "$out"/corpus/*.npy; do xz -T0 -6 -f "$f"; done
   pin() { grep -i "^$1==" requirements.lock | cut -d= -f3; }
   mkdir -p .whl
-  grep -qx '/.whl/' .git/info/exclude 2>/dev/null || echo '/.whl/' >>.git/info/exclude
+  exclude=$(git rev-parse --git-path info/exclude)  # a worktree's .git is a file: ask git where its exclude lies
+  mkdir -p "$(dirname "$exclude")"
+  grep -qx '/.whl/' "$exclude" 2>/dev/null || echo '/.whl/' >>"$exclude"
   python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
     --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64 \
     --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl \

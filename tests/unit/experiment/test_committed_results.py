@@ -121,3 +121,36 @@ def test_tokenizer_is_the_one_of_the_run():
     text = (results.RESULTS / "tokenizer.json").read_text(encoding="utf-8")
     assert sha256_text(text) == results.provenance()["corpus"]["tokenizer_sha256"]
     assert tokenizer_json(tok) == text
+
+
+PREREGISTERED = results.RESULTS.parent / "laptop_scale_preregistered"
+
+
+@pytest.mark.skipif(not PREREGISTERED.is_dir(), reason="no preregistered prediction")
+def test_the_preregistered_prediction_is_its_file_and_meets_the_design():
+    """The third run's prediction as committed before its test drafts: the files are those whose
+    sha256 the runner recorded, it reaches at least three times beyond the calibration drafts,
+    its targets span at least 4x, and the test grid it places holds every baseline's size."""
+    import json
+
+    from sdsl.experiment.config import get_scale
+
+    rec = json.loads((PREREGISTERED / "prediction.json").read_text())
+    for name, key in (("prediction_committed.csv", "sha256"), ("baselines_committed.csv", "baselines_sha256")):
+        assert hashlib.sha256((PREREGISTERED / name).read_bytes()).hexdigest() == rec[key], name
+    s = get_scale("full")
+    table = data.load(PREREGISTERED / "prediction_committed.csv")
+    paper = table[table["count"] == "with_embeddings"]
+    largest = max(s.params(d) for d in s.drafts)
+    assert paper["n_star_predicted"].min() / largest >= 3
+    assert rec["design_checks"]["with_embeddings"]["extrapolation"] == pytest.approx(
+        paper["n_star_predicted"].min() / largest,
+        rel=1e-9,  # the CSV keeps 10 significant digits
+    )
+    assert paper["params"].max() / paper["params"].min() >= 4
+    assert rec["test_runs"] == [r.run_id for r in s.test_runs(rec["grid_n_stars"])]
+    n = np.array(sorted({s.params(r.shape) for r in s.test_runs(rec["grid_n_stars"])}), dtype=float)
+    assert np.exp(np.diff(np.log(n))).max() <= 1.35
+    rules = data.load(PREREGISTERED / "baselines_committed.csv")
+    sizes = rules.loc[rules["count"] == "with_embeddings", "n"]
+    assert ((sizes >= n.min() * (1 - 1e-12)) & (sizes <= n.max())).all()  # every rule's loss will be measured
