@@ -39,5 +39,11 @@ def test_the_headline_states_the_laptop_scale_test_with_its_intervals_and_verdic
         in text
     )
     assert "of the throughput per FLOP" in text
+    # the baselines the prediction does not beat on a majority of the targets are named
+    b = pd.read_csv(BASELINE / "laptop_scale" / "baselines.csv")
+    lost = b.pivot(index="target", columns="rule", values="lost")
+    unbeaten = [r for r in lost.columns if r != "sdsl" and 2 * int((lost["sdsl"] < lost[r]).sum()) <= len(lost)]
+    assert unbeaten and "so this pass does not single out the paper's laws" in text
+    assert "the best calibration draft" in text
     wall = pd.read_csv(BASELINE / "laptop_scale" / "wallclock.csv")
     assert f"for {int((wall['speedup_low'] > 1).sum())} of {len(wall)} test pairs" in text
