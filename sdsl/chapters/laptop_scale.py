@@ -442,7 +442,7 @@ def _run_row(name: str, res: dict[str, pd.DataFrame], prov: dict) -> dict[str, o
     runs = res["runs"]
     row: dict[str, object] = {
         "run": name,
-        "code_commit": str(prov["commit"])[:7],
+        "collected_at": str(prov["commit"])[:7],
         "vocab": int(prov["scale"]["vocab_size"]),
         "largest_calibration_draft": int(runs.loc[runs["role"] == "calibration", "params"].max()),
         "search_floor": search_floor(runs),
@@ -507,6 +507,11 @@ def summary_design_runs(table: pd.DataFrame, prereg: dict | None) -> dict[str, o
                 out[f"{r['run']}_{col}"] = v
     out["n_runs"] = len(table)
     if prereg is not None:
+        from sdsl.experiment.config import get_scale
+        from sdsl.experiment.predict import SEARCH_FLOOR_FRACTION
+
+        full = get_scale("full")  # the scale of the preregistered run: its floor of the range searched
+        floor = SEARCH_FLOOR_FRACTION * min(full.params(x) for x in full.shapes)
         t = prereg["table"]
         t = t[t["count"] == "with_embeddings"].sort_values("params", ascending=False)
         checks = prereg["design_checks"]["with_embeddings"]
@@ -519,7 +524,8 @@ def summary_design_runs(table: pd.DataFrame, prereg: dict | None) -> dict[str, o
             "third_largest_draft_k": float(checks["largest_calibration_draft"]) / 1e3,
             "third_predicted": "; ".join(
                 f"{_short(r['target'])}{' (held out)' if r['role'] == 'held_out_target' else ''} "
-                f"{r['params'] / 1e6:.2f} M: {_interval(r['n_star_predicted'], r['predicted_low'], r['predicted_high'])}"
+                f"{r['params'] / 1e6:.2f} M: "
+                f"{_interval(r['n_star_predicted'], r['predicted_low'], r['predicted_high'], floor=floor)}"
                 for _, r in t.iterrows()
             ),
         }
