@@ -46,7 +46,7 @@ prepare)
   "$PY" -m sdsl.experiment budget --scale gpu --out "$out" | tail -n 1
   # token ids of a byte-level table compress well; the device call restores them
   for f in "$out"/corpus/*.npy; do xz -T0 -6 -f "$f"; done
-  pin() { grep -i "^$1==" requirements.lock | cut -d= -f3; }
+  pin() { grep -i "^$1==" requirements.lock | sed -E 's/^[^=]+==([^ ;\\]+).*/\1/'; }  # the version, without its hash continuation
   mkdir -p .whl
   exclude=$(git rev-parse --git-path info/exclude)  # a worktree's .git is a file: ask git where its exclude lies
   mkdir -p "$(dirname "$exclude")"
