@@ -470,7 +470,8 @@ def _run_row(name: str, res: dict[str, pd.DataFrame], prov: dict) -> dict[str, o
             f"not_beaten{tag}": ", ".join(j.loc[j["beaten"] == "no", "rule"]) or "none",
         }
     row["targets"] = int(len(res["prediction"]))
-    row["regime"] = _regime(float(row["m_over_n_star_min"]), float(row["m_over_n_star_max"]))
+    m_over = res["prediction"]["params"] / res["prediction"]["n_star_predicted"]
+    row["regime"] = _regime(float(m_over.min()), float(m_over.max()))
     return row
 
 

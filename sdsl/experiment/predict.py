@@ -308,20 +308,19 @@ def design_checks(runs: pd.DataFrame, table: pd.DataFrame) -> dict:
     return out
 
 
-def commit_prediction(scale, runs: pd.DataFrame, pairs: pd.DataFrame, folder: Path) -> dict:
+def commit_prediction(scale, runs: pd.DataFrame, pairs: pd.DataFrame, folder: Path, baselines: pd.DataFrame) -> dict:
     """Predict ``N*`` for every target under both counts from the calibration runs and write,
     before any test draft exists, ``prediction_committed.csv`` (with its schema), the bootstrap
-    draws, the predicted curves, ``baselines_committed.csv`` (the sizes the baselines of
-    :mod:`sdsl.experiment.baselines` pick from the same runs) and ``prediction.json``: the two
-    files' sha256, the UTC time they were written, ``grid_n_stars`` (the with-embeddings
+    draws, the predicted curves, ``baselines_committed.csv`` (``baselines``: the sizes the rules of
+    :mod:`sdsl.experiment.baselines` pick from the same runs, both counts) and ``prediction.json``:
+    the two files' sha256, the UTC time they were written, ``grid_n_stars`` (the with-embeddings
     predictions the test grid is placed around), the test runs and :func:`design_checks`.
     Returns ``prediction.json``'s content."""
-    from sdsl.experiment.baselines import rule_sizes
     from sdsl.experiment.pairs import seed_for
     from sdsl.experiment.results import atomic_write_text, write_table
 
     folder = Path(folder)
-    rows, draws, curves, sizes = [], [], [], []
+    rows, draws, curves = [], [], []
     for count in COUNTS:
         rng = np.random.default_rng(seed_for(scale.seed, "prediction", count))
         r, d, c = predict(
@@ -330,19 +329,11 @@ def commit_prediction(scale, runs: pd.DataFrame, pairs: pd.DataFrame, folder: Pa
         rows.append(r)
         draws.append(d)
         curves.append(c)
-        points, _ = rule_sizes(
-            runs,
-            pairs,
-            count=count,
-            rng=np.random.default_rng(seed_for(scale.seed, "baselines", count)),
-            n_resamples=scale.prediction_resamples,
-        )
-        sizes.append(points)
     table = pd.concat(rows, ignore_index=True)
     paper = table[table["count"] == "with_embeddings"]
     scale.check_extrapolation([float(v) for v in paper["n_star_predicted"]])  # before anything is written
     csv = write_table(table, folder, "prediction_committed")
-    rules = write_table(pd.concat(sizes, ignore_index=True), folder, "baselines_committed")
+    rules = write_table(baselines, folder, "baselines_committed")
     write_table(pd.concat(draws, ignore_index=True), folder, "prediction_draws")
     pd.concat(curves, ignore_index=True).to_csv(folder / "predicted_curves.csv", index=False, float_format="%.10g")
     stars = [float(v) for v in paper["n_star_predicted"] if np.isfinite(v)]

@@ -335,13 +335,26 @@ class Experiment:
         return self.out / "prediction" / "prediction.json"
 
     def predict_task(self, advance) -> None:
-        """N* of every target from the calibration runs only, written before any test draft
+        """N* of every target from the calibration runs only, and the sizes the baselines pick from
+        them (:func:`sdsl.experiment.baselines.rule_sizes`), written before any test draft
         (:func:`sdsl.experiment.predict.commit_prediction`)."""
-        from sdsl.experiment.predict import commit_prediction
+        from sdsl.experiment.baselines import rule_sizes
+        from sdsl.experiment.predict import COUNTS, commit_prediction
 
-        runs = pd.DataFrame([self.train_record(r)["metrics"] | {"role": self.scale.role(r)} for r in self.scale.runs()])
-        pairs = pd.DataFrame([self.alpha_record(d, t)["pair_alpha"] for d, t in self.scale.calibration_pairs()])
-        commit_prediction(self.scale, runs, pairs, self.out / "prediction")
+        s = self.scale
+        runs = pd.DataFrame([self.train_record(r)["metrics"] | {"role": s.role(r)} for r in s.runs()])
+        pairs = pd.DataFrame([self.alpha_record(d, t)["pair_alpha"] for d, t in s.calibration_pairs()])
+        sizes = [
+            rule_sizes(
+                runs,
+                pairs,
+                count=count,
+                rng=np.random.default_rng(seed_for(s.seed, "baselines", count)),
+                n_resamples=s.prediction_resamples,
+            )[0]
+            for count in COUNTS
+        ]
+        commit_prediction(s, runs, pairs, self.out / "prediction", pd.concat(sizes, ignore_index=True))
 
     def train_record(self, run: RunSpec) -> dict:
         return json.loads((self.out / "train" / f"{run.run_id}.json").read_text())
