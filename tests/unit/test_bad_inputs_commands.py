@@ -122,7 +122,7 @@ def test_a_command_whose_extra_is_missing_says_which_in_one_line(capsys, monkeyp
     )
     assert E.main(["run", "--scale", "smoke", "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
-    assert_one_line(err.strip(), ("run needs pandas, ray", "pip install 'sdsl[experiment]'"))
+    assert_one_line(err.strip(), ("run needs pandas, which is not installed", "pip install 'sdsl[experiment]'"))
     assert E.main(["budget", "--scale", "smoke"]) == 2
     assert_one_line(capsys.readouterr().err.strip(), ("budget needs pandas", "pip install 'sdsl[analysis]'"))
     assert not (tmp_path / "out").exists()
