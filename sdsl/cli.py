@@ -25,72 +25,27 @@ import argparse
 import json
 import math
 import os
-import re
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sdsl.validation import EXIT_USAGE, CommandParser
 
 if TYPE_CHECKING:
     from sdsl.plan.deployment import WallClockInputs
 
 __all__ = ["main", "build_parser"]
 
-EXIT_USAGE = 2
-
 #: Parameter names of the library whose flag is not the parameter's name with dashes.
 _FLAGS = {"n_boot": "--bootstrap", "candidates": "--draft-params", "integer_gamma": "--integer-gamma"}
-#: A number, negative ones included (argparse alone reads "-70e9" and "-inf" as options).
-_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE)
-
-
-class _Once(argparse.Action):
-    """Store an option's value, refusing a second one (argparse keeps the last silently)."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        given = namespace.__dict__.setdefault("_given", {})
-        if self.dest in given:
-            raise argparse.ArgumentError(self, f"given twice ({given[self.dest]} and {_text(values)}): give it once")
-        given[self.dest] = _text(values)
-        setattr(namespace, self.dest, values)
-
-
-def _text(values: Any) -> str:
-    return " ".join(map(str, values)) if isinstance(values, list) else str(values)
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (exit status 2), negative numbers as values and options that
-    may be given once."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._negative_number_matcher = _NUMBER
-        self.register("action", None, _Once)
-        self.register("action", "store", _Once)
-
-    def error(self, message: str) -> NoReturn:
-        from sdsl.validation import one_line, suggestion
-
-        hint = ""
-        m = re.match(r"unrecognized arguments: (\S+)", message)
-        if m:
-            options = [o for a in self._actions for o in a.option_strings]
-            for a in self._actions:
-                if isinstance(a, argparse._SubParsersAction):
-                    options += [o for p in a.choices.values() for b in p._actions for o in b.option_strings]
-            hint = suggestion(m.group(1).split("=")[0], sorted(set(options)))
-        self.exit(
-            EXIT_USAGE,
-            f"{self.prog}: error: {one_line(message)}{'; ' + hint.strip() if hint else ''} "
-            f"(see '{self.prog} --help')\n",
-        )
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``sdsl`` (sub-commands ``plan``, ``speedup``, ``presets`` and ``alpha``)."""
     import sdsl
 
-    parser = _Parser(
+    parser = CommandParser(
         prog="sdsl",
         description=(
             "Speculative Decoding Scaling Laws (arXiv 2603.11053): plan the throughput-optimal draft "
@@ -105,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_speedup_parser(sub)
     _add_presets_parser(sub)
     _add_alpha_parser(sub)
+    _add_steps_parser(sub)
     return parser
 
 
@@ -147,11 +103,20 @@ def _add_plan_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--alpha-source",
-        metavar="paper|refit|CSV",
+        metavar="paper|refit|published|CSV",
         default="paper",
         help="acceptance plane alpha = A x + B y + C: 'paper' (Table 3, default), 'refit' (OLS on "
-        "the paper's Tables 1 and 2) or a CSV of your measurements with columns draft_ppl, "
-        "target_ppl, alpha (perplexities, acceptance rate in (0, 1)), refitted",
+        "the paper's Tables 1 and 2), 'published' (fitted to published deployments of speculative decoding, "
+        "needs --temperature: the form that beat a constant alpha on held-out targets and sources, printed with "
+        "that error; now the paper's A and B with C falling as the temperature rises; a constant, which gives no N*, "
+        "if no form beats it) or a CSV of your measurements with columns draft_ppl, target_ppl, alpha "
+        "(perplexities, acceptance rate in (0, 1)), refitted",
+    )
+    p.add_argument(
+        "--temperature",
+        metavar="T",
+        help="sampling temperature T >= 0 (0: greedy decoding) of --alpha-source published (required there; the "
+        "other sources know no temperature and refuse it)",
     )
     p.add_argument(
         "--integer-gamma",
@@ -168,7 +133,8 @@ def _add_plan_parser(sub: Any) -> None:
         "--draft-params",
         metavar="N",
         action="append",
-        help="a candidate draft size, in parameters, reported as a share of the optimum (repeatable)",
+        help="a candidate draft size, in parameters (repeatable): its alpha, best integer gamma, wall-clock speedup "
+        "and tokens per FLOP as a share of the optimum",
     )
     p.add_argument(
         "--bootstrap",
@@ -186,8 +152,10 @@ def _add_plan_parser(sub: Any) -> None:
         action="store_true",
         help="print one JSON object (keys n_star, gamma_star, alpha, tokens_per_flop, "
         "tokens_per_flop_ratio, gamma_star_continuous, gamma_star_integer, rounding_loss, wall_clock, "
-        "num_speculative_tokens, engines, suggested_draft, interval, warnings, plus n_star_ci95 and "
-        "candidates when asked for) instead of a table",
+        "num_speculative_tokens, engines, suggested_draft, interval, published_accuracy (the typical error of "
+        "this alpha and speedup on published deployments), warnings, plus n_star_ci95 and "
+        "candidates (each with draft_params, alpha, gamma, speedup, pays, tokens_per_flop_share) when asked for) "
+        "instead of a table",
     )
     _add_deployment_options(p)
 
@@ -215,12 +183,15 @@ def _add_deployment_options(p: argparse.ArgumentParser) -> None:
     )
     w.add_argument("--verify-tokens", metavar="K", help="tokens of that verification pass (gamma + 1, an integer >= 2)")
     h = p.add_argument_group(
-        "hardware model (a roofline of one decoding step; re-optimises N* and gamma* for wall-clock time)"
+        "hardware model (the step-time model of one forward pass, calibrated on measured step times; re-optimises "
+        "N* and gamma* for wall-clock time)"
     )
     h.add_argument(
         "--hardware",
         metavar="NAME",
-        help="accelerator preset of data/accelerators.csv: a100-80gb, h100-sxm, h200, cpu-here",
+        help="accelerator preset of data/accelerators.csv (h200: fitted to step times measured on an H200; "
+        "a100-80gb, h100-sxm: that fit scaled by their spec sheets; h200-spec: the spec sheet alone; cpu-here) or "
+        "an accelerator file written by 'sdsl steps fit' (.yml)",
     )
     h.add_argument("--gpus", metavar="G", default=None, help="devices in tensor parallel (ideal scaling; default 1)")
     h.add_argument(
@@ -253,6 +224,12 @@ def _add_deployment_options(p: argparse.ArgumentParser) -> None:
         help="fixed seconds per forward pass (kernel launches, framework; default: the preset's, 0 for the GPUs)",
     )
     h.add_argument("--gamma-max", metavar="G", help="largest draft length searched, 1 to 1024 (default 32)")
+    w.add_argument(
+        "--gamma",
+        metavar="G",
+        help="evaluate this draft length (an integer >= 1) instead of searching the best one: the wall-clock "
+        "speedup of the plan, of the suggested draft and of each --draft-params at G",
+    )
     e = p.add_argument_group(
         "engine settings (vLLM, SGLang, TensorRT-LLM and llama.cpp; with --hardware they carry --gpus, --dtype "
         "and the draft length of each --batch)"
@@ -298,7 +275,8 @@ def _add_speedup_parser(sub: Any) -> None:
         "--json",
         action="store_true",
         help="print one JSON object (alpha, c, verify_slope, gamma, speedup, "
-        "gamma_continuous, gamma_integer, speedup_at_best, break_even_alpha)",
+        "gamma_continuous, gamma_integer, speedup_at_best, break_even_alpha, gamma_max, gamma_capped, note: "
+        "gamma_integer is gamma_max, with a note, where the best draft length lies beyond it or there is none)",
     )
 
 
@@ -335,10 +313,13 @@ def _add_alpha_parser(sub: Any) -> None:
         "files",
         nargs="+",
         metavar="FILE",
-        help="a saved /metrics scrape (vLLM, llama.cpp, SGLang, TensorRT-LLM, or a pasted Prometheus "
-        "query table), a vLLM log, vLLM per-request JSON, a 'vllm bench serve --save-result' JSON, or vLLM's "
-        "LLM.get_metrics() saved as json.dump([dataclasses.asdict(m) for m in llm.get_metrics()], f); the "
-        "format is detected; - reads standard input",
+        help="a saved /metrics scrape (vLLM, llama.cpp, SGLang; TensorRT-LLM's GET /prometheus/metrics; or a "
+        "pasted Prometheus query table), a vLLM log, vLLM per-request JSON, a 'vllm bench serve --save-result' "
+        "JSON or its printout, vLLM's LLM.get_metrics() saved as json.dump([dataclasses.asdict(m) for m in "
+        "llm.get_metrics()], f), the printout of vLLM's examples/offline_inference/spec_decode.py, SGLang "
+        "per-request meta_info JSON or a bench_serving result, llama.cpp log lines (print_timing, statistics, "
+        "llama-speculative), TensorRT-LLM's GET /metrics iteration stats JSON; the format is detected; - reads "
+        "standard input",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the text report")
     p.add_argument(
@@ -351,21 +332,23 @@ def _add_alpha_parser(sub: Any) -> None:
         "--format",
         dest="fmt",
         metavar="FMT",
-        help="skip detection: vllm-prometheus, llamacpp-prometheus, sglang-prometheus, trtllm-prometheus, "
-        "vllm-log, vllm-requests, vllm-bench or vllm-get-metrics",
+        help="skip detection: vllm-prometheus, llamacpp-prometheus, sglang-prometheus, trtllm-prometheus "
+        "(GET /prometheus/metrics), vllm-log, vllm-requests, vllm-bench, vllm-get-metrics, vllm-spec-decode, "
+        "vllm-bench-text, sglang-requests, sglang-bench, llamacpp-log or trtllm-iteration-stats (GET /metrics)",
     )
     p.add_argument(
         "--gamma",
         metavar="K",
         help="draft length k, for exports that do not carry it (TensorRT-LLM without max_draft_len; "
-        "SGLang without spec_num_steps, with tree drafts: the number of steps; a vllm bench serve result "
-        "without per-position rates); refused when it differs from the k an export carries",
+        "SGLang without spec_num_steps, with tree drafts: the number of steps; SGLang bench_serving; a vllm "
+        "bench serve result without per-position rates); refused when it differs from the k an export carries",
     )
     p.add_argument("--level", metavar="L", default="0.95", help="confidence level of the intervals (default 0.95)")
     p.add_argument(
         "--seed",
         metavar="S",
-        help="seed of the bootstrap over requests of vLLM per-request JSON, an integer in [0, 2^63 - 1] (default 0)",
+        help="seed of the bootstrap over requests of vLLM or SGLang per-request JSON, an integer in [0, 2^63 - 1] "
+        "(default 0)",
     )
     plan = p.add_argument_group("what alpha implies (optional): the target and the draft that was measured")
     plan.add_argument("--preset", metavar="NAME", help="target preset of data/presets.csv ('sdsl presets')")
@@ -373,6 +356,109 @@ def _add_alpha_parser(sub: Any) -> None:
     plan.add_argument("--target-tokens", metavar="D'", help="target pre-training tokens D'")
     plan.add_argument("--draft-params", metavar="N", help="size N of the measured draft, in parameters")
     plan.add_argument("--draft-tokens", metavar="D", help="pre-training tokens D of the draft family")
+
+
+def _add_steps_parser(sub: Any) -> None:
+    """``sdsl steps``: measure step times, fit the step-time model to them, predict with it."""
+    p = sub.add_parser(
+        "steps",
+        help="measure one forward pass on your device, fit the step-time model, predict step times",
+        description="The step-time model behind 'sdsl plan --hardware': measure the seconds of one forward pass of "
+        "given shapes on your device (measure), fit the model's effective rates and overheads to them and write an "
+        "accelerator file (fit), or predict the seconds of given passes (predict).",
+    )
+    ss = p.add_subparsers(dest="steps_command", metavar="STEP", required=True)
+    m = ss.add_parser(
+        "measure",
+        help="time one forward pass of given shapes on this device (random weights; CUDA graphs on a GPU)",
+        description="Time one forward pass of Llama-style shapes with random weights at every batch, context and "
+        "number of new tokens given: replayed from a CUDA graph and eagerly on a CUDA device, eagerly elsewhere; the "
+        "median of --repeats after --warmup. Writes a CSV (the columns of data/h200_step_times.csv) and its "
+        "provenance beside it (OUT.yml). Shapes: --preset (data/presets.csv), --config (a Hugging Face config.json "
+        "file; nothing is downloaded) or the numbers --layers ... --vocab.",
+    )
+    m.add_argument("-o", "--output", metavar="CSV", required=True, help="the CSV to write (never overwritten)")
+    m.add_argument("--preset", metavar="NAME", action="append", help="a preset's shape (repeatable)")
+    m.add_argument("--config", metavar="FILE", action="append", help="a config.json's shape (repeatable)")
+    for flag, what in (
+        ("--layers", "decoder layers"),
+        ("--hidden", "hidden size"),
+        ("--heads", "attention heads"),
+        ("--kv-heads", "key-value heads"),
+        ("--head-dim", "dimension of one head"),
+        ("--intermediate", "width of the gated MLP"),
+        ("--vocab", "vocabulary size"),
+    ):
+        m.add_argument(flag, metavar="N", help=f"{what} of a shape given by numbers")
+    m.add_argument("--tied", action="store_true", help="a shape given by numbers shares its embedding and head")
+    m.add_argument("--name", metavar="NAME", help="name of a shape given by numbers (default: custom)")
+    m.add_argument(
+        "--max-layers", metavar="N", help="keep at most N layers of each shape (a model too large for the device)"
+    )
+    m.add_argument(
+        "--batch", metavar="B", default="1,16,64", help="sequences in the pass (comma-separated; default 1,16,64)"
+    )
+    m.add_argument("--context", metavar="L", default="512,8192", help="tokens in each cache (default 512,8192)")
+    m.add_argument("--tokens", metavar="K", default="1,4,8", help="new tokens per sequence (default 1,4,8)")
+    m.add_argument(
+        "--device", metavar="D", default="auto", help="auto (a CUDA device if there is one), cpu or cuda[:N]"
+    )
+    m.add_argument("--dtype", metavar="T", default="bf16", help="bf16 (default), fp16 or fp32")
+    m.add_argument("--no-graphs", action="store_true", help="on a CUDA device, time the eager pass only")
+    m.add_argument("--repeats", metavar="R", default="20", help="timed passes, the median kept (default 20)")
+    m.add_argument("--warmup", metavar="W", default="3", help="passes run before timing (default 3)")
+    f = ss.add_parser(
+        "fit",
+        help="fit the step-time model to measured step times and write an accelerator file",
+        description="Fit the step-time model (effective compute rate and bandwidth, a per-pass and a per-layer "
+        "overhead, the attention's bandwidth over the KV cache) to measured step times by least squares on the "
+        "log-ratio, report its error on each shape left out of the fit in turn, and write an accelerator file that "
+        "'sdsl plan --hardware FILE' and 'sdsl steps predict --hardware FILE' read. Needs scipy (the analysis extra).",
+    )
+    f.add_argument(
+        "measured",
+        metavar="MEASURED.csv",
+        help="step times: the output of 'sdsl steps measure', or any CSV with its columns",
+    )
+    f.add_argument(
+        "-o", "--output", metavar="FILE.yml", required=True, help="the accelerator file to write (never overwritten)"
+    )
+    f.add_argument("--name", metavar="NAME", help="the device's name (default: the measurement's provenance)")
+    f.add_argument("--memory", metavar="BYTES", help="the device's memory (default: the measurement's provenance)")
+    f.add_argument(
+        "--column", metavar="COL", help="the column of measured seconds (default: seconds, graph_s, eager_s)"
+    )
+    f.add_argument(
+        "--dtype", metavar="T", help="precision of the measured passes (default: the provenance's, else bf16)"
+    )
+    f.add_argument(
+        "--keep-slow-attention",
+        action="store_true",
+        help="keep the rows of context 8192 or more with several new tokens, left out by default on a CUDA device",
+    )
+    f.add_argument("--json", action="store_true", help="print the fit and its errors as one JSON object")
+    pr = ss.add_parser(
+        "predict",
+        help="predict the seconds of given passes with an accelerator's step-time model",
+        description="Print the CSV of passes with a predicted_s column (and ratio where measured seconds are given): "
+        "seconds of one forward pass by the step-time model of an accelerator preset or file.",
+    )
+    pr.add_argument(
+        "shapes",
+        metavar="SHAPES.csv",
+        help="passes: the shape columns, batch, context and tokens; - reads standard input",
+    )
+    pr.add_argument(
+        "--hardware",
+        metavar="NAME|FILE",
+        required=True,
+        help="an accelerator preset (data/accelerators.csv) or a file of 'sdsl steps fit'",
+    )
+    pr.add_argument(
+        "--column",
+        metavar="COL",
+        help="the column of measured seconds to compare with (default: seconds, graph_s, eager_s if present)",
+    )
 
 
 def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:
@@ -403,6 +489,7 @@ def _plan(args: argparse.Namespace) -> int:
         candidates=args.draft_params,
         n_boot=0 if args.bootstrap is None else args.bootstrap,
         seed=("0" if args.seed is None else args.seed) if args.bootstrap is not None else None,
+        temperature=args.temperature,
     )
     from sdsl.plan.deployment import deployment_report
 
@@ -418,17 +505,6 @@ def _plan(args: argparse.Namespace) -> int:
     if inputs.n_boot > 0:
         ci = P.n_star_interval(P.bootstrap_n_star(inputs))
         result["n_star_ci95"] = [ci["low"], ci["high"]]
-    cands = P.candidate_shares(inputs, inputs.draft_tokens[0], opt) if inputs.candidates else None
-    if cands is not None and len(cands):
-        result["candidates"] = [
-            {
-                "params": float(r.params),
-                "tokens_per_flop": float(r.tokens_per_flop),
-                "tokens_per_flop_ratio": float(r.speedup),
-                "share_of_optimum": float(r.share_of_optimum),
-            }
-            for r in cands.itertuples()
-        ]
     report = deployment_report(inputs, opt, wall, args.draft_model, args.target_model)
     result.update(report)
     if args.json:
@@ -450,16 +526,10 @@ def _plan(args: argparse.Namespace) -> int:
     rows += [
         ("gamma* (draft length)", f"{opt.gamma_star:.4g} tokens per iteration"),
         ("alpha at N*", f"{opt.alpha:.4f}"),
+        ("  its typical error", report["published_accuracy"]["alpha"]["line"]),
         ("T(N*)", f"{opt.tokens_per_flop:.4g} tokens per FLOP"),
     ]
     rows += _plan_rows(report)
-    for r in cands.itertuples() if cands is not None and len(cands) else ():
-        rows.append(
-            (
-                f"candidate N = {r.params:.3g}",
-                f"{100 * r.share_of_optimum:.1f} % of the optimum (tokens per FLOP ratio {r.speedup:.3f}x)",
-            )
-        )
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{width}}  {v}")
@@ -484,6 +554,7 @@ def _wall_clock_inputs(args: argparse.Namespace) -> WallClockInputs:
         overlap=args.overlap,
         step_overhead=args.step_overhead,
         gamma_max=args.gamma_max,
+        gamma=args.gamma,
     )
 
 
@@ -509,8 +580,16 @@ def _plan_rows(rep: dict[str, Any]) -> list[tuple[str, str]]:
             f"{rep['tokens_per_flop_ratio']:.3f}x (T(N*) * 2M: tokens per FLOP over plain decoding; "
             f"not a wall-clock speedup)",
         ),
-        ("wall-clock speedup", f"{_g(w['speedup'], '.3f')}x at gamma = {w['gamma_integer']}: {w['source']}"),
+        (
+            "wall-clock speedup",
+            f"{_g(w['speedup'], '.3f')}x at gamma = {w['gamma_integer']}"
+            f"{' (given)' if w.get('gamma_fixed') else ''}: {w['source'].split(' (')[0] if 'step_model' in w else w['source']}",
+        ),
+        ("  its typical error", rep["published_accuracy"]["speedup"]["line"]),
+        ("verdict", w["verdict"]),
     ]
+    if "step_model" in w:
+        rows.append(("step-time model", w["step_model"]))
     if "break_even_alpha" in w:
         rows.append(
             (
@@ -520,23 +599,31 @@ def _plan_rows(rep: dict[str, Any]) -> list[tuple[str, str]]:
             )
         )
     for r in w.get("by_batch_and_context", []):
-        n = "no draft" if r["n_star"] is None else f"N* {r['n_star']:.4g}"
         rows.append(
             (
                 f"batch {r['batch']:g}, context {r['context']:g}",
-                f"{n}, gamma* {r['gamma_star']}, speedup {r['speedup']:.3f}x (the FLOP N*: gamma "
+                f"N* {r['n_star']:.4g}, gamma {r['gamma_star']}, speedup {r['speedup']:.3f}x (the FLOP N*: gamma "
                 f"{r['flop_n_star_gamma']}, {r['flop_n_star_speedup']:.3f}x); verification {r['target_bound']}-bound"
                 f"{'' if r['fits_in_memory'] else '; does not fit in memory'}",
             )
         )
     s = rep["suggested_draft"]
     if s is not None:
-        g = s.get("gamma_hardware", s["gamma_integer"])
         rows.append(
             (
                 "suggested draft",
-                f"{s['model']} ({s['params']:.4g} parameters, alpha {s['alpha']:.4f}, best "
-                f"gamma {g}): {100 * s['share_of_optimum']:.1f} % of the optimum's tokens per FLOP",
+                f"{s['model']} ({s['params']:.4g} parameters, alpha {s['alpha']:.4f}): gamma {s['gamma_wall_clock']}, "
+                f"wall-clock speedup {s['speedup_wall_clock']:.3f}x; {100 * s['share_of_optimum']:.1f} % of the "
+                f"optimum's tokens per FLOP",
+            )
+        )
+    for c in rep.get("candidates", []):
+        rows.append(
+            (
+                f"candidate N = {c['draft_params']:.3g}",
+                f"alpha {c['alpha']:.4f}, gamma {c['gamma']}, wall-clock speedup {c['speedup']:.3f}x"
+                f"{'' if c['pays'] else ' (plain decoding is faster)'}; {100 * c['tokens_per_flop_share']:.1f} % of "
+                f"the optimum's tokens per FLOP (ratio {c['tokens_per_flop_ratio']:.3f}x)",
             )
         )
     rows += _engine_rows(rep["engines"])
@@ -557,9 +644,13 @@ def _engine_rows(e: dict[str, Any]) -> list[tuple[str, str]]:
     rows = []
     for key, name in _ENGINE_NAMES:
         s = e[key]
-        for r in s.get("by_batch") or [{"batch": None, "command": s["command"]}]:
+        if s.get("command") is None:
+            rows.append((name, f"no command: {s['refused']}"))
+        for r in s.get("by_batch") or ([{"batch": None, "command": s["command"]}] if s.get("command") else []):
             rows.append((name if r["batch"] is None else f"{name}, batch {r['batch']}", r["command"]))
         rows.append((f"  {name} version", f"checked against {s['version']}; needs {s['requires']}"))
+        for c in s.get("caveats") or []:
+            rows.append((f"  {name} caveat", c))
         if s.get("note"):
             rows.append((f"  {name} note", s["note"]))
     return rows + [("engine draft", e["draft"]), ("engine target", e["target"])]
@@ -648,7 +739,7 @@ def _speedup(args: argparse.Namespace) -> int:
         print(json.dumps(d))
         return 0
     rows = [
-        ("alpha", f"{rep.alpha:.4g}"),
+        ("alpha", f"{rep.alpha:.10g}"),
         ("cost coefficient c", f"{rep.c:.4g} (draft step over target step)"),
         ("verification cost", f"1 + {rep.verify_slope:.4g} gamma target steps"),
     ]
@@ -658,6 +749,7 @@ def _speedup(args: argparse.Namespace) -> int:
     rows += [
         ("best gamma (continuous)", gc),
         ("best gamma (integer)", f"{rep.gamma_integer}: speedup {rep.speedup_at_best:.4f}x"),
+        *([("note", rep.note)] if rep.note else []),
         (
             "break-even alpha",
             f"{rep.break_even_alpha:.4f} (below it no draft length beats plain decoding)"
@@ -738,7 +830,7 @@ def _presets_plan(args: argparse.Namespace) -> int:
     hw = next((r["hardware"] for r in out if r["hardware"]), "the GPU preset")
     print(
         "ratio: tokens per FLOP over plain decoding (T(N*) * 2M), not a wall-clock speedup; wall-clock: Theorem 3.8 "
-        f"on the roofline of {hw} at batch 1, empty KV cache, a draft of N* parameters at its best integer gamma "
+        f"on the step-time model of {hw} at batch 1, empty KV cache, a draft of N* parameters at its best integer gamma "
         "(hw gamma) on the fewest devices (gpus, tensor parallel) that hold both models (n/a: architecture unknown); 'sdsl plan --preset NAME --hardware h100-sxm --batch 1,64' for a deployment"
     )
     return 0
@@ -769,9 +861,11 @@ def _alpha(args: argparse.Namespace) -> int:
         raise ValueError(
             f"reading engine exports needs the measure extra (pip install -e '.[measure]'): {exc}"
         ) from None
-    if args.seed is not None and not any(r.source == "vllm-requests" for r in rep.reads):
+    from sdsl.measure.engines.detect import SEEDED
+
+    if args.seed is not None and not any(r.source in SEEDED for r in rep.reads):
         raise ValueError(
-            f"{V.shown('seed')} {args.seed} is used only by the bootstrap over requests of vLLM "
+            f"{V.shown('seed')} {args.seed} is used only by the bootstrap over requests of vLLM or SGLang "
             f"per-request JSON, and no file is one: drop {V.shown('seed')}"
         )
     if args.json:
@@ -781,13 +875,237 @@ def _alpha(args: argparse.Namespace) -> int:
     return 0 if rep.n_readings else 1
 
 
+def _steps(args: argparse.Namespace) -> int:
+    """``sdsl steps measure|fit|predict``."""
+    return {"measure": _steps_measure, "fit": _steps_fit, "predict": _steps_predict}[args.steps_command](args)
+
+
+def _new_file(path: str, name: str, what: str) -> Path:
+    """A file to write that does not exist yet, in a folder that does (nothing a user owns is overwritten)."""
+    from sdsl import validation as V
+
+    p = Path(V.text(path, name, what)).expanduser()
+    if p.exists() or p.is_symlink():
+        raise ValueError(f"{V.shown(name)} {str(p)!r} exists: give a new file (nothing is overwritten)")
+    if not p.parent.is_dir():
+        raise ValueError(f"{V.shown(name)} {str(p)!r}: the folder {str(p.parent)!r} does not exist")
+    return p
+
+
+def _grid(text: str, name: str, low: int, what: str) -> list[int]:
+    from sdsl import validation as V
+
+    items = [t for t in str(text).replace(",", " ").split()]
+    if not items:
+        raise ValueError(f"{V.shown(name)} is empty: give {what}, comma-separated")
+    out = [V.integer(t, name, low=low, high=10**7, what=what) for t in items]
+    if len(set(out)) < len(out):
+        raise ValueError(f"{V.shown(name)} {text!r} lists a value twice: give each once")
+    return out
+
+
+def _steps_measure(args: argparse.Namespace) -> int:
+    from sdsl import validation as V
+    from sdsl.measure import steps as M
+
+    out = _new_file(args.output, "output", "the CSV to write")
+    if Path(str(out) + ".yml").exists():
+        raise ValueError(
+            f"{V.shown('output')}: {str(out) + '.yml'!r} exists (the provenance is written there): give a new file"
+        )
+    cap = None if args.max_layers is None else V.integer(args.max_layers, "max_layers", low=1, what="layers kept")
+    shapes = [M.shape_from_preset(p, cap) for p in args.preset or []]
+    shapes += [M.shape_from_config(V.existing_file(c, "config", "a config.json file"), cap) for c in args.config or []]
+    dims = ("layers", "hidden", "heads", "kv_heads", "head_dim", "intermediate", "vocab")
+    given = {d: getattr(args, d) for d in dims if getattr(args, d) is not None}
+    if given or args.tied or args.name:
+        lacking = [V.shown(d) for d in dims if d not in given]
+        if lacking:
+            raise ValueError(f"a shape given by numbers needs {', '.join(lacking)} too (or use --preset / --config)")
+        shapes.append(M.shape(args.name or "custom", **given, tied=args.tied, max_layers=cap))
+    if not shapes:
+        raise ValueError("give at least one shape: --preset NAME, --config FILE or the numbers --layers ... --vocab")
+    names = [s["shape"] for s in shapes]
+    if len(set(names)) < len(names):
+        raise ValueError(
+            f"two shapes are named {next(n for n in names if names.count(n) > 1)!r}: give each once (--name)"
+        )
+    dtype = V.choice(str(args.dtype).strip().lower(), "dtype", list(M.DTYPES), "precision of the weights")
+    batches = _grid(args.batch, "batch", 1, "sequences in the pass")
+    contexts = _grid(args.context, "context", 0, "tokens in each cache")
+    tokens = _grid(args.tokens, "tokens", 1, "new tokens per sequence")
+    repeats = V.integer(args.repeats, "repeats", low=1, high=10_000, what="timed passes")
+    warmup = V.integer(args.warmup, "warmup", low=0, high=10_000, what="passes before timing")
+    try:
+        import torch  # noqa: F401
+    except ModuleNotFoundError:
+        raise ValueError(_extra_needed("torch")) from None
+    rows, rec = M.measure(
+        shapes, batches, contexts, tokens, str(args.device).strip().lower(), dtype, not args.no_graphs, repeats, warmup,
+        log=lambda line: print(line, file=sys.stderr),
+    )  # fmt: skip
+    meta = M.write_measurement(rows, out, rec)
+    print(f"{len(rows)} passes of {len(shapes)} shapes on {rec['device']} written to {out} (provenance {meta})")
+    return 0
+
+
+def _provenance_of(path: Path) -> dict[str, Any]:
+    """The record ``sdsl steps measure`` wrote beside a measurement, or {}."""
+    import yaml
+
+    meta = Path(str(path) + ".yml")
+    try:
+        rec = yaml.safe_load(meta.read_text(encoding="utf-8")) if meta.is_file() else {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    return rec if isinstance(rec, dict) else {}
+
+
+def _steps_fit(args: argparse.Namespace) -> int:
+    from sdsl import validation as V
+    from sdsl.data import sha256
+    from sdsl.measure.steps import read_passes
+
+    try:
+        import scipy  # noqa: F401
+
+        from sdsl.model import calibration as C
+        from sdsl.model.hardware import write_accelerator
+    except ModuleNotFoundError as exc:
+        raise ValueError(_extra_needed(exc.name or "scipy")) from None
+    path = Path(V.existing_file(args.measured, "measured", "a CSV of measured step times"))
+    out = _new_file(args.output, "output", "the accelerator file to write")
+    if out.suffix not in (".yml", ".yaml"):
+        raise ValueError(f"{V.shown('output')} {str(out)!r}: an accelerator file ends in .yml (--hardware reads it so)")
+    header, rows = read_passes(path)
+    timed = [c for c in C.MEASURED_COLUMNS if c in header]
+    column = args.column or (timed[0] if timed else None)
+    if column is None or column not in header:
+        raise ValueError(
+            f"{str(path)!r} has no column of measured seconds"
+            + (f" named {args.column!r}" if args.column else f" ({', '.join(C.MEASURED_COLUMNS)})")
+            + f"; its columns are {', '.join(header)}"
+        )
+    rows = [r for r in rows if r.get(column) == r.get(column)]  # measured rows only
+    rec = _provenance_of(path)
+    cuda = rec.get("device_type") == "cuda" or column.startswith("graph")
+    slow = [r for r in rows if C.slow_attention(r)] if cuda and not args.keep_slow_attention else []
+    rows = [r for r in rows if not (slow and C.slow_attention(r))]
+    shapes = list(dict.fromkeys(C.shape_name(r) for r in rows))
+    if len(shapes) < 3:
+        raise ValueError(
+            f"{str(path)!r}: the fit needs passes of at least 3 shapes (it is checked on each shape left out in turn), "
+            f"got {len(shapes)}: measure more shapes"
+        )
+    name = args.name or str(rec.get("device") or path.stem)
+    memory = V.number(args.memory, "memory", low=0, low_open=True, what="bytes") if args.memory is not None else float(rec.get("memory_bytes") or math.inf)  # fmt: skip
+    dtype = V.choice(str(args.dtype or rec.get("dtype") or "bf16").lower(), "dtype", ["bf16", "fp16", "fp32", "fp8"], "precision of the measured passes")  # fmt: skip
+    bpp = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0, "fp8": 1.0}[dtype]
+    kw = {"memory": memory, "bytes_per_param": bpp, "dtype": dtype, "column": column}
+    acc = C.fit_step_model(rows, name, source=f"fitted to {path.name} (sha256 {sha256(path)[:16]}...)", **kw)
+    inside = C.error_summary(C.step_time_errors(rows, acc, column))
+    held = C.error_summary(C.leave_one_shape_out(rows, **kw))
+    note = "" if not slow else f"; {len(slow)} passes of context 8192 or more with several new tokens left out"
+    from dataclasses import replace
+
+    acc = replace(acc, accuracy=C.accuracy_text(held, "measured passes of shapes left out of the fit") + note)
+    fit = {
+        "measurement": str(path),
+        "sha256": sha256(path),
+        "column": column,
+        "rows": len(rows),
+        "shapes": shapes,
+        "left_out": len(slow),
+        "in_sample": inside,
+        "leave_one_shape_out": held,
+        "provenance": {k: rec[k] for k in ("device", "driver", "torch", "dtype", "graphs", "date") if k in rec},
+    }
+    write_accelerator(acc, out, fit)
+    if args.json:
+        print(json.dumps({"accelerator": acc.as_record(), "fit": fit}, allow_nan=False, default=str))
+        return 0
+    r = acc.as_record()
+    print(f"fitted {len(rows)} passes of {len(shapes)} shapes ({', '.join(shapes)}){note}")
+    print(f"  weight products: {r['peak_flops']:.4g} FLOP/s, {r['bandwidth']:.4g} bytes/s")
+    print(f"  attention:       {r['attention_flops']:.4g} FLOP/s, {r['attention_bandwidth']:.4g} bytes/s")
+    print(f"  overheads:       {r['step_overhead_s']:.3g} s per pass, {r['layer_overhead_s']:.3g} s per layer")
+    print(f"  in sample:       {C.accuracy_text(inside, 'passes')}")
+    print(f"  held out:        {acc.accuracy}")
+    print(f"written to {out} (sdsl plan --hardware {out}; sdsl steps predict --hardware {out} PASSES.csv)")
+    return 0
+
+
+def _steps_predict(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from sdsl import validation as V
+    from sdsl.measure.steps import format_passes, read_passes
+    from sdsl.model import calibration as C
+    from sdsl.model.hardware import get_accelerator, step_time
+
+    acc = get_accelerator(V.text(args.hardware, "hardware", "an accelerator preset or file"))
+    if args.shapes == "-":
+        with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False, encoding="utf-8") as fh:
+            fh.write(sys.stdin.read())
+        try:
+            header, rows = read_passes(fh.name, "standard input")
+        finally:
+            os.unlink(fh.name)
+    else:
+        header, rows = read_passes(V.existing_file(args.shapes, "shapes", "a CSV of passes"))
+    column = args.column or next((c for c in C.MEASURED_COLUMNS if c in header), None)
+    if args.column is not None and args.column not in header:
+        raise ValueError(f"{V.shown('column')} {args.column!r} is not a column of the passes: {', '.join(header)}")
+    for r in rows:
+        r["predicted_s"] = float(step_time(C.shape_of(r), acc, r["batch"], r["context"], r["tokens"]))
+        if column is not None:
+            m = r.get(column)
+            r["ratio"] = r["predicted_s"] / m if isinstance(m, float) and m == m else math.nan
+    cols = [c for c in header if c not in ("predicted_s", "ratio")] + ["predicted_s"] + (["ratio"] if column else [])
+    sys.stdout.write(format_passes(cols, rows))
+    return 0
+
+
+#: The extra of the package that brings each optional module (``pip install 'sdsl[EXTRA]'``).
+_EXTRAS = {
+    "pandas": "analysis",
+    "scipy": "analysis",
+    "statsmodels": "analysis",
+    "matplotlib": "plot",
+    "seaborn": "plot",
+    "torch": "measure",
+    "transformers": "measure",
+    "threadpoolctl": "measure",
+}
+
+
+def _extra_needed(module: str) -> str:
+    """One line naming the extra that brings ``module``."""
+    top = module.split(".")[0]
+    extra = _EXTRAS.get(top)
+    if extra is None:
+        return f"this needs the Python package {top!r}, which is not installed"
+    return f"this needs {top}, in the {extra} extra: pip install 'sdsl[{extra}]'"
+
+
 def _dispatch(args: argparse.Namespace) -> int:
-    command = {"plan": _plan, "speedup": _speedup, "presets": _presets, "alpha": _alpha}[args.command]
+    command = {"plan": _plan, "speedup": _speedup, "presets": _presets, "alpha": _alpha, "steps": _steps}[args.command]
     return command(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``sdsl`` console script; returns the exit status."""
+    """Entry point of the ``sdsl`` console script; returns the exit status (SIGTERM or SIGINT: one
+    line and 128 + the signal's number)."""
+    from sdsl.validation import Interrupt, interrupted, sigterm_as_interrupt
+
+    try:
+        with sigterm_as_interrupt():
+            return _main(argv)
+    except (Interrupt, KeyboardInterrupt) as exc:
+        return interrupted("sdsl", exc, "nothing was written")
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         given = list(sys.argv[1:] if argv is None else argv)
@@ -800,6 +1118,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         args, extra = parser.parse_known_args(argv)
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[args.command]
+        if getattr(args, "steps_command", None):  # the flags of `sdsl steps STEP`
+            sub = next(a for a in sub._actions if isinstance(a, argparse._SubParsersAction)).choices[args.steps_command]
         if extra:  # named by the sub-command, with the closest of its options
             sub.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse: --help, --version (0) and usage errors (2)
@@ -813,6 +1133,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
     except ValueError as exc:
         print(f"sdsl {args.command}: error: {one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except ModuleNotFoundError as exc:  # a feature of an extra, in the light install
+        print(f"sdsl {args.command}: error: {_extra_needed(exc.name or str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         # the reader went away (`sdsl presets | head`): not an error of ours; silence the final flush

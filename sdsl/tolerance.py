@@ -393,6 +393,27 @@ RULES: tuple[Rule, ...] = (
         "beyond/law_ranking.csv", "diff*", "difference", "a difference of RMSEs: on the scale of the RMSE", scale="rmse"
     ),
     Rule(
+        "published/extension_fit.csv",
+        "difference",
+        "difference",
+        "numpy minus statsmodels, two least-squares solutions of one problem: on the scale of the estimate",
+        scale="estimate",
+    ),
+    Rule(
+        "published/alpha_errors.csv",
+        "bias",
+        "difference",
+        "a mean of predicted minus measured alpha: on the scale of the mean absolute error",
+        scale="mae",
+    ),
+    Rule(
+        "published/extension_skill.csv",
+        "bias",
+        "difference",
+        "a mean of predicted minus measured alpha: on the scale of the mean absolute error",
+        scale="mae",
+    ),
+    Rule(
         "scaling/data_effects.csv",
         "change_*",
         "difference",

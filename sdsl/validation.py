@@ -18,7 +18,9 @@ number: give 200 without quotes)``), also where a check shared with the command 
 (:func:`no_numeric_text`). Integers are read exactly: ``"9007199254740993"`` stays that integer, and a float
 is accepted as an integer only if it is integral and below 2**53 (where floats are exact).
 
-Sections: names and messages; array arguments of the model layer (:func:`as_positive`, ...);
+Sections: names and messages; the command lines' parser (:class:`CommandParser`: argparse with
+one-line usage errors, shared by ``sdsl``, the pipeline, the regeneration check and the experiment);
+array arguments of the model layer (:func:`as_positive`, ...);
 single values, lists, mappings, paths and the accepted ranges (:func:`number`, :data:`TOKENS`,
 ...); a notebook's parameters, each declared once with its default and its check
 (:class:`Parameter`, :class:`Parameters`: the chapter's declaration, which the notebook's
@@ -29,12 +31,14 @@ constants, plane coefficients, an optimum inside the range) are the model's
 
 from __future__ import annotations
 
+import argparse
 import contextvars
 import difflib
 import math
 import numbers
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -84,6 +88,8 @@ def show(value: Any, limit: int = 60) -> str:
     if isinstance(value, np.ndarray) and value.size > 4:
         flat = value.ravel()
         return f"an array of {value.size} values ({show(flat[0].item())}, {show(flat[1].item())}, ...)"
+    if isinstance(value, np.ndarray):  # numpy's repr is not the user's words
+        return f"an array {show(value.tolist(), limit)}"
     text = one_line(repr(value))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -98,8 +104,34 @@ def suggestion(word: Any, options: Iterable[Any]) -> str:
     return f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
 
 
-def _fail(name: str, allowed: str, value: Any) -> NoReturn:
-    raise ValueError(f"{shown(name)} must be {allowed}, got {show(value)}")
+def _fail(name: str, allowed: str, value: Any, why: str = "") -> NoReturn:
+    raise ValueError(f"{shown(name)} must be {allowed}, got {show(value)}{why}")
+
+
+#: The smallest positive normal float: below it (a subnormal) ``1 / x`` overflows and precision is lost.
+TINY = float(np.finfo(float).tiny)
+
+
+def float_problem(text: str) -> str:
+    """Why the numeric text ``text`` is no usable float though it reads as one (``"1e400"`` overflows,
+    ``"1e-320"`` is subnormal), in words for a message; ``""`` when there is nothing to say."""
+    try:
+        x = float(text.strip())
+    except ValueError:
+        return ""
+    return _float_why(text, x)
+
+
+def _float_why(value: Any, x: float, zero: bool = True) -> str:
+    """Why a number that reads as a float is refused where the text alone does not say: it overflows
+    the largest float (``1e400``), or it is a subnormal one (``1e-320``)."""
+    if math.isinf(x) and not (isinstance(value, str) and value.strip().lower().lstrip("+-") in ("inf", "infinity")):
+        if isinstance(value, str):
+            return f" (beyond the largest float, {np.finfo(float).max:.3g}: it reads as infinity)"
+    if x != 0 and math.isfinite(x) and abs(x) < TINY:
+        larger = f"give 0 or at least {TINY:.3g}" if zero else f"give at least {TINY:.3g}"
+        return f" (a subnormal float, nonzero but below {TINY:.3g}, where 1/x overflows: {larger})"
+    return ""
 
 
 def numeric_text(value: str) -> list[str] | None:
@@ -131,13 +163,154 @@ def _what(what: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+# the command lines
+
+#: The exit status of every command line for bad input (a usage error, a refused value).
+EXIT_USAGE = 2
+#: A number, negative ones included (argparse alone reads "-70e9" and "-inf" as options).
+_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE)
+
+
+def _given_text(values: Any) -> str:
+    return " ".join(map(str, values)) if isinstance(values, list) else str(values)
+
+
+class _Once(argparse.Action):
+    """Store an option's value, refusing a second one (argparse keeps the last silently)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = namespace.__dict__.setdefault("_given", {})
+        if self.dest in given:
+            raise argparse.ArgumentError(
+                self, f"given twice ({given[self.dest]} and {_given_text(values)}): give it once"
+            )
+        given[self.dest] = _given_text(values)
+        setattr(namespace, self.dest, values)
+
+
+class CommandParser(argparse.ArgumentParser):
+    """argparse as every command of the project uses it (``sdsl``, ``python -m sdsl.build.pipeline``,
+    ``python -m sdsl.build.check``, ``python -m sdsl.experiment``): a usage error is one line
+    (``PROG: error: MESSAGE (see 'PROG --help')``, with the closest option suggested for an unknown
+    one) and exit status :data:`EXIT_USAGE`, never argparse's usage block; negative numbers are
+    values; an option may be given once."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NUMBER
+        self.register("action", None, _Once)
+        self.register("action", "store", _Once)
+
+    def error(self, message: str) -> NoReturn:
+        # "argument --jobs: --jobs must be ...": the option named once
+        message = re.sub(r"^argument (\S+): (?=\1 )", "", message)
+        hint = ""
+        m = re.match(r"unrecognized arguments: (\S+)", message)
+        if m:
+            options = [o for a in self._actions for o in a.option_strings]
+            for a in self._actions:
+                if isinstance(a, argparse._SubParsersAction):
+                    options += [o for p in a.choices.values() for b in p._actions for o in b.option_strings]
+            hint = suggestion(m.group(1).split("=")[0], sorted(set(options)))
+        self.exit(
+            EXIT_USAGE,
+            f"{self.prog}: error: {one_line(message)}{'; ' + hint.strip() if hint else ''} "
+            f"(see '{self.prog} --help')\n",
+        )
+
+
+class Interrupt(KeyboardInterrupt):
+    """SIGTERM (or SIGINT) stopped a command (:func:`sigterm_as_interrupt`); ``signum`` names the signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise Interrupt(signum)
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Within the block SIGTERM raises :class:`Interrupt` (a ``KeyboardInterrupt``, as SIGINT raises
+    one), so that a command stopped while it starts or runs unwinds its ``finally`` clauses and says
+    so in one line (:func:`interrupted`) instead of vanishing; the previous handler is restored
+    after. Outside the main thread, signals are left alone."""
+    import signal
+
+    try:
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def interrupted(prog: str, exc: BaseException, what: str) -> int:
+    """Print the one line of a command stopped by a signal (``exc``: an :class:`Interrupt` or the
+    ``KeyboardInterrupt`` of SIGINT) and return its exit status, 128 + the signal's number."""
+    import signal
+
+    signum = exc.signum if isinstance(exc, Interrupt) else int(signal.SIGINT)
+    print(f"{prog}: interrupted by {signal.Signals(signum).name}: {what}", file=sys.stderr)
+    return 128 + signum
+
+
+def argument_type(check: Callable[..., Any], name: str, **options: Any) -> Callable[[str], Any]:
+    """An argparse ``type=`` that reads an option's text with one of the checks here (``check(text,
+    name, **options)``): its refusal becomes argparse's usage error, one line naming ``name``."""
+
+    def convert(text: str) -> Any:
+        try:
+            return check(text, name, **options)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(one_line(exc)) from None
+
+    convert.__name__ = name.lstrip("-")  # argparse names the type in some messages
+    return convert
+
+
+# ---------------------------------------------------------------------------------------------
 # array arguments of the model layer
 
 
+_NONE = object()
+
+
+def _not_numbers(value: Any) -> Any:
+    """The first item of ``value`` (a list, tuple or array, nested) that numpy would turn into a
+    number though it is none: text (``"1e8"``), bytes, a bool or ``None``; ``_NONE`` when there is none."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "USVb":
+            return value.ravel()[0].item() if value.size else _NONE
+        if value.dtype.kind != "O":
+            return _NONE
+        value = value.ravel().tolist()
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            if isinstance(v, (str, bytes, bool, np.bool_)) or v is None:
+                return v.item() if isinstance(v, np.generic) else v
+            if isinstance(v, (list, tuple, np.ndarray)):
+                bad = _not_numbers(v)
+                if bad is not _NONE:
+                    return bad
+    return _NONE
+
+
 def as_float_array(value: ArrayLike, name: str) -> np.ndarray:
-    """``value`` as a float array; a non-numeric or non-finite entry raises naming ``name``."""
-    if isinstance(value, (bool, np.bool_, str)):
+    """``value`` as a float array; a non-numeric or non-finite entry raises naming ``name``. Text is
+    not a number here, in a list or an array of objects either (``np.array(['1e8'], dtype=object)``:
+    numpy would read it)."""
+    if isinstance(value, (bool, np.bool_, str, bytes)):
         raise ValueError(f"{shown(name)} must be numeric, got {show(value)}")
+    bad = _not_numbers(value)
+    if bad is not _NONE:
+        kind = "text, " if isinstance(bad, (str, bytes)) else "a bool, " if isinstance(bad, bool) else ""
+        raise ValueError(f"{shown(name)} must be numeric, got {show(value)} (it holds {show(bad)}: {kind}not a number)")
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -254,8 +427,9 @@ def number(
             x = math.nan
     elif isinstance(value, numbers.Real):
         x = float(value)
-    if not math.isfinite(x) or not _in_range(x, low, high, low_open, high_open):
-        _fail(name, allowed, value)
+    why = _float_why(value, x, _in_range(0.0, low, high, low_open, high_open))
+    if why or not math.isfinite(x) or not _in_range(x, low, high, low_open, high_open):
+        _fail(name, allowed, value, why)
     return x
 
 
@@ -293,6 +467,13 @@ def integer(
             except ValueError:
                 f = math.nan
             x = int(f) if math.isfinite(f) and f.is_integer() and abs(f) <= _EXACT_FLOAT_INT else None
+            if x is None and math.isfinite(f) and f.is_integer():
+                why = " (beyond 2^53, where a number written with an exponent is no longer an exact integer)"
+                if high is not None and f > high:
+                    why = ""  # the range says it
+                _fail(name, allowed, value, why)
+            if x is None:
+                _fail(name, allowed, value, _float_why(value, f))
     if x is None or not _in_range(x, low, high, False, False):
         _fail(name, allowed, value)
     return x

@@ -301,7 +301,16 @@ def test_dotted_paths_name_what_a_chapter_defines():
 
 #: A ceiling on the package's modules (127 when it was set, 100 once the split-offs were folded
 #: back): a new module is a new concept, not a split of an old one; raise it with the reason.
-MAX_MODULES = 100
+#: 101: measuring step times on the user's device (``sdsl.measure.steps``).
+#: 102: what each serving engine accepts of a (target, draft) pair (``sdsl.model.engine_rules``).
+#: 107: readers of five more engine outputs, one module each as the vLLM outputs have (vLLM's
+#: printouts, SGLang's per-request meta_info and bench_serving result, llama.cpp's log lines,
+#: TensorRT-LLM's iteration stats).
+#: 109: the published deployments of speculative decoding as the plan's inputs, the acceptance law
+#: fitted to them and the plan's error on them (``sdsl.plan.published``), and their chapter
+#: (``sdsl.chapters.published``).
+#: 110: the rules the laptop-scale prediction must beat (``sdsl.experiment.baselines``).
+MAX_MODULES = 110
 
 
 def test_the_package_stays_small():

@@ -5,7 +5,11 @@
 #   analysis  every data file as a DataFrame, the acceptance plane refitted (sdsl plan --alpha-source
 #             refit and a CSV of measurements), bootstrap intervals with scipy's p-value
 #   plot      every chapter module imports, a chapter figure is drawn and saved
-#   measure   alpha measured by speculative decoding of the committed local pair (torch, transformers)
+#   measure   alpha measured by speculative decoding of the committed local pair (torch, transformers),
+#             with no Ray installed
+#   measure-oldest  the same with the oldest transformers the extra admits (4.56.0, the oldest vLLM
+#             accepts) instead of the lock's: an engine's environment keeps its own
+#   experiment  Ray beside the measure extra; python -m sdsl.experiment's budget runs
 #   book      the whole book built from a copy of the source tree with only that extra installed
 #
 #   tools/extras_check.sh [PYTHON]           # default python3.11; every extra
@@ -19,10 +23,12 @@ set -euo pipefail
 PY=${1:-python3.11}
 [ "$#" -le 1 ] || { echo "extras check: expected at most one argument (the Python), got $#" >&2; exit 2; }
 "$PY" -c '' 2>/dev/null || { echo "extras check: the Python '$PY' cannot be run" >&2; exit 2; }
-EXTRAS=${EXTRAS:-analysis plot measure book}
+EXTRAS=${EXTRAS:-analysis plot measure measure-oldest experiment book}
 for e in $EXTRAS; do
-  case "$e" in analysis|plot|measure|book) ;; *) echo "extras check: unknown extra '$e' in EXTRAS (allowed: analysis plot measure book)" >&2; exit 2;; esac
+  case "$e" in analysis|plot|measure|measure-oldest|experiment|book) ;; *) echo "extras check: unknown extra '$e' in EXTRAS (allowed: analysis plot measure measure-oldest experiment book)" >&2; exit 2;; esac
 done
+#: the oldest transformers [measure] admits, and what it pulls in its own versions (not the lock's)
+OLDEST_TRANSFORMERS="transformers==4.56.0"
 CHECK="extras check"
 # shellcheck source=tools/wheel_common.sh
 source "$(dirname "$0")/wheel_common.sh"
@@ -34,7 +40,12 @@ for e in $EXTRAS; do
   V="$tmp/venv-$e/bin"
   site=$("$V/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
   before=$(du -sk "$site" | cut -f1)
-  pipq "$V/python" -m pip install --constraint "$tmp/constraints.txt" "${whl}[$e]"
+  if [ "$e" = measure-oldest ]; then
+    grep -viE '^(transformers|tokenizers|huggingface-hub|hf-xet)==' "$tmp/constraints.txt" > "$tmp/constraints-oldest.txt"
+    pipq "$V/python" -m pip install --constraint "$tmp/constraints-oldest.txt" "${whl}[measure]" "$OLDEST_TRANSFORMERS"
+  else
+    pipq "$V/python" -m pip install --constraint "$tmp/constraints.txt" "${whl}[$e]"
+  fi
   size[$e]=$(( ($(du -sk "$site" | cut -f1) - before) / 1024 ))
   cd "$tmp"
   case "$e" in
@@ -76,9 +87,12 @@ fig.savefig("figure2.png")
 print(f"[plot] {len(mods)} chapter modules import; Figure 2 drawn")
 PYEOF
     ;;
-  measure)
-    "$V/python" - <<'PYEOF' || fail "[measure]: alpha on the committed local pair"
+  measure|measure-oldest)
+    "$V/python" -c "import ray" 2>/dev/null && fail "[$e]: the measure extra pulls in Ray (only [experiment] may)"
+    "$V/python" - "$e" <<'PYEOF' || fail "[$e]: alpha on the committed local pair"
+import sys
 import numpy as np
+import transformers
 from sdsl.measure import harness, local
 draft, target = local.committed_pair()
 m = harness.measure_acceptance(str(draft), str(target), ["the quick brown fox", "speculative decoding"],
@@ -86,8 +100,19 @@ m = harness.measure_acceptance(str(draft), str(target), ["the quick brown fox", 
 s = harness.summarize_measurement(m, np.random.default_rng(0), n_resamples=50)
 a = float(s["alpha"].iloc[0])
 assert 0 < a < 1, s
-print(f"[measure] alpha of the committed local pair, 2 prompts, gamma 3: {a:.3f}")
+print(f"[{sys.argv[1]}] transformers {transformers.__version__}, no Ray: alpha of the committed local pair, "
+      f"2 prompts, gamma 3: {a:.3f}")
 PYEOF
+    if [ "$e" = measure-oldest ]; then
+      "$V/python" -c "import transformers, sys; sys.exit(transformers.__version__ != '${OLDEST_TRANSFORMERS#*==}')" \
+        || fail "[measure-oldest]: pip installed another transformers than ${OLDEST_TRANSFORMERS#*==}"
+    fi
+    ;;
+  experiment)
+    "$V/python" -c "import ray, sdsl.experiment.runner; print('[experiment] Ray', ray.__version__)" \
+      || fail "[experiment]: Ray and the runner"
+    out=$("$V/python" -m sdsl.experiment budget --scale smoke) || fail "[experiment]: python -m sdsl.experiment budget"
+    grep -q "^scale smoke" <<<"$out" || fail "[experiment]: budget printed no totals"
     ;;
   book)
     # the source tree's notebooks and data, this venv's packages only

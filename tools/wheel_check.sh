@@ -105,18 +105,34 @@ grep -q "llama-3.1-405b" <<<"$out" || fail "sdsl presets does not list llama-3.1
 out=$("$V/sdsl" presets --plan) || fail "sdsl presets --plan"
 grep -q "mixture of experts" <<<"$out" || fail "sdsl presets --plan does not refuse the mixture-of-experts presets"
 grep -q "tokens unknown" <<<"$out" || fail "sdsl presets --plan does not say which tokens are unknown"
-grep -qE "^llama-3-70b .* 2\.77[0-9]x +10 +2$" <<<"$out" || fail "sdsl presets --plan: Llama-3-70B's wall-clock speedup on 2 H100s"
+grep -qE "^llama-3-70b .* 2\.77[0-9]x +2\.42[0-9]x +6 +2$" <<<"$out" || fail "sdsl presets --plan: Llama-3-70B's wall-clock speedup on 2 H100s"
 out=$("$V/sdsl" speedup --alpha 0.8 --cost-ratio 0.05 --gamma 5) || fail "sdsl speedup"
 grep -q "2.9514x" <<<"$out" || fail "sdsl speedup: Theorem 3.8 at alpha 0.8, c 0.05, gamma 5 is 2.9514x"
 "$V/sdsl" plan --preset qwen3-30b-a3b >/dev/null 2>"$tmp/err" && fail "a mixture-of-experts preset was planned"
 [ "$(wc -l < "$tmp/err")" = 1 ] && grep -q "mixture-of-experts" "$tmp/err" || fail "the MoE refusal is not one line"
 "$V/sdsl" plan --preset llama-3-70b --hardware h100-sxm --gpus 2 --batch 1,64 --json >/dev/null || fail "sdsl plan --hardware"
+# a candidate draft's alpha, gamma and wall-clock speedup, and the step-time model's prediction, without pandas or scipy
+json=$("$V/sdsl" plan --preset llama-3-8b --hardware h200 --draft-params 1.24e9 --gamma 3 --json) || fail "sdsl plan --draft-params"
+"$V/python" -c 'import json, sys; c = json.loads(sys.argv[1])["candidates"][0]; assert c["gamma"] == 3 and 0 < c["alpha"] < 1 and c["speedup"] > 0, c' "$json" \
+  || fail "sdsl plan --draft-params --json: no alpha, gamma and speedup per candidate"
+"$V/sdsl" steps predict --hardware h200 "$repo/data/h200_step_times.csv" | head -n 2 | grep -q "predicted_s" || fail "sdsl steps predict"
+"$V/sdsl" steps fit "$repo/data/h200_step_times.csv" -o "$tmp/gpu.yml" 2>"$tmp/err" && fail "sdsl steps fit ran without scipy"
+grep -q "pip install 'sdsl\[analysis\]'" "$tmp/err" && [ "$(wc -l < "$tmp/err")" = 1 ] || fail "sdsl steps fit does not name the extra it needs"
+out=$("$V/sdsl" plan --preset llama-3-70b --alpha-source published --temperature 0.7) || fail "sdsl plan --alpha-source published"
+grep -q "out of sample (leave one target out)" <<<"$out" || fail "sdsl plan --alpha-source published: no held-out error beside alpha"
 
 # sdsl alpha on engine output, from the base install (no scipy: the p-value is said to need it)
 out=$("$V/sdsl" alpha "$repo/tests/fixtures/vllm_single.txt") || fail "sdsl alpha on a vLLM scrape exited $?"
 grep -q "alpha = 0.7505" <<<"$out" || fail "sdsl alpha on a vLLM scrape: expected alpha = 0.7505, got: $out"
 grep -q "no p-value: scipy is not installed" <<<"$out" || fail "sdsl alpha: the base install does not say the p-value needs scipy"
 echo "sdsl alpha (base install): $(grep -o 'alpha = [^(]*' <<<"$out" | head -n 1)"
+# a command that needs an extra says which, in one line, exit 2
+status=0
+"$V/python" -m sdsl.experiment run --scale smoke --out "$tmp/exp" >/dev/null 2>"$tmp/err" || status=$?
+[ "$status" = 2 ] && [ "$(wc -l < "$tmp/err")" = 1 ] && grep -qF "pip install 'sdsl[experiment]'" "$tmp/err" \
+  || fail "python -m sdsl.experiment run in the base install: expected one line naming sdsl[experiment] and exit 2, got $status: $(head -c 300 "$tmp/err")"
+[ ! -e "$tmp/exp" ] || fail "python -m sdsl.experiment run in the base install wrote $tmp/exp"
+echo "python -m sdsl.experiment run (base install): $(cat "$tmp/err")"
 
 # 4. the other Pythons of this machine: install the wheel and run the planning commands
 for v in 3.12 3.13; do

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from sdsl import tolerance as policy
+from sdsl._owned import note_written
 from sdsl.build.manifest import PROVENANCE_NAME, artifact_kind, list_files, read_provenance
 from sdsl.data import sha256
 
@@ -325,14 +326,15 @@ def compare_figures(old_png: Path | str, new_png: Path | str, diff_dir: Path | s
     if old_png.read_bytes() == new_png.read_bytes():
         return 0.0, None
     diff_dir = Path(diff_dir)
-    diff_dir.mkdir(parents=True, exist_ok=True)
     expected = diff_dir / f"{new_png.stem}-baseline.png"
     actual = diff_dir / f"{new_png.stem}-new.png"
+    # recorded before they are written: the next check clears these, and only these
+    note_written(diff_dir, [expected.name, actual.name, f"{actual.stem}-failed-diff.png"])
     with Image.open(old_png) as a, Image.open(new_png) as b:
         size = (max(a.width, b.width), max(a.height, b.height))
-        for im, dest in ((a, expected), (b, actual)):
+        for im, source, dest in ((a, old_png, expected), (b, new_png, actual)):
             if im.size == size:
-                shutil.copyfile(im.filename, dest)
+                shutil.copyfile(source, dest)
             else:
                 canvas = Image.new("RGBA", size, (255, 255, 255, 255))
                 canvas.paste(im.convert("RGBA"), (0, 0))

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from sdsl._machine import cpu_flags, cpu_model
+from sdsl._owned import WRITTEN
 from sdsl.build.parameters import PATH_PARAMETERS
 from sdsl.data import sha256
 
@@ -40,6 +41,7 @@ __all__ = [
     "machine_info",
     "write_provenance",
     "read_provenance",
+    "foreign_artifacts",
     "build_manifest",
     "read_manifest",
     "write_manifest",
@@ -189,17 +191,20 @@ def write_provenance(
     folder: Path | str, notebook: Path | str, parameters: dict[str, Any], digest: str | None = None
 ) -> Path:
     """Write ``folder/.provenance.json``: the notebook (path and sha256) and the parameters that
-    made the artifacts of ``folder``, and the inputs digest of the run."""
+    made the artifacts of ``folder``, the inputs digest of the run and the files the run wrote
+    there (:func:`foreign_artifacts` tells a file someone else put there from them)."""
     from sdsl.paths import ROOT
 
-    notebook = Path(notebook)
+    notebook, folder = Path(notebook), Path(folder)
+    written = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
     record = {
         "notebook": notebook.relative_to(ROOT).as_posix() if notebook.is_relative_to(ROOT) else notebook.name,
         "notebook_sha256": sha256(notebook),
         "parameters": {k: v for k, v in parameters.items() if k not in PATH_PARAMETERS},
         "inputs": digest,
+        "files": [f for f in written if f != PROVENANCE_NAME],
     }
-    path = Path(folder) / PROVENANCE_NAME
+    path = folder / PROVENANCE_NAME
     path.write_text(json.dumps(record, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
     return path
 
@@ -210,6 +215,37 @@ def read_provenance(folder: Path | str) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def foreign_artifacts(folder: Path | str) -> list[str]:
+    """The files of the chapter folder ``folder`` (relative POSIX paths) that no run wrote: not in
+    its provenance record's list of files or, for a folder published before the record listed
+    them (the committed baseline's, copied by the check), not in the manifest of the tree above it,
+    or hidden where there is no manifest either; the files a copy recorded before it was made
+    (:func:`sdsl._owned.note_written`) are the tools'."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    present = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() or p.is_symlink())
+    try:
+        rec = read_provenance(folder)
+    except ValueError:  # a damaged record lists nothing
+        rec = None
+    if isinstance(rec, dict) and isinstance(rec.get("files"), list):
+        ours = {str(f) for f in rec["files"]}
+    else:
+        try:
+            manifest = read_manifest(folder.parent) or {}
+        except ValueError:
+            manifest = {}
+        prefix = f"{folder.name}/"
+        ours = {f.removeprefix(prefix) for f in manifest.get("files", {}) if f.startswith(prefix)}
+        if not manifest and rec is not None:  # a run's folder with nothing to tell its files by
+            ours = {f for f in present if not any(part.startswith(".") for part in f.split("/"))}
+    ledger = folder / WRITTEN  # a copy the tools recorded before making it (the check's of the baseline)
+    if ledger.is_file():
+        ours |= set(ledger.read_text(encoding="utf-8").splitlines()) | {WRITTEN}
+    return [f for f in present if f not in ours | {PROVENANCE_NAME}]
 
 
 def build_manifest(root: Path | str, machine: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -227,6 +263,7 @@ def build_manifest(root: Path | str, machine: dict[str, Any] | None = None) -> d
             else {"notebook": f"notebooks/{chapter}.md", "notebook_sha256": None, "parameters": None, "inputs": None}
         )
         chapter_info[chapter].pop("inputs", None)
+        chapter_info[chapter].pop("files", None)  # the manifest lists every file itself
     return {
         "description": "Artifacts of the SDSL companion: every file with its sha256, the notebook and "
         "parameters that made each chapter, the package versions and the machine (written by "

@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from sdsl._owned import write_failure
 from sdsl.data import YamlError, load_yaml, yaml_problem
 from sdsl.paths import NOTEBOOKS, RUNS_FILE
 
@@ -23,6 +24,7 @@ __all__ = [
     "rerun_command",
     "as_argument",
     "check_notebook_parameters",
+    "plain_parameters",
     "PATH_PARAMETERS",
     "load_runs",
     "load_last",
@@ -57,12 +59,15 @@ def _inspect(chapter: str, notebooks: Path | None = None) -> dict[str, dict[str,
         raise ParameterError(f"chapter must be a chapter's name (a str), got {V.show(chapter)}")
     if chapter not in names:  # a name of the folder's notebooks, never a path ('../README')
         raise ParameterError(f"unknown chapter {chapter!r}; {V.suggestion(chapter, names)}chapters: {', '.join(names)}")
-    with tempfile.TemporaryDirectory(prefix="sdsl-inspect-") as tmp:
-        path = Path(tmp) / f"{chapter}.ipynb"
-        nb = jupytext.read(folder / f"{chapter}.md")
-        nb.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
-        nbformat.write(nb, path)
-        return dict(papermill.inspect_notebook(str(path)))
+    nb = jupytext.read(folder / f"{chapter}.md")
+    nb.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
+    try:
+        with tempfile.TemporaryDirectory(prefix="sdsl-inspect-") as tmp:
+            path = Path(tmp) / f"{chapter}.ipynb"
+            nbformat.write(nb, path)
+            return dict(papermill.inspect_notebook(str(path)))
+    except OSError as exc:  # the temporary folder's disk (full, read only), not the notebook
+        raise write_failure(exc, "the temporary folder", tempfile.gettempdir()) from None
 
 
 def _value(text: str) -> Any:
@@ -197,6 +202,25 @@ def check_notebook_parameters(
         check(**merged)
     except ValueError as exc:
         raise ParameterError(f"notebook {chapter!r}: {V.one_line(exc)}") from None
+
+
+def plain_parameters(parameters: Any) -> Any:
+    """``parameters`` with numpy's scalars and arrays as the plain Python numbers and lists they hold
+    (in lists, tuples and dicts too): what the notebook's kernel receives, and what its check and the
+    run's record see. papermill writes the parameters into the notebook as JSON, which has no
+    ``numpy.int64``; a ``np.int64(200)`` reaches the kernel as ``200``."""
+    import numpy as np
+
+    if isinstance(parameters, np.ndarray):
+        return parameters.tolist()
+    if isinstance(parameters, np.generic):
+        return parameters.item()
+    if isinstance(parameters, dict):
+        return {k: plain_parameters(v) for k, v in parameters.items()}
+    if isinstance(parameters, (list, tuple)):
+        items = [plain_parameters(v) for v in parameters]
+        return items if isinstance(parameters, list) else tuple(items)
+    return parameters
 
 
 # --- ``notebooks/runs.yml``: which chapters the book runs, in book order, and with which parameters.

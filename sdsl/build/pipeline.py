@@ -7,9 +7,12 @@ executed notebooks without executing them again (``execute_notebooks: off``).
 
 A chapter's artifacts are staged and published with their provenance and executed notebook, all
 or none (:mod:`sdsl.build.publish`), only when its notebook ran through: a failed or interrupted
-notebook leaves the previous artifacts whole (a killed run's leftovers are undone on the next run);
-SIGTERM kills the kernel and stops the run at once, in one line. The book is built beside the
-published one and swapped in on success. A folder holding what the tools did not make is refused.
+notebook leaves the previous artifacts whole (what a killed run left is mended by whoever reads the
+tree next: the next run, the book build, the regeneration check); SIGTERM kills the kernel and
+stops the run at once, in one line. The book is built beside the published one and swapped in on
+success. A folder holding what the tools did not make is refused, and so is a chapter's artifacts
+folder holding a file no run wrote (a run replaces the folder whole), before anything runs. A
+disk that cannot take a run (full, read only) is named, not the notebook.
 A notebook whose inputs (its source, its parameters, the ``sdsl`` package, ``data/`` and the lock
 file) have not changed since its last successful run is not executed again, nor its parameters
 checked again (they passed with those inputs), and a run that executes nothing keeps the machine
@@ -37,26 +40,40 @@ Command line::
 
 from __future__ import annotations
 
-import argparse
+import errno
 import hashlib
 import json
 import logging
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
-import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sdsl._owned import OutputError, claim, refuse_foreign
-from sdsl.build.manifest import machine_info, read_manifest, tree_digest, write_manifest, write_provenance
-from sdsl.build.parameters import ParameterError, check_notebook_parameters, load_last, load_runs
-from sdsl.build.publish import STAGING_PREFIX, publish, staging_name
+from sdsl import validation as V
+from sdsl._owned import OutputError, claim, refuse_foreign, write_failure
+from sdsl.build.manifest import (
+    foreign_artifacts,
+    machine_info,
+    read_manifest,
+    tree_digest,
+    write_manifest,
+    write_provenance,
+)
+from sdsl.build.parameters import (
+    ParameterError,
+    check_notebook_parameters,
+    load_last,
+    load_runs,
+    plain_parameters,
+)
+from sdsl.build.publish import publish, stage_beside, staging_folder
 from sdsl.build.staging import Interrupted, clean_stale, digest_files, kernel_manager, terminate_as_exit
 from sdsl.build.status import last_duration, write_status
 from sdsl.paths import BOOK, DATA, EXECUTED, NOTEBOOKS, ROOT, RUNS_FILE, artifacts_root
@@ -125,19 +142,41 @@ def inputs_digest(chapter: str, parameters: dict[str, Any], shared: hashlib._Has
     return h.hexdigest()
 
 
-def _to_ipynb(chapter: str, path: Path) -> None:
+def _read_notebook(chapter: str):
     import jupytext
-    import nbformat
 
     nb = jupytext.read(NOTEBOOKS / f"{chapter}.md")
     nb.metadata.setdefault("kernelspec", {"name": KERNEL, "display_name": "Python 3", "language": "python"})
-    nbformat.write(nb, path)
+    return nb
 
 
 def _error_text(exc: Exception) -> str:
 
     text = str(exc)
     return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+#: errno values that name the disk, not the notebook: no space, over quota, read only.
+_DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG)
+
+
+def _disk_error_in_kernel(exc: Exception) -> bool:
+    """A cell of the notebook raised an OSError of the disk (its artifacts could not be written)."""
+    text = f"{getattr(exc, 'ename', '')}: {getattr(exc, 'evalue', '')}"
+    return any(f"[Errno {code}]" in text for code in _DISK_ERRORS)
+
+
+def refuse_foreign_artifacts(folder: Path) -> None:
+    """Refuse, before anything runs, a chapter's artifacts folder holding files that no run wrote
+    (:func:`sdsl.build.manifest.foreign_artifacts`): publishing replaces the folder whole, and they
+    are the user's. One line naming them."""
+    foreign = foreign_artifacts(folder)
+    if foreign:
+        shown = ", ".join(repr(f) for f in foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise OutputError(
+            f"artifacts folder {folder} holds files no run wrote ({shown}): a run replaces the folder whole; move "
+            "them out of it first; nothing was run or written"
+        )
 
 
 def execute_notebook(
@@ -149,16 +188,18 @@ def execute_notebook(
 ) -> Path:
     """Execute ``notebooks/<chapter>.md`` with papermill and return the executed notebook's path.
 
-    ``parameters`` override the notebook's defaults. The chapter's artifacts go to
+    ``parameters`` override the notebook's defaults (numpy numbers and arrays as the plain Python
+    values they hold, :func:`sdsl.build.parameters.plain_parameters`). The chapter's artifacts go to
     ``artifacts/<chapter>`` (default: the artifacts tree, ``sdsl.paths.artifacts_root()``) with a
     provenance record (:func:`sdsl.build.manifest.write_provenance`): they are staged and published
     only on success, by renames, so the chapter's previous artifacts stay whole until the new ones
     replace them. Raises :class:`NotebookError` with the notebook's traceback when a cell raises,
-    and :class:`OutputError` when an output folder cannot be written, and :class:`ParameterError`
-    (a ``ValueError``) for an unknown or invalid parameter (:func:`check_notebook_parameters`),
-    both before anything runs or is written.
+    and :class:`OutputError` when an output folder cannot be written (a full disk included: the
+    disk is named, not the notebook) or holds files no run wrote, and :class:`ParameterError` (a
+    ``ValueError``) for an unknown or invalid parameter (:func:`check_notebook_parameters`), both
+    before anything runs or is written.
     """
-    parameters = {} if parameters is None else parameters
+    parameters = plain_parameters({} if parameters is None else parameters)
     check_notebook_parameters(chapter, parameters, notebooks=NOTEBOOKS)
     return _execute(chapter, dict(parameters), output_dir, artifacts, digest)
 
@@ -168,8 +209,6 @@ def _execute(
 ) -> Path:
     """:func:`execute_notebook` once its parameters have been checked (:func:`run` checks every
     parameter given before it starts any notebook)."""
-    import papermill
-
     final_root = refuse_foreign(
         Path(artifacts).resolve() if artifacts is not None else artifacts_root(), "artifacts folder"
     )
@@ -180,67 +219,84 @@ def _execute(
         raise OutputError(f"artifacts folder {final} is not writable: nothing was run or published")
     for root in (final_root, output_dir):  # the artifacts root first: a publication's journal lies there
         clean_stale(root)
+    refuse_foreign_artifacts(final)
+    try:
+        with terminate_as_exit(), staging_folder(final_root, chapter) as tmp:
+            return _execute_in(chapter, parameters, tmp, final_root, output_dir, digest)
+    except OSError as exc:  # writing the staged run or publishing it: the disk, not the notebook
+        raise write_failure(exc, f"the run of notebook {chapter!r} in", final_root) from None
+
+
+def _execute_in(
+    chapter: str, parameters: dict[str, Any], tmp: Path, final_root: Path, output_dir: Path, digest: str | None
+) -> Path:
+    """Run the notebook in the staging folder ``tmp`` and publish it (see :func:`_execute`)."""
+    import nbformat
+    import papermill
+
     source_md = NOTEBOOKS / f"{chapter}.md"
     out_path = output_dir / f"{chapter}.ipynb"
-    staged_out = output_dir / f"{staging_name(chapter)}.ipynb"  # beside its destination: one filesystem
-    with (
-        terminate_as_exit(),
-        tempfile.TemporaryDirectory(prefix=f"{STAGING_PREFIX}{chapter}-{os.getpid()}-", dir=final_root) as name,
-    ):
-        tmp = Path(name)
-        source = tmp / f"{chapter}.source.ipynb"
-        try:
-            _to_ipynb(chapter, source)
-        except Exception as exc:  # jupytext: malformed cell metadata, bad header, ...
-            raise NotebookError(f"notebook {chapter!r} could not be read ({source_md}): {exc}") from None
-        staging = tmp / "artifacts" / chapter
-        staging.mkdir(parents=True)
-        params = {**parameters, "artifacts_dir": str(staging)}
-        staged_nb = tmp / f"{chapter}.ipynb"
-        env_before = {k: os.environ.get(k) for k in ("MPLBACKEND", "SDSL_ARTIFACTS", *KERNEL_THREADS)}
-        os.environ.update(kernel_environment())
-        os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
-        # chapters that read other chapters' artifacts (the scorecard) find them here
-        os.environ["SDSL_ARTIFACTS"] = str(final_root)
-        try:
-            with kernel_manager(tmp) as manager:
-                papermill.execute_notebook(
-                    str(source),
-                    str(staged_nb),
-                    parameters=params,
-                    kernel_name=KERNEL,
-                    progress_bar=False,
-                    cwd=str(NOTEBOOKS),
-                    language="python",
-                    kernel_manager_class=manager,
-                    shutdown_kernel="immediate",
-                    # not after every cell: each save serializes and validates the whole notebook
-                    request_save_on_cell_execute=False,
-                    # the wait for a cell's last output after its reply: nbclient's default of 4 s
-                    # failed cells of three chapters on a machine loaded 6 times over (a kernel that
-                    # dies is still reported at once: nbclient checks that it is alive while it waits)
-                    iopub_timeout=120,
-                )
-        except Exception as exc:  # papermill's PapermillExecutionError and kernel failures
-            if getattr(exc, "ename", None) == "ValueError" and "check_parameters" in _error_text(exc):
-                # the notebook's own check (the cell after its parameters) refused a value
-                evalue = getattr(exc, "evalue", exc)
-                raise ParameterError(f"notebook {chapter!r}: {' '.join(str(evalue).split())}") from None
-            raise NotebookError(f"notebook {chapter!r} failed:\n{_error_text(exc)}") from None
-        finally:
-            for k, v in env_before.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
-        # parameter cells off the page; the final artifacts folder, relative, instead of the staging one
-        present_notebook(staged_nb, final_root, moved={str(staging): str(final_root / chapter)})
-        write_provenance(staging, source_md, parameters, digest)
-        try:
-            shutil.copyfile(staged_nb, staged_out)
-            publish([(staging, final), (staged_out, out_path)], tmp)
-        finally:
-            staged_out.unlink(missing_ok=True)
+    final = final_root / chapter
+    source = tmp / f"{chapter}.source.ipynb"
+    try:
+        nb = _read_notebook(chapter)
+    except Exception as exc:  # jupytext: malformed cell metadata, bad header, ...
+        raise NotebookError(f"notebook {chapter!r} could not be read ({source_md}): {exc}") from None
+    nbformat.write(nb, source)  # an OSError here is the disk's (see _execute)
+    staging = tmp / "artifacts" / chapter
+    staging.mkdir(parents=True)
+    params = {**parameters, "artifacts_dir": str(staging)}
+    staged_nb = tmp / f"{chapter}.ipynb"
+    env_before = {k: os.environ.get(k) for k in ("MPLBACKEND", "SDSL_ARTIFACTS", *KERNEL_THREADS)}
+    os.environ.update(kernel_environment())
+    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    # chapters that read other chapters' artifacts (the scorecard) find them here
+    os.environ["SDSL_ARTIFACTS"] = str(final_root)
+    try:
+        with kernel_manager(tmp) as manager:
+            papermill.execute_notebook(
+                str(source),
+                str(staged_nb),
+                parameters=params,
+                kernel_name=KERNEL,
+                progress_bar=False,
+                cwd=str(NOTEBOOKS),
+                language="python",
+                kernel_manager_class=manager,
+                shutdown_kernel="immediate",
+                # not after every cell: each save serializes and validates the whole notebook
+                request_save_on_cell_execute=False,
+                # the wait for a cell's last output after its reply: nbclient's default of 4 s
+                # failed cells of three chapters on a machine loaded 6 times over (a kernel that
+                # dies is still reported at once: nbclient checks that it is alive while it waits)
+                iopub_timeout=120,
+            )
+    except Exception as exc:  # papermill's PapermillExecutionError and kernel failures
+        if isinstance(exc, OSError) and exc.errno in _DISK_ERRORS:
+            raise  # papermill writing the executed notebook: the disk's (see _execute)
+        if getattr(exc, "ename", None) == "ValueError" and "check_parameters" in _error_text(exc):
+            # the notebook's own check (the cell after its parameters) refused a value
+            evalue = getattr(exc, "evalue", exc)
+            raise ParameterError(f"notebook {chapter!r}: {' '.join(str(evalue).split())}") from None
+        if _disk_error_in_kernel(exc):
+            raise OutputError(
+                f"notebook {chapter!r} could not write its artifacts into {final_root} "
+                f"({V.one_line(getattr(exc, 'evalue', exc))}): free space there or give another folder; "
+                "nothing was published"
+            ) from None
+        raise NotebookError(f"notebook {chapter!r} failed:\n{_error_text(exc)}") from None
+    finally:
+        for k, v in env_before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    # parameter cells off the page; the final artifacts folder, relative, instead of the staging one
+    present_notebook(staged_nb, final_root, moved={str(staging): str(final)})
+    write_provenance(staging, source_md, parameters, digest)
+    staged_out = stage_beside(tmp, out_path)  # beside its destination: one filesystem
+    shutil.copyfile(staged_nb, staged_out)
+    publish([(staging, final), (staged_out, out_path)], tmp)
     return out_path
 
 
@@ -356,11 +412,14 @@ def run(
     all_chapters = list(runs)
     last = load_last()
     if chapters:
+        twice = [c for i, c in enumerate(chapters) if c in chapters[:i]]
+        if twice:
+            raise ValueError(f"chapter {twice[0]!r} is named twice: name each chapter once")
         unknown = [c for c in chapters if c not in runs]
         if unknown:
             raise ValueError(f"unknown chapter(s) {unknown}; {RUNS_FILE} lists {list(runs)}")
         runs = {c: runs[c] for c in chapters}
-    for chapter, params in (overrides or {}).items():
+    for chapter, params in plain_parameters(overrides or {}).items():
         if chapter not in runs:
             raise ValueError(
                 f"overrides name chapter {chapter!r}, which this run does not execute; it runs {list(runs)}"
@@ -384,6 +443,9 @@ def run(
         if (artifacts / chapter).exists() and not os.access(artifacts / chapter, os.W_OK):
             raise OutputError(f"artifacts folder {artifacts / chapter} is not writable: nothing was run or published")
     clean_stale(artifacts)
+    clean_stale(output_dir)
+    for chapter in runs:  # every chapter's folder, before any notebook runs
+        refuse_foreign_artifacts(artifacts / chapter)
     done: dict[str, RunResult] = {}
     first = [c for c in runs if c not in last]
     pending = [c for c in first if force or not _up_to_date(c, digests[c], output_dir, artifacts)]
@@ -529,16 +591,15 @@ def build_book(builder_args: list[str] | None = None, force: bool = False, book:
     index = html / "index.html"
     stamp = build / ".inputs"
     if book == BOOK:  # the project's book links the artifacts it shows
+        clean_stale(artifacts_root())  # what a killed run left is mended before the book reads it
         _copy_artifacts(book)
     digest = _book_digest(builder_args, book)
     clean_stale(build)
     if not force and index.is_file() and stamp.is_file() and stamp.read_text() == digest:
         return index
     exe = Path(sys.executable).parent / "jupyter-book"
-    with (
-        terminate_as_exit(),
-        tempfile.TemporaryDirectory(prefix=f"{STAGING_PREFIX}book-{os.getpid()}-", dir=build) as tmp,
-    ):
+    with terminate_as_exit(), staging_folder(build, "book") as staged:
+        tmp = str(staged)
         # --all: Sphinx's incremental environment can keep stale labels (a removed duplicate
         # equation label was still reported); a full build of the executed notebooks takes seconds.
         cmd = [
@@ -568,48 +629,57 @@ def build_book(builder_args: list[str] | None = None, force: bool = False, book:
                 f"{output.rstrip()}\n\njupyter-book build failed (exit {code}, its output above): "
                 f"{' '.join(cmd)}; the previous book is kept"
             )
-        publish([(new, html)], Path(tmp))
+        publish([(new, html)], staged)
         stamp.write_text(digest)
     return index
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sdsl.build.pipeline", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    p_run = sub.add_parser("run", help="execute notebooks with papermill into book/executed/")
-    p_run.add_argument("chapters", nargs="*", help="chapters to run (default: all in notebooks/runs.yml)")
-    p_book = sub.add_parser("book", help="run every notebook, then build the HTML book")
-    for p in (p_run, p_book):
-        p.add_argument("--force", action="store_true", help="execute even if the inputs did not change")
-        p.add_argument("--jobs", type=int, default=2, help="notebooks executed at once (default 2)")
-    args = parser.parse_args(argv)
-    if args.jobs < 1:
-        parser.error(f"--jobs must be an integer >= 1, got {args.jobs}")
-    t0 = time.perf_counter()
-    try:
-        results = run(getattr(args, "chapters", None) or None, force=args.force, jobs=args.jobs)
-        width = max((len(r.chapter) for r in results), default=0)
-        for r in results:
-            state = "up to date" if r.skipped else f"ran in {r.seconds:.1f} s"
-            print(f"{r.chapter:<{width}}  {state}")
-        if args.command == "book":
-            t1 = time.perf_counter()
-            index = build_book(force=args.force)
-            t2 = time.perf_counter()
-            print(f"book: {index} (notebooks {t1 - t0:.1f} s, book {t2 - t1:.1f} s)")
-    except Interrupted as exc:
-        logging.disable(logging.CRITICAL)  # the process ends here: its one line is all it says
-        print(exc.line(parser.prog), file=sys.stderr)
-        return exc.status
-    except NotebookError as exc:
-        print(exc, file=sys.stderr)
-        return 1
-    except (OutputError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except RuntimeError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    """``python -m sdsl.build.pipeline``: a usage error or a refused folder or parameter is one line
+    and exit status 2 (before anything runs), a failed notebook its traceback and 1, SIGTERM or
+    SIGINT at any instant one line and 128 + the signal's number."""
+    with terminate_as_exit():  # from the start: a SIGTERM while the command starts is one line too
+        parser = V.CommandParser(prog="python -m sdsl.build.pipeline", description=__doc__.split("\n\n")[0])
+        try:
+            sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+            p_run = sub.add_parser("run", help="execute notebooks with papermill into book/executed/")
+            p_run.add_argument("chapters", nargs="*", help="chapters to run (default: all in notebooks/runs.yml)")
+            p_book = sub.add_parser("book", help="run every notebook, then build the HTML book")
+            jobs = V.argument_type(V.integer, "--jobs", low=1, what="notebooks executed at once")
+            for p in (p_run, p_book):
+                p.add_argument("--force", action="store_true", help="execute even if the inputs did not change")
+                p.add_argument("--jobs", type=jobs, default=2, help="notebooks executed at once (default 2)")
+            try:
+                args = parser.parse_args(argv)
+            except Interrupted:
+                raise
+            except SystemExit as exc:  # a usage error (one line) or --help
+                return exc.code if isinstance(exc.code, int) else V.EXIT_USAGE
+            t0 = time.perf_counter()
+            results = run(getattr(args, "chapters", None) or None, force=args.force, jobs=args.jobs)
+            width = max((len(r.chapter) for r in results), default=0)
+            for r in results:
+                state = "up to date" if r.skipped else f"ran in {r.seconds:.1f} s"
+                print(f"{r.chapter:<{width}}  {state}")
+            if args.command == "book":
+                t1 = time.perf_counter()
+                index = build_book(force=args.force)
+                t2 = time.perf_counter()
+                print(f"book: {index} (notebooks {t1 - t0:.1f} s, book {t2 - t1:.1f} s)")
+        except (Interrupted, KeyboardInterrupt) as exc:
+            logging.disable(logging.CRITICAL)  # the process ends here: its one line is all it says
+            stop = exc if isinstance(exc, Interrupted) else Interrupted(signal.SIGINT)
+            print(stop.line(parser.prog), file=sys.stderr)
+            return stop.status
+        except NotebookError as exc:
+            print(exc, file=sys.stderr)
+            return 1
+        except (OutputError, ValueError) as exc:
+            print(f"{parser.prog}: error: {V.one_line(exc)}", file=sys.stderr)
+            return V.EXIT_USAGE
+        except RuntimeError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
     return 0
 
 

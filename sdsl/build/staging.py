@@ -1,7 +1,7 @@
 """Staging folders and the guards around them, shared by the notebook runs
 (:mod:`sdsl.build.pipeline`), the regeneration check, the book build and the experiment: a folder
 that cannot be written gives one line naming it, a killed run's staging folders are removed (and
-its half-done publication undone, :mod:`sdsl.build.publish`) by the next run, SIGTERM unwinds like
+its half-done publication undone, :mod:`sdsl.build.publish`) by whoever reads the tree next, SIGTERM unwinds like
 SIGINT so that ``finally`` clauses clean up, and a digest of input files names them relative to
 the repository.
 
@@ -15,13 +15,12 @@ import hashlib
 import logging
 import os
 import re
-import shutil
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sdsl.build.publish import STAGING_PREFIX, recover
+from sdsl.build.publish import discard, is_staging, recover
 from sdsl.paths import ROOT
 
 __all__ = [
@@ -59,26 +58,30 @@ def _alive(pid: int) -> bool:
     return True
 
 
-_STALE = re.compile(r"^\.(?:staging|replaced)-.*-(\d+)-[^-.]*(?:\.[A-Za-z]+)?$")
+_STALE = re.compile(r"^\.staging-.*-(\d+)-[^-.]*$")
 
 
 def clean_stale(root: Path) -> list[Path]:
     """Undo the half-done publications of killed runs under ``root`` (their journal,
-    :func:`sdsl.build.publish.recover`), then remove the staging and replaced folders and files
-    they left (their process no longer exists); returns what was removed. A run cleans its
-    artifacts root before its output folder: a publication's journal lies in the former."""
+    :func:`sdsl.build.publish.recover`), then remove their staging folders and what those staged
+    outside themselves; returns the folders removed. Every reader of a published tree calls it first
+    (a run, the book build, the regeneration check), so that what a kill left is mended when it is
+    read, not only by the next run: the journal of a chapter's publication lies in its artifacts
+    root. Only a staging folder a publication made (:func:`sdsl.build.publish.is_staging`) whose
+    process no longer exists is touched, and an empty one (a run killed as it made it): a folder of
+    the user's that merely looks like one is left alone."""
     removed: list[Path] = []
     if not root.is_dir():
         return removed
-    stale = [p for p in root.iterdir() if (m := _STALE.match(p.name)) and not _alive(int(m.group(1)))]
-    for p in stale:
-        if p.is_dir() and p.name.startswith(STAGING_PREFIX):
+    for p in sorted(root.iterdir()):
+        m = _STALE.match(p.name)
+        if not m or _alive(int(m.group(1))) or p.is_symlink() or not p.is_dir():
+            continue
+        if is_staging(p):
             recover(p)
-    for p in stale:
-        if p.is_dir() and not p.is_symlink():
-            shutil.rmtree(p, ignore_errors=True)
-        elif p.exists() or p.is_symlink():
-            p.unlink()
+            discard(p)
+        elif not any(p.iterdir()):
+            p.rmdir()
         else:
             continue
         removed.append(p)

@@ -28,11 +28,12 @@ from sdsl.experiment.analysis import (
     wallclock_optimum,
     wallclock_summary,
 )
-from sdsl.experiment.collect import PHASES
-from sdsl.experiment.config import DraftGrid
+from sdsl.experiment.baselines import BASELINES, RULES, judge
+from sdsl.experiment.config import PHASES, DraftGrid
 from sdsl.experiment.lossfit import LossFit
-from sdsl.experiment.predict import CRITERION, verdict
+from sdsl.experiment.predict import CRITERION, search_floor, verdict
 from sdsl.model.laws import BESIROGLU_2024, HOFFMANN_2022
+from sdsl.paths import DATA
 
 __all__ = [
     "CHAPTER",
@@ -53,7 +54,21 @@ __all__ = [
     "undetermined_endpoints",
     "table_prediction",
     "table_runs",
+    "EARLIER_RUNS",
+    "PREREGISTERED",
+    "preregistered",
+    "summary_design_runs",
+    "table_baselines",
+    "table_runs_of_the_design",
 ]
+
+#: The earlier runs of the test, oldest first, each in its results folder (the latest is the
+#: chapter's ``results_dir``): the first run (token table of 2,048), kept when the second
+#: replaced it in ``data/laptop_scale``.
+EARLIER_RUNS = {"first": DATA / "laptop_scale_first"}
+#: The third run's prediction, written from its calibration runs and committed before any of its
+#: test drafts was trained (``prediction.json``: sha256, time, the test grid, the design's checks).
+PREREGISTERED = DATA / "laptop_scale_preregistered"
 
 CHAPTER = "laptop_scale"
 _TARGET_COLORS = ("#0072B2", "#D55E00", "#009E73")
@@ -402,6 +417,137 @@ def fig_loss_curves(curves: pd.DataFrame, runs: pd.DataFrame) -> Figure:
     return _finish(fig)
 
 
+@declare("baselines", "the prediction against rules without the paper's laws: throughput lost per target")
+@declare("baselines_non_embedding", "the same comparison with N counted without embeddings")
+def table_baselines(baselines: pd.DataFrame, prediction: pd.DataFrame) -> pd.DataFrame:
+    """The throughput each rule loses per target (:mod:`sdsl.experiment.baselines`), the
+    prediction first, with ``beaten``: for a baseline, whether the prediction loses less on that
+    target."""
+    order = {r: i for i, r in enumerate(RULES)}
+    sdsl = baselines[baselines["rule"] == "sdsl"].set_index("target")["lost"]
+    out = baselines.assign(
+        params=baselines["target"].map(prediction.set_index("target")["params"]),
+        beaten=[
+            "" if r == "sdsl" else ("yes" if sdsl[t] < v else "no")
+            for t, r, v in zip(baselines["target"], baselines["rule"], baselines["lost"])
+        ],
+        _o=baselines["rule"].map(order),
+    )
+    cols = ["target", "params", "rule", "n", "n_low", "n_high", "lost", "lost_low", "lost_high", "grid", "beaten"]
+    return out.sort_values(["params", "_o"], ascending=[False, True])[cols].reset_index(drop=True)
+
+
+def _run_row(name: str, res: dict[str, pd.DataFrame], prov: dict) -> dict[str, object]:
+    """One run of the design in :func:`table_runs_of_the_design`."""
+    runs = res["runs"]
+    row: dict[str, object] = {
+        "run": name,
+        "collected_at": str(prov["commit"])[:7],
+        "vocab": int(prov["scale"]["vocab_size"]),
+        "largest_calibration_draft": int(runs.loc[runs["role"] == "calibration", "params"].max()),
+        "search_floor": search_floor(runs),
+    }
+    for tag, pred_name, bl_name in (
+        ("", "prediction", "baselines"),
+        ("_ne", "prediction_non_embedding", "baselines_non_embedding"),
+    ):
+        p = res[pred_name]
+        v = verdict(p)
+        ratio = p["n_star_empirical"] / p["n_star_predicted"]
+        m_over = p["params"] / p["n_star_predicted"]
+        j = judge(p, res[bl_name])
+        row |= {
+            f"m_min{tag}": float(p["params"].min()),
+            f"m_max{tag}": float(p["params"].max()),
+            f"m_over_n_star_min{tag}": float(m_over.min()),
+            f"m_over_n_star_max{tag}": float(m_over.max()),
+            f"measured_over_predicted_min{tag}": float(ratio.min()),
+            f"measured_over_predicted_max{tag}": float(ratio.max()),
+            f"extrapolation{tag}": float(p["n_star_predicted"].min())
+            / float(runs.loc[runs["role"] == "calibration", "params" if tag == "" else "non_embedding_params"].max()),
+            f"passed{tag}": int(v["passed"].sum()),
+            f"baselines_beaten{tag}": int((j["beaten"] == "yes").sum()),
+            f"not_beaten{tag}": ", ".join(j.loc[j["beaten"] == "no", "rule"]) or "none",
+        }
+    row["targets"] = int(len(res["prediction"]))
+    m_over = res["prediction"]["params"] / res["prediction"]["n_star_predicted"]
+    row["regime"] = _regime(float(m_over.min()), float(m_over.max()))
+    return row
+
+
+def _regime(lo: float, hi: float) -> str:
+    """Where ``M/N*`` from ``lo`` to ``hi`` lies against the paper's targets (100 to 300), in words."""
+    if lo >= 100 and hi <= 300:
+        return "in the paper's regime of 100 to 300"
+    if hi < 100:
+        return "below the paper's regime of 100 to 300"
+    if lo > 300:
+        return "above the paper's regime of 100 to 300"
+    return "partly in the paper's regime of 100 to 300"
+
+
+@declare("runs_of_the_design", "every run of the test: its design, how far it missed, its verdicts")
+def table_runs_of_the_design(runs_of: dict[str, tuple[dict[str, pd.DataFrame], dict]]) -> pd.DataFrame:
+    """One row per run of the test, oldest first (``runs_of``: name -> (results, provenance)): the
+    token table, the largest calibration draft, the targets' ``M``, ``M/N*`` at the prediction,
+    the measured ``N*`` over the predicted one, how far the prediction reached beyond the
+    calibration drafts, the targets passing the criterion of the first two runs (inside the
+    interval, less than 2 % lost) and the baselines the prediction beats on a majority of targets,
+    under both counts."""
+    return pd.DataFrame([_run_row(name, res, prov) for name, (res, prov) in runs_of.items()])
+
+
+def summary_design_runs(table: pd.DataFrame, prereg: dict | None) -> dict[str, object]:
+    """What the prose says of :func:`table_runs_of_the_design` (``<run>_<column>``) and of the third
+    run's preregistered prediction (``prereg``: its ``prediction.json`` with the committed table
+    as ``table``; None: none yet), as ``third_*``."""
+    out: dict[str, object] = {}
+    for _, r in table.iterrows():
+        for col, v in r.items():
+            if col != "run":
+                out[f"{r['run']}_{col}"] = v
+    out["n_runs"] = len(table)
+    if prereg is not None:
+        from sdsl.experiment.config import get_scale
+        from sdsl.experiment.predict import SEARCH_FLOOR_FRACTION
+
+        full = get_scale("full")  # the scale of the preregistered run: its floor of the range searched
+        floor = SEARCH_FLOOR_FRACTION * min(full.params(x) for x in full.shapes)
+        t = prereg["table"]
+        t = t[t["count"] == "with_embeddings"].sort_values("params", ascending=False)
+        checks = prereg["design_checks"]["with_embeddings"]
+        out |= {
+            "third_sha256_short": str(prereg["sha256"])[:12],
+            "third_written_utc": str(prereg["written_utc"]),
+            "third_n_test": len(prereg["test_runs"]),
+            "third_extrapolation": float(checks["extrapolation"]),
+            "third_m_span": float(checks["m_span"]),
+            "third_largest_draft_k": float(checks["largest_calibration_draft"]) / 1e3,
+            "third_predicted": "; ".join(
+                f"{_short(r['target'])}{' (held out)' if r['role'] == 'held_out_target' else ''} "
+                f"{r['params'] / 1e6:.2f} M: "
+                f"{_interval(r['n_star_predicted'], r['predicted_low'], r['predicted_high'], floor=floor)}"
+                for _, r in t.iterrows()
+            ),
+        }
+    return out
+
+
+def preregistered(folder=None) -> dict | None:
+    """The third run's committed prediction (``PREREGISTERED``, or ``folder``): its
+    ``prediction.json`` with the committed table as ``table``; None when there is none."""
+    import json
+
+    from sdsl import data as _data
+
+    folder = PREREGISTERED if folder is None else folder
+    path = folder / "prediction.json"
+    if not path.is_file():
+        return None
+    rec = json.loads(path.read_text(encoding="utf-8"))
+    return rec | {"table": _data.load(folder / "prediction_committed.csv")}
+
+
 def summary_gpu_scale() -> dict[str, object]:
     """The GPU scale, defined but not run (:data:`sdsl.experiment.config.SCALES`, ``gpu``): its
     shapes, runs and pairs, the span of ``N`` (millions), the common token budget (millions), the
@@ -425,11 +571,69 @@ def summary_gpu_scale() -> dict[str, object]:
         "gpu_vocab": scale.vocab_size,
         "gpu_train_pflop": tot["train_flops"] / 1e15,
         "gpu_precision": scale.recipe.precision,
+        "gpu_m_span": scale.target_span(),
+        "gpu_min_tokens_per_param": float(tot["min_tokens_per_param"]),
     }
 
 
-def _interval(v: float, lo: float, hi: float, scale: float = 1e3, unit: str = "k") -> str:
-    return f"{v / scale:,.1f} {unit} [{lo / scale:,.1f}, {hi / scale:,.1f}]"
+def _interval(v: float, lo: float, hi: float, scale: float = 1e3, unit: str = "k", floor: float | None = None) -> str:
+    """``v [lo, hi]`` in ``unit``; a lower end at ``floor`` (the range searched) is written
+    ``≤ lo``: the interval is censored there, its lower end is not measured."""
+    low = f"{lo / scale:,.1f}"
+    if floor is not None and lo <= floor * (1 + 1e-9):
+        low = "≤ " + low
+    return f"{v / scale:,.1f} {unit} [{low}, {hi / scale:,.1f}]"
+
+
+#: How the prose names each rule.
+RULE_WORDS = {
+    "m_over_200": "M/200",
+    "m_over_100": "M/100",
+    "best_calibration": "the best calibration draft",
+    "ln_n_fit": "a line of alpha in ln N",
+}
+
+
+def _summary_baselines(res: dict[str, pd.DataFrame], runs: pd.DataFrame, test_n: np.ndarray) -> dict[str, object]:
+    """The prediction against the baselines in the prose's words: per baseline the targets on
+    which the prediction loses less (``wins_<rule>``, ``wins_ne_<rule>``), what each loses on the
+    largest target (``t0_lost_<rule>``), the baselines not beaten on a majority, the verdict under
+    the whole criterion, the floor of the range searched, and the share of the prediction's draws
+    outside the test grid (their loss is read at the grid's end)."""
+    out: dict[str, object] = {}
+    verdicts = {}
+    for tag, pname, bname in (
+        ("", "prediction", "baselines"),
+        ("ne_", "prediction_non_embedding", "baselines_non_embedding"),
+    ):
+        pred, bl = res[pname], res[bname]
+        j = judge(pred, bl).set_index("rule")
+        for r in BASELINES:
+            out[f"wins_{tag}{r}"] = int(j.loc[r, "wins"])
+        missed = [RULE_WORDS[r] for r in BASELINES if j.loc[r, "beaten"] == "no"]
+        out[f"{tag}not_beaten"] = " and ".join(missed) if missed else "none"
+        if tag == "":
+            out["baselines_sentence"] = (
+                "That pass does not single out the paper's laws: rules a practitioner could use without them, "
+                "computed after the run from the same calibration pairs, lose as little or less on a majority of "
+                f"the targets ({' and '.join(missed)})"
+                if missed
+                else "The prediction also loses less than each rule a practitioner could use without the paper's "
+                "laws on a majority of the targets"
+            )
+        v = verdict(pred)
+        verdicts[tag] = bool(v["passed"].all()) and not missed
+        out[f"{tag}verdict_whole"] = "passes" if verdicts[tag] else "fails"
+        big = pred.sort_values("params", ascending=False)["target"].iloc[0]
+        for _, b in bl[bl["target"] == big].iterrows():
+            out[f"{tag}t0_lost_{b['rule']}"] = (
+                f"{100 * b['lost']:.1f} % [{100 * b['lost_low']:.1f}, {100 * b['lost_high']:.1f}]"
+            )
+    out["floor_k"] = search_floor(runs) / 1e3
+    d = res["prediction_draws"]
+    d = d[(d["count"] == "with_embeddings")]["n_star"].dropna()
+    out["draws_outside_grid_pct"] = 100 * float(((d < test_n.min()) | (d > test_n.max())).mean())
+    return out
 
 
 def summary(
@@ -446,7 +650,10 @@ def summary(
         for i, (_, row) in enumerate(p.sort_values("params", ascending=False).iterrows()):
             k = f"t{i}"
             out[f"{k}_name"] = _short(row["target"]) + (" (held out)" if row["role"] == "held_out_target" else "")
-            out[f"{tag}{k}_predicted"] = _interval(row["n_star_predicted"], row["predicted_low"], row["predicted_high"])
+            floor = search_floor(runs, "with_embeddings" if tag == "" else "non_embedding")
+            out[f"{tag}{k}_predicted"] = _interval(
+                row["n_star_predicted"], row["predicted_low"], row["predicted_high"], floor=floor
+            )
             out[f"{tag}{k}_empirical"] = _interval(row["n_star_empirical"], row["empirical_low"], row["empirical_high"])
             out[f"{tag}{k}_lost"] = (
                 f"{100 * row['lost_at_predicted']:.1f} % [{100 * row['lost_low']:.1f}, {100 * row['lost_high']:.1f}]"
@@ -496,6 +703,14 @@ def summary(
         "main_target": _short(p_main["target"]),
         "main_ratio": float(p_main["params"] / p_main["n_star_predicted"]),
         "max_ratio": float((pred["params"] / pred["n_star_predicted"]).max()),
+        "min_ratio": float((pred["params"] / pred["n_star_predicted"]).min()),
+        "regime": _regime(
+            float((pred["params"] / pred["n_star_predicted"]).min()),
+            float((pred["params"] / pred["n_star_predicted"]).max()),
+        ),
+        "max_ratio_ne": float((ne["params"] / ne["n_star_predicted"]).max()),
+        "min_ratio_ne": float((ne["params"] / ne["n_star_predicted"]).min()),
+        "n_baselines": len(BASELINES),
         "n_calibration": int((runs["role"] == "calibration").sum()),
         "n_test": len(tests),
         "n_test_sizes": len(tn),
@@ -552,6 +767,7 @@ def summary(
             f"{_short(w['best_draft'])} (N = {w['n_best'] / 1e3:,.1f} k; 95 % of resamples pick N in "
             f"[{w['n_low'] / 1e3:,.1f}, {w['n_high'] / 1e3:,.1f}] k)"
         )
+    out |= _summary_baselines(res, runs, tn)
     minutes = prov["cpu_minutes_by_phase"]
     for phase in PHASES:  # a phase without tasks (no extension, no second seed needed) cost nothing
         out["cpu_min_" + phase.replace(" ", "_")] = float(minutes.get(phase, 0.0))

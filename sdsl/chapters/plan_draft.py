@@ -37,6 +37,14 @@ __all__ = [
     "engines_table",
     "engines_markdown",
     "cli_command",
+    "step_times",
+    "step_time_errors",
+    "figure_step_times",
+    "OVERHEAD_FACTORS",
+    "overhead_sweep",
+    "figure_overhead",
+    "view_step_errors",
+    "step_summary",
     "summary",
 ]
 
@@ -197,14 +205,23 @@ def interval_table(report: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def engine_report(inputs: PlanInputs) -> dict[str, Any]:
-    """What ``sdsl plan`` prints beyond ``N*`` for ``inputs`` with no option of its own (the FLOP
-    model's wall-clock speedup, the suggested draft, the engine settings):
-    :func:`sdsl.plan.deployment.deployment_report`."""
+def engine_report(inputs: PlanInputs, hardware: str, context: int = 1024) -> dict[str, Any]:
+    """What ``sdsl plan --hardware <hardware> --context <context> --gpus G`` prints beyond ``N*`` for
+    ``inputs`` (:func:`sdsl.plan.deployment.deployment_report`), with ``G`` the fewest devices of
+    :data:`sdsl.model.hardware.DEVICE_COUNTS` on which it prints engine commands (the weights and
+    KV caches fit), as a user would choose it after the plan names it."""
     from sdsl import plan as P
+    from sdsl.model.hardware import DEVICE_COUNTS
     from sdsl.plan.deployment import check_wall_clock, deployment_report
 
-    return deployment_report(inputs, P.plan(inputs), check_wall_clock())
+    opt = P.plan(inputs)
+    report: dict[str, Any] = {}
+    for gpus in DEVICE_COUNTS:
+        wc = check_wall_clock(hardware=hardware, gpus=gpus, context=[context])
+        report = deployment_report(inputs, opt, wc)
+        if (report["engines"].get("vllm") or {}).get("command"):
+            break
+    return report
 
 
 #: The engines of ``sdsl plan``, as their projects name them, in the order it prints them.
@@ -439,6 +456,262 @@ def lookup_summary(table: pd.DataFrame) -> dict[str, Any]:
         "lookup_speedup_min": float(ok["wall_clock_speedup"].min()),
         "lookup_speedup_max": float(ok["wall_clock_speedup"].max()),
     }
+
+
+#: The devices of the step-time check, as the reader names them.
+_H200, _CPU = "NVIDIA H200 (shared measurement)", "this machine's CPU"
+
+
+@declare(
+    "step_times",
+    "measured against modelled seconds of one forward pass: H200 shapes held out of the fit, this machine's CPU",
+    data=("h200_step_times", "cpu_step_times", "accelerators"),
+)
+def step_times() -> pd.DataFrame:
+    """Every measured pass beside the step-time model's prediction (``sdsl.model.calibration``):
+    on the H200, each shape predicted by the model fitted on the other four (``fitted, shape held
+    out``; the passes of context 8192 with several new tokens, left out of every fit, predicted by
+    the fit on all shapes and flagged ``slow_attention``) and by the spec sheet without overheads;
+    on this machine's CPU, each shape held out likewise."""
+    import pandas as pd
+
+    from sdsl import data
+    from sdsl.model import calibration as C
+    from sdsl.model.hardware import get_accelerator
+
+    h200 = [dict(r) for r in data.records("h200_step_times")]
+    fast = [r for r in h200 if not C.slow_attention(r)]
+    slow = [r for r in h200 if C.slow_attention(r)]
+    cpu = [dict(r) for r in data.records("cpu_step_times")]
+    parts = [
+        (_H200, "fitted, shape held out", C.leave_one_shape_out(fast, memory=141e9)),
+        (_H200, "fitted, shape held out", C.step_time_errors(slow, get_accelerator("h200"))),
+        (_H200, "spec sheet, no overhead", C.step_time_errors(h200, get_accelerator("h200-spec"))),
+        (_CPU, "fitted, shape held out", C.leave_one_shape_out(cpu, bytes_per_param=4.0, dtype="fp32")),
+    ]
+    rows = [{"device": d, "model": m, **e} for d, m, errs in parts for e in errs]
+    return pd.DataFrame(rows)
+
+
+@declare(
+    "step_time_errors",
+    "how far the step-time model is from measured step times, by device and model",
+    data=("h200_step_times", "cpu_step_times", "accelerators"),
+)
+def step_time_errors(steps: pd.DataFrame) -> pd.DataFrame:
+    """:func:`step_times` summarised per device and model (the passes of context 8192 with several new
+    tokens apart): passes, the share within 20 % of the measured time, the median
+    ``|ln(predicted/measured)|``, and the smallest and largest ratio."""
+    import pandas as pd
+
+    from sdsl.model.calibration import error_summary
+
+    rows = []
+    keys = steps.assign(kind=np.where(steps["slow_attention"], "context 8192, several new tokens", "every other pass"))
+    for (device, model, kind), g in keys.groupby(["device", "model", "kind"], sort=False):
+        s = error_summary(g.to_dict("records"))
+        rows.append({"device": device, "model": model, "passes_of": kind, **s})
+    return pd.DataFrame(rows)
+
+
+@declare(
+    "figure_step_times",
+    "measured against modelled step times on an H200 and on this machine's CPU",
+    data=("h200_step_times", "cpu_step_times", "accelerators"),
+    figure=True,
+)
+def figure_step_times(steps: pd.DataFrame):
+    """Predicted against measured seconds of one forward pass, log-log, one panel per device: the
+    fitted model on shapes held out of its fit (one colour per shape; hollow: the passes of context
+    8192 with several new tokens) and, on the H200, the spec sheet without overheads (grey); the
+    diagonal with a band of +-20 %."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.6))
+    palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for ax, device in zip(axes, (_H200, _CPU)):
+        d = steps[steps["device"] == device]
+        lo, hi = d[["measured_s", "predicted_s"]].min().min() / 1.5, d[["measured_s", "predicted_s"]].max().max() * 1.5
+        x = np.geomspace(lo, hi, 50)
+        ax.fill_between(x, x / 1.2, x * 1.2, color="0.85", linewidth=0, label="within 20 %")
+        ax.plot(x, x, color="0.4", linewidth=0.8)
+        spec = d[d["model"].str.startswith("spec")]
+        if len(spec):
+            ax.plot(spec["measured_s"], spec["predicted_s"], "x", color="0.55", markersize=4,
+                    label="spec sheet, no overhead")  # fmt: skip
+        fit = d[d["model"].str.startswith("fitted")]
+        for i, (shape, g) in enumerate(fit.groupby("shape", sort=False)):
+            c = palette[i % len(palette)]
+            solid, hollow = g[~g["slow_attention"]], g[g["slow_attention"]]
+            ax.plot(solid["measured_s"], solid["predicted_s"], "o", color=c, markersize=4, label=shape)
+            if len(hollow):
+                ax.plot(hollow["measured_s"], hollow["predicted_s"], "o", mfc="none", color=c, markersize=5)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(lo, hi)
+        ax.set_xlabel("measured (s)")
+        ax.set_ylabel("predicted (s)")
+        ax.set_title(device, fontsize=10)
+        ax.legend(fontsize=7, loc="upper left", frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+#: Multiples of the calibrated per-layer overhead swept by :func:`overhead_sweep` (0: the spec-sheet
+#: assumption of no overhead).
+OVERHEAD_FACTORS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
+
+
+@declare(
+    "overhead_sweep",
+    "N*, the draft length and the wall-clock speedup against the per-layer overhead",
+    data=("accelerators", "presets", "paper_table3"),
+)
+def overhead_sweep(
+    inputs: PlanInputs, hardware: str = "h200", batches: tuple[int, ...] = (1, 64), context: int = 1024
+) -> pd.DataFrame:
+    """The hardware plan of the planned target (:func:`sdsl.model.hardware.plan_on_hardware`, the
+    plan's acceptance law) with the calibrated accelerator's overheads scaled by each of
+    :data:`OVERHEAD_FACTORS`, on the fewest devices that hold the target, at each batch size: how
+    ``N*``, the best draft length and the speedup move with the overhead no spec sheet states.
+    Empty when the target's architecture is unknown."""
+    import pandas as pd
+
+    from sdsl.model import hardware as H
+    from sdsl.model.laws import acceptance_rate, perplexity
+
+    shape, known = H.target_shape(inputs.target.params, inputs.target.shape)
+    cols = ["factor", "layer_overhead_s", "batch", "context", "devices", "n_star", "gamma", "speedup", "pays"]
+    if not known:
+        return pd.DataFrame(columns=cols)
+    base = H.get_accelerator(hardware)
+    d = inputs.draft_tokens[0]
+    y = perplexity(inputs.target.params, inputs.target.tokens, inputs.constants)
+
+    def alpha_of_n(n):
+        return acceptance_rate(perplexity(n, d, inputs.constants), y, inputs.alpha.coefficients)
+
+    rows = []
+    for b in batches:
+        devices = (
+            H.devices_to_hold(shape, H.draft_shape(inputs.n_range[0], shape), base, b, context) or H.DEVICE_COUNTS[-1]
+        )
+        for f in OVERHEAD_FACTORS:
+            from dataclasses import replace
+
+            acc = replace(base, step_overhead=base.step_overhead * f, layer_overhead=base.layer_overhead * f).times(
+                devices
+            )
+            hp = H.plan_on_hardware(shape, alpha_of_n, acc, inputs.n_range, b, context)
+            rows.append(
+                {
+                    "factor": f,
+                    "layer_overhead_s": base.layer_overhead * f,
+                    "batch": b,
+                    "context": context,
+                    "devices": devices,
+                    "n_star": hp.n_star,
+                    "gamma": hp.gamma_star,
+                    "speedup": hp.speedup,
+                    "pays": hp.pays,
+                }
+            )
+    return pd.DataFrame(rows, columns=cols)
+
+
+@declare(
+    "figure_overhead",
+    "how N*, the draft length and the speedup move with the per-layer overhead",
+    data=("accelerators", "presets", "paper_table3"),
+    figure=True,
+)
+def figure_overhead(sweep: pd.DataFrame):
+    """Three panels against the per-layer overhead (microseconds): ``N*``, the best draft length and
+    the wall-clock speedup, one line per batch size; the calibrated overhead marked."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.6))
+    calibrated = sweep.loc[sweep["factor"] == 1.0, "layer_overhead_s"]
+    for b, g in sweep.groupby("batch"):
+        us = 1e6 * g["layer_overhead_s"]
+        axes[0].plot(us, g["n_star"], marker="o", label=f"batch {b}")
+        axes[1].plot(us, g["gamma"], marker="o", label=f"batch {b}")
+        axes[2].plot(us, g["speedup"], marker="o", label=f"batch {b}")
+    axes[0].set_yscale("log")
+    axes[0].set_ylabel("N* (parameters)")
+    axes[1].set_ylabel("best draft length")
+    axes[2].set_ylabel("wall-clock speedup")
+    axes[2].axhline(1.0, color="0.5", linewidth=0.8)
+    for ax in axes:
+        ax.set_xlabel("per-layer overhead (µs)")
+        if len(calibrated):
+            ax.axvline(1e6 * float(calibrated.iloc[0]), color="0.6", linestyle=":", linewidth=1)
+    axes[2].legend(fontsize=8, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def view_step_errors(errors: pd.DataFrame):
+    """:func:`step_time_errors` as the reader sees it (shares in per cent)."""
+    shown = errors.assign(within_20=100 * errors["within_20"])
+    return view_columns(
+        shown,
+        {
+            "device": "device",
+            "model": "model",
+            "passes_of": "passes",
+            "n": "number",
+            "within_20": "within 20 % (%)",
+            "median_abs_log": "median |ln(predicted/measured)|",
+            "ratio_min": "predicted/measured, lowest",
+            "ratio_max": "highest",
+        },
+    )
+
+
+def step_summary(errors: pd.DataFrame, sweep: pd.DataFrame) -> dict[str, Any]:
+    """The numbers the chapter's hardware section cites (glue names without the chapter prefix)."""
+
+    def one(device: str, model: str) -> pd.Series:
+        sel = errors[
+            (errors["device"] == device) & (errors["model"] == model) & (errors["passes_of"] == "every other pass")
+        ]
+        return sel.iloc[0]
+
+    fit, spec, cpu = (
+        one(_H200, "fitted, shape held out"),
+        one(_H200, "spec sheet, no overhead"),
+        one(_CPU, "fitted, shape held out"),
+    )
+    out: dict[str, Any] = {
+        "steps_h200_n": int(fit["n"]),
+        "steps_h200_within": float(100 * fit["within_20"]),
+        "steps_h200_median": float(fit["median_abs_log"]),
+        "steps_spec_low": float(1 / spec["ratio_max"]),
+        "steps_spec_high": float(1 / spec["ratio_min"]),
+        "steps_cpu_n": int(cpu["n"]),
+        "steps_cpu_within": float(100 * cpu["within_20"]),
+        "steps_cpu_median": float(cpu["median_abs_log"]),
+    }
+    if len(sweep):
+        b1 = sweep[sweep["batch"] == sweep["batch"].min()]
+        zero, cal = b1[b1["factor"] == 0.0].iloc[0], b1[b1["factor"] == 1.0].iloc[0]
+        out.update(
+            overhead_us=float(1e6 * cal["layer_overhead_s"]),
+            overhead_devices=int(cal["devices"]),
+            overhead_zero_n=float(zero["n_star"]),
+            overhead_zero_gamma=int(zero["gamma"]),
+            overhead_zero_speedup=float(zero["speedup"]),
+            overhead_cal_n=float(cal["n_star"]),
+            overhead_cal_gamma=int(cal["gamma"]),
+            overhead_cal_speedup=float(cal["speedup"]),
+            overhead_batch_high=int(sweep["batch"].max()),
+            overhead_high_speedup=float(
+                sweep[(sweep["batch"] == sweep["batch"].max()) & (sweep["factor"] == 1.0)]["speedup"].iloc[0]
+            ),
+        )
+    return out
 
 
 def _number(value: float) -> float | str:

@@ -21,11 +21,14 @@ Modules:
   Besiroglu et al. did (Huber loss on log-loss, a grid of starts, bootstrap intervals);
 * :mod:`sdsl.experiment.predict`: the prediction of ``N*`` from the calibration runs with its
   bootstrap interval, and the empirical optimum on the test grid with its band;
+* :mod:`sdsl.experiment.baselines`: the rules without the paper's laws that the prediction must
+  beat (``M/200``, ``M/100``, the best calibration draft, a line of alpha in ``ln N``);
 * :mod:`sdsl.experiment.analysis`: what the chapter reads off the committed results (alpha per
   pair, the calibration loss law, alpha out of sample, the wall-clock benchmark, the costs);
 * :mod:`sdsl.experiment.results`: reading and writing the raw results with their schemas;
 * :mod:`sdsl.experiment.runner`: the resumable runner, calibration, prediction, then test, every
-  task a Ray task (``python -m sdsl.experiment run``).
+  task in a worker process of this machine (no Ray needed) or a Ray task on a cluster
+  (``python -m sdsl.experiment run``).
 
 Heavy dependencies (torch, transformers, tokenizers) are imported inside the functions that need
 them, so the analysis modules import quickly.

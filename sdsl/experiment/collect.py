@@ -1,8 +1,9 @@
 """The raw results of a run of the experiment, assembled from its work folder
 (:mod:`sdsl.experiment.runner`): the tables of every finished task (:mod:`sdsl.experiment.results`),
-the committed prediction beside the empirical optimum on the test grid, the tokenizer and
-``provenance.yml`` (command, commit, machine, versions, sessions and their durations, task
-times, CPU minutes per phase, the prediction's sha256 and time, Ray, seeds, settings, corpus
+the committed prediction beside the empirical optimum on the test grid, the prediction against its
+baselines (:mod:`sdsl.experiment.baselines`), the tokenizer and ``provenance.yml`` (command,
+commit, machine, versions, sessions and their durations, task times, CPU minutes per phase, the
+prediction's sha256 and time, the design's checks, where the tasks ran, seeds, settings, corpus
 sources), written into ``out/results``; and :func:`pair_key`, the name of a pair's files in the
 work folder."""
 
@@ -23,25 +24,10 @@ import yaml
 from sdsl import data as _data
 from sdsl._machine import cpu_model
 from sdsl.experiment import results as _results
+from sdsl.experiment.config import PHASES
 from sdsl.experiment.results import atomic_write_text
 from sdsl.paths import ROOT
 
-#: The phases of a run, in order (:meth:`sdsl.experiment.runner.Experiment.phases`).
-PHASES = (
-    "corpus",
-    "calibration training",
-    "calibration alpha",
-    "prediction",
-    "test training",
-    "test alpha",
-    "grid extension",
-    "extension training",
-    "extension alpha",
-    "seed replicates",
-    "replicate training",
-    "replicate alpha",
-    "wall clock",
-)
 #: The phases that come after the committed prediction.
 TEST_PHASES = PHASES[PHASES.index("test training") :]
 
@@ -172,7 +158,48 @@ def collect(exp: Experiment) -> Path:
     (folder / "prediction_committed.csv").write_bytes((pred / "prediction_committed.csv").read_bytes())
     atomic_write_text(folder / "tokenizer.json", (exp.out / "corpus" / "tokenizer.json").read_text())
     write_provenance(exp, folder, timings)
+    _baselines(pred, folder)
     return folder
+
+
+def _baselines(pred: Path, folder: Path) -> None:
+    """The prediction against the baselines (:mod:`sdsl.experiment.baselines`) in ``folder``: the
+    rules' sizes written with the prediction (``baselines_committed.csv``, copied byte for byte),
+    recomputed from the results to check that they are those sizes, and their losses on the test
+    grid (``baselines.csv``, ``baselines_non_embedding.csv``). A prediction written before the
+    baselines existed has no committed sizes: they are computed here, and the tables say so."""
+    from sdsl.experiment.baselines import rule_sizes, write_baselines
+
+    committed = pred / "baselines_committed.csv"
+    if committed.is_file():
+        (folder / "baselines_committed.csv").write_bytes(committed.read_bytes())
+        (folder / "baselines_committed.yml").write_bytes((pred / "baselines_committed.yml").read_bytes())
+    write_baselines(folder, after_the_fact=not committed.is_file())
+    if committed.is_file():
+        from sdsl.experiment.baselines import pair_alphas
+        from sdsl.experiment.pairs import seed_for
+
+        res = _results.load_results(folder)
+        prov = _results.provenance(folder)
+        role = res["runs"].set_index("run")["role"]
+        alphas = pair_alphas(res)
+        cal = alphas[(alphas["draft"].map(role) == "calibration") & (alphas["target"].map(role) == "target")]
+        want = res["baselines_committed"]
+        for count in want["count"].unique():
+            points, _ = rule_sizes(
+                res["runs"],
+                cal,
+                count=str(count),
+                rng=np.random.default_rng(seed_for(int(prov["seed"]), "baselines", str(count))),
+                n_resamples=int(prov["scale"]["prediction_resamples"]),
+            )
+            w = want[want["count"] == count].set_index(["target", "rule"])["n"]
+            got = points.set_index(["target", "rule"])["n"].reindex(w.index)
+            if not np.allclose(got.to_numpy(float), w.to_numpy(float), rtol=1e-6):
+                raise ValueError(
+                    f"the baselines' sizes recomputed from the results ({count}) are not those written with the "
+                    "prediction: the results are not the run's"
+                )
 
 
 def write_provenance(exp: Experiment, folder: Path, timings: pd.DataFrame) -> None:
@@ -228,7 +255,9 @@ def write_provenance(exp: Experiment, folder: Path, timings: pd.DataFrame) -> No
         "settings_digest": exp.scale.digest(),
         "corpus": sources,
         "prediction": _prediction_provenance(exp, timings),
-        "ray": [x.get("ray") for x in state["sessions"]],
+        "executor": [_executor(x) for x in state["sessions"]],
+        # finished tasks taken over from a folder of other settings (the same runs: run ids, seeds, recipe)
+        "reused_from": state.get("reused_from"),
         "cpu_minutes_by_phase": {
             str(k): round(float(v) / 60, 1) for k, v in _by_phase(timings)["cpu_seconds"].sum().items()
         },
@@ -249,6 +278,9 @@ def _prediction_provenance(exp: Experiment, timings: pd.DataFrame) -> dict[str, 
     return {
         "file": "prediction_committed.csv",
         "sha256": rec["sha256"],
+        "baselines_file": rec.get("baselines_file"),
+        "baselines_sha256": rec.get("baselines_sha256"),
+        "design_checks": rec.get("design_checks"),
         "written_utc": rec["written_utc"],
         "grid_n_stars": rec["grid_n_stars"],
         "test_runs": rec["test_runs"],
@@ -257,6 +289,16 @@ def _prediction_provenance(exp: Experiment, timings: pd.DataFrame) -> dict[str, 
         "replicates": json.loads(exp.replicates_path().read_text()) if exp.replicates_path().is_file() else None,
         "written_before_every_test_task": bool(first is None or first >= rec["written_utc"]),
     }
+
+
+def _executor(session: dict) -> dict | None:
+    """Where a session ran its tasks: its ``executor`` record (a process pool or Ray), or the
+    ``ray`` record of a session from before the process pool existed."""
+    if session.get("executor"):
+        return session["executor"]
+    if session.get("ray"):
+        return {"kind": "ray", **session["ray"]}
+    return None
 
 
 def _by_phase(timings: pd.DataFrame):

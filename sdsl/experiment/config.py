@@ -1,9 +1,10 @@
 """The scales of the laptop-scale experiment: which models, how much data, how they are trained and
 measured, and every seed.
 
-A :class:`Scale` is plain data (frozen dataclasses); :data:`SCALES` holds ``full`` (the committed
-CPU run, under an hour on two cores), ``gpu`` (models to 25 M non-embedding parameters, for a
-machine with a GPU; not run yet) and ``smoke`` (tiny models on a committed slice of the KJV,
+A :class:`Scale` is plain data (frozen dataclasses); :data:`SCALES` holds ``full`` (the CPU run,
+the third design: about 40 minutes on two cores), ``gpu`` (the same design with a byte-level
+table, targets of 0.48 M to 5.0 M parameters on 20 tokens per parameter or more, for a machine
+with a GPU; not run yet) and ``smoke`` (tiny models on a committed slice of the KJV,
 the CI run, about a minute). A run is one model shape trained on one token budget (and, for a
 test draft, a replicate). The split between calibration runs, which the fits see, and test
 drafts, which no fit sees, is part of the scale (:class:`Scale`); the test drafts' sizes follow
@@ -18,6 +19,24 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
+
+#: The phases of a run, in order (:meth:`sdsl.experiment.runner.Experiment.phases`).
+PHASES = (
+    "corpus",
+    "calibration training",
+    "calibration alpha",
+    "prediction",
+    "test training",
+    "test alpha",
+    "grid extension",
+    "extension training",
+    "extension alpha",
+    "seed replicates",
+    "replicate training",
+    "replicate alpha",
+    "wall clock",
+)
+
 
 __all__ = [
     "PRECISIONS",
@@ -279,6 +298,11 @@ class Scale:
     min_corpus_tokens: int = 0
     max_epochs: float | None = None  # refuse a corpus whose training split the largest budget repeats more often
     needs_accelerator: bool = False  # the command line refuses to train it on the CPU
+    # the design's demands (None: none): the largest target at least ``min_target_span`` times the
+    # smallest, and every predicted N* (with embeddings) at least ``min_extrapolation`` times the
+    # largest calibration draft, checked when the prediction is made, before it is written
+    min_target_span: float | None = None
+    min_extrapolation: float | None = None
 
     def __post_init__(self) -> None:
         shapes = self.shapes
@@ -299,6 +323,28 @@ class Scale:
             )
         if max(map(self.params, self.drafts)) >= min(map(self.params, self.targets + self.held_out_targets)):
             raise ValueError("every calibration draft must be smaller than every target")
+        if self.min_target_span is not None and self.target_span() < self.min_target_span:
+            raise ValueError(
+                f"the targets span {self.target_span():.2f}x in M; the scale asks for at least {self.min_target_span}x"
+            )
+
+    def target_span(self) -> float:
+        """The largest target's ``N`` over the smallest's (fit and held-out targets)."""
+        m = [self.params(t) for t in self.targets + self.held_out_targets]
+        return max(m) / min(m)
+
+    def check_extrapolation(self, n_stars: Sequence[float]) -> float:
+        """The smallest of ``n_stars`` (predicted, with embeddings) over the largest calibration
+        draft; ValueError if it is below :attr:`min_extrapolation` (the prediction would not reach
+        beyond the calibration drafts as far as the design asks)."""
+        ratio = float(min(n_stars)) / max(map(self.params, self.drafts))
+        if self.min_extrapolation is not None and not ratio >= self.min_extrapolation:
+            raise ValueError(
+                f"the smallest predicted N* ({float(min(n_stars)):,.0f}) is {ratio:.2f} times the largest calibration "
+                f"draft ({max(map(self.params, self.drafts)):,}); the design asks for at least {self.min_extrapolation}: "
+                "the scale's calibration drafts must stop lower"
+            )
+        return ratio
 
     @property
     def shapes(self) -> tuple[ModelShape, ...]:
@@ -355,6 +401,28 @@ class Scale:
         """``(test draft, target)`` for every test draft and every target, fit or held out."""
         return [(d, t) for t in self.target_runs() + self.held_out_runs() for d in test_runs]
 
+    @classmethod
+    def from_dict(cls, d: dict) -> Scale:
+        """The scale recorded as :meth:`as_dict` (a run's ``provenance.yml``): the design of a
+        committed run, whichever scales the code defines now."""
+        d = dict(d)
+        shapes = {k: tuple(ModelShape(**x) for x in d[k]) for k in ("drafts", "targets", "held_out_targets")}
+        measurement = dict(d["measurement"])
+        measurement["temperatures"] = tuple(measurement["temperatures"])
+        return cls(
+            **(
+                d
+                | shapes
+                | {
+                    "extra_budgets": {k: tuple(v) for k, v in d.get("extra_budgets", {}).items()},
+                    "test_grid": DraftGrid(**d["test_grid"]),
+                    "recipe": Recipe(**d["recipe"]),
+                    "measurement": Measurement(**measurement),
+                    "prediction_laws": tuple(d["prediction_laws"]),
+                }
+            )
+        )
+
     def as_dict(self) -> dict:
         d = asdict(self)
         d["extra_budgets"] = {k: list(v) for k, v in self.extra_budgets.items()}
@@ -365,21 +433,42 @@ class Scale:
         return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode()).hexdigest()[:16]
 
 
-#: The full CPU scale. Calibration drafts from 5 k to 130 k parameters with a token table of 512
-#: (the 1-layer drafts at three budgets, so that the data term of the loss law is identified), two
-#: fit targets of 1.3 M and 1.9 M parameters and one held-out target between them; the test drafts
-#: are 1-layer shapes placed around the prediction. The table of 512 keeps 1-layer shapes at most
-#: 1.35 times apart from width 4 (2.3 k parameters) up: with 2,048 entries the widths 1, 2 and 3
-#: (2.1 k, 4.2 k, 6.3 k), 2 and 1.5 times apart, were the only shapes below 6.3 k.
-_FULL_DRAFTS = (ModelShape(8, 1, 1), ModelShape(16, 1, 1), ModelShape(32, 1, 2), ModelShape(64, 2, 4))
-_FULL_TARGETS = (ModelShape(192, 4, 6), ModelShape(160, 4, 5))
-_FULL_HELD_OUT_TARGETS = (ModelShape(176, 4, 4),)
+#: The full CPU scale, the third design of the test. The calibration drafts stop at a third of the
+#: smallest predicted N* (1-layer drafts of widths 1 to 3, 0.5 k to 1.7 k parameters with the token
+#: table of 512; widths 2 and 3 at three budgets, so that the data term of the loss law is
+#: identified), so the prediction reaches beyond every draft the fits saw; the targets span 4.4x in
+#: M (0.50 M, 1.08 M held out, 2.19 M), so that one ratio M/k cannot land near every optimum by
+#: accident. The drafts first ran to width 4 (2.3 k): that calibration predicted a smallest N* of
+#: 5.8 k, 2.5 times the largest draft, and the runner refused it (`min_extrapolation`) before
+#: anything was written; the drafts were cut to the largest width under a third of that prediction
+#: (width 3), and the runs both calibrations share were reused (same run ids, seeds and recipe:
+#: the same models). The test drafts are 1-layer shapes from a third of the smallest prediction to
+#: three times the largest, at most 1.35x apart. Cost (`python -m sdsl.experiment budget --scale
+#: full --probe`: each shape's training step timed on this machine, one thread, with the per-pair
+#: times of the second run, 64 prompts a pair; 23 test drafts expected and 10 more the rules may
+#: add): 40 minutes on two cores by a probe taken at a load average of 5 (calibration 15, of it 29
+#: CPU-minutes), 30 minutes by the second run's training rate on quiet cores (calibration 10, 18
+#: CPU-minutes); the budget is 90. The first design (token table 2,048, targets 0.86-2.17 M) and
+#: the second (table 512, drafts to 133 k, targets 1.32-1.88 M) are recorded in the provenance of
+#: data/laptop_scale_first and data/laptop_scale.
+_FULL_DRAFTS = (ModelShape(1, 1, 1), ModelShape(2, 1, 1), ModelShape(3, 1, 1))
+_FULL_TARGETS = (ModelShape(208, 4, 4), ModelShape(96, 4, 3))
+_FULL_HELD_OUT_TARGETS = (ModelShape(144, 4, 4),)
 
-#: The GPU scale: drafts from 0.3 M to 2 M parameters (with the token table of 4,096), targets to
-#: 27 M, depth one layer per 64 of width.
-_GPU_DRAFTS = (ModelShape(64, 1, 2), ModelShape(96, 2, 2), ModelShape(128, 2, 2), ModelShape(192, 3, 3))
-_GPU_TARGETS = (ModelShape(512, 8, 8), ModelShape(384, 6, 6))
-_GPU_HELD_OUT_TARGETS = (ModelShape(448, 7, 7),)
+#: The GPU scale, the third design at a scale the paper's regime comes nearer: a byte-level token
+#: table (257 entries: the bytes and the separator), so that the embeddings weigh as little as a
+#: token table can in small drafts; calibration drafts of widths 1 to 4 (0.3 k to 1.3 k
+#: parameters); targets of 0.48 M, 1.83 M (held out) and 5.01 M parameters, spanning 10.3x in M;
+#: every model on 101 M tokens, 20 per parameter for the largest target and more for every other
+#: model, 2.7 epochs of the 38 M training tokens of the larger corpus (the scale refuses more than
+#: 4). Calibration, test grid and criterion as in the CPU design. Training costs 4.8e15 FLOPs for
+#: the calibration runs and about 0.4e15 for the test drafts (python -m sdsl.experiment budget
+#: --scale gpu); on an H200 at an assumed 50 TFLOP/s sustained in bfloat16 over eight packed tasks
+#: that is under 2 minutes, the alpha measurements (about 90 pairs of 64 prompts, eight at a time)
+#: about 2 and the wall clock (one at a time) about 2: about 6 minutes with the start. Not run yet.
+_GPU_DRAFTS = (ModelShape(1, 1, 1), ModelShape(2, 1, 1), ModelShape(3, 1, 1), ModelShape(4, 1, 1))
+_GPU_TARGETS = (ModelShape(320, 4, 10), ModelShape(112, 3, 4))
+_GPU_HELD_OUT_TARGETS = (ModelShape(192, 4, 6),)
 
 SCALES: dict[str, Scale] = {
     "full": Scale(
@@ -390,29 +479,40 @@ SCALES: dict[str, Scale] = {
         targets=_FULL_TARGETS,
         held_out_targets=_FULL_HELD_OUT_TARGETS,
         common_tokens=2_000_000,
-        extra_budgets={"w16l1": (500_000, 1_000_000), "w32l1": (500_000, 1_000_000)},
+        extra_budgets={"w2l1": (500_000, 1_000_000), "w3l1": (500_000, 1_000_000)},
         test_grid=DraftGrid(step=1.25, span=3.0, layers=1, min_width=1, max_width=256, seeds_near=2),
-        measurement=Measurement(temperatures=(1.0,), half_width=0.0, min_prompts=32, max_prompts=32),
+        measurement=Measurement(temperatures=(1.0,), half_width=0.0, min_prompts=64, max_prompts=64),
         min_corpus_tokens=5_000_000,
+        min_target_span=4.0,
+        min_extrapolation=3.0,
     ),
     # Not run yet: needs a GPU (`--device cuda`); `python -m sdsl.experiment budget --scale gpu`
-    # prints its runs, FLOPs and epochs. 20 M tokens is about 3.4 epochs of the training split
-    # (Muennighoff et al. 2023: up to about 4 epochs of repeated data cost little loss).
+    # prints its runs, FLOPs and epochs; tools/gpu_scale.sh runs it in one device call.
     "gpu": Scale(
         name="gpu",
-        corpus="debian",
-        vocab_size=4096,
+        corpus="debian-large",
+        vocab_size=257,
         drafts=_GPU_DRAFTS,
         targets=_GPU_TARGETS,
         held_out_targets=_GPU_HELD_OUT_TARGETS,
-        common_tokens=20_000_000,
+        common_tokens=101_000_000,
         max_epochs=4.0,
         needs_accelerator=True,
-        extra_budgets={"w128l2": (5_000_000, 10_000_000), "w192l3": (5_000_000, 10_000_000)},
-        test_grid=DraftGrid(step=1.25, span=3.0, layers=2, min_width=16, max_width=512, head_width=32),
+        extra_budgets={"w2l1": (25_000_000, 50_000_000), "w4l1": (25_000_000, 50_000_000)},
+        test_grid=DraftGrid(step=1.25, span=3.0, layers=1, min_width=1, max_width=512, head_width=32, seeds_near=2),
         recipe=Recipe(batch_size=64, seq_len=256, curve_eval_windows=64, precision="bf16"),
-        measurement=Measurement(temperatures=(1.0,), half_width=0.0, min_prompts=64, max_prompts=64),
-        min_corpus_tokens=5_000_000,
+        measurement=Measurement(
+            temperatures=(1.0,),
+            half_width=0.0,
+            min_prompts=64,
+            max_prompts=64,
+            timing_prompts=1,
+            timing_new_tokens=32,
+            timing_rounds=5,
+        ),
+        min_corpus_tokens=30_000_000,
+        min_target_span=10.0,
+        min_extrapolation=3.0,
     ),
     "smoke": Scale(
         name="smoke",

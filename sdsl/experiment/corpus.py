@@ -9,7 +9,10 @@ fortunes python3.11-doc``):
 * ``fortunes``: the fortune cookies of Debian's ``fortunes`` and ``fortunes-min`` (BSD-style
   licence), one document per cookie;
 * ``python-docs``: the reStructuredText sources of the Python 3.11 documentation shipped by
-  ``python3.11-doc`` (PSF licence), one document per file.
+  ``python3.11-doc`` (PSF licence), one document per file;
+* ``linux-docs`` (the ``debian-large`` corpus of the GPU scale only): the reStructuredText sources
+  of the Linux 6.1 kernel documentation shipped by ``linux-doc-6.1`` (GPL-2.0), one document per
+  file, the translations left out.
 
 The smoke scale reads only ``data/kjv_genesis.txt`` (Genesis, committed in the same format, so CI
 does not depend on apt). Documents are cut into chunks of at most ``max_chunk_chars`` characters at
@@ -39,6 +42,7 @@ __all__ = [
     "parse_kjv",
     "read_fortunes",
     "read_kjv",
+    "read_linux_docs",
     "read_python_docs",
     "split_chunks",
 ]
@@ -47,6 +51,7 @@ __all__ = [
 KJV_SLICE = DATA / "kjv_genesis.txt"
 FORTUNES_DIR = Path("/usr/share/games/fortunes")
 PYTHON_DOCS_DIR = Path("/usr/share/doc/python3.11/html/_sources")
+LINUX_DOCS_DIR = Path("/usr/share/doc/linux-doc-6.1/Documentation")
 _VERSE = re.compile(r"^([1-3]?[A-Za-z]+)(\d+):(\d+) (.*)$")
 
 
@@ -183,20 +188,56 @@ def read_python_docs(folder: str | Path = PYTHON_DOCS_DIR) -> tuple[list[Documen
     return docs, info
 
 
+def read_linux_docs(folder: str | Path = LINUX_DOCS_DIR) -> tuple[list[Document], SourceInfo]:
+    """The reST sources of the Linux kernel documentation (``*.rst`` and ``*.rst.gz`` under
+    ``folder``, the ``translations`` tree left out), one document per file, in sorted path order."""
+    import gzip
+
+    folder = Path(folder)
+    files = sorted(
+        p for p in folder.rglob("*") if p.name.endswith((".rst", ".rst.gz")) and "translations" not in p.parts
+    )
+    if not files:
+        raise ValueError(f"no reST sources under {folder}: apt-get install -y linux-doc-6.1")
+    docs = []
+    for p in files:
+        raw = gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
+        docs.append(Document("linux-docs", str(p.relative_to(folder)), raw.decode("utf-8", errors="replace")))
+    info = SourceInfo(
+        "linux-docs",
+        str(folder),
+        "linux-doc-6.1",
+        _package_version("linux-doc-6.1"),
+        "GPL-2.0 (Linux kernel documentation)",
+        len(docs),
+        sum(len(d.text) for d in docs),
+        _sha(docs),
+    )
+    return docs, info
+
+
+#: The readers of each corpus kind, in order.
+_CORPORA = {
+    "debian": (read_kjv, read_fortunes, read_python_docs),
+    "debian-large": (read_kjv, read_fortunes, read_python_docs, read_linux_docs),
+}
+
+
 def load_sources(kind: str) -> tuple[list[Document], list[SourceInfo]]:
     """The documents of a scale's corpus: ``"debian"`` (KJV, fortunes, Python docs, installed
-    packages) or ``"committed"`` (the Genesis slice in ``data/``)."""
+    packages), ``"debian-large"`` (those and the Linux kernel documentation: about 39 M
+    characters, for the GPU scale) or ``"committed"`` (the Genesis slice in ``data/``)."""
     if kind == "committed":
         docs, info = read_kjv(KJV_SLICE)
         return docs, [info]
-    if kind == "debian":
+    if kind in _CORPORA:
         out, infos = [], []
-        for reader in (read_kjv, read_fortunes, read_python_docs):
+        for reader in _CORPORA[kind]:
             d, i = reader()
             out.extend(d)
             infos.append(i)
         return out, infos
-    raise ValueError(f"corpus must be 'debian' or 'committed', got {kind!r}")
+    raise ValueError(f"corpus must be one of {['committed', *_CORPORA]}, got {kind!r}")
 
 
 def chunk_documents(docs: list[Document], max_chars: int) -> list[Document]:

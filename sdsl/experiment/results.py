@@ -2,7 +2,8 @@
 
 A results folder (``data/laptop_scale/`` for the committed CPU run) holds ``runs.csv``,
 ``curves.csv``, ``alpha_pairs.csv``, ``alpha_counts.csv``, ``alpha_prompts.csv``,
-``wallclock.csv`` and ``timings.csv``, each with a ``.yml`` schema beside it (the format of
+``wallclock.csv``, ``timings.csv`` and ``baselines.csv`` (the prediction against rules without the
+paper's laws, :mod:`sdsl.experiment.baselines`), each with a ``.yml`` schema beside it (the format of
 :mod:`sdsl.data`, with the CSV's sha256), ``tokenizer.json`` and ``provenance.yml`` (command,
 commit, machine, duration, seeds, corpus sources). :func:`load_results` reads and validates them
 with :func:`sdsl.data.load`.
@@ -22,6 +23,7 @@ from sdsl import data as _data
 from sdsl.paths import DATA
 
 __all__ = [
+    "OPTIONAL_TABLES",
     "RESULTS",
     "SCHEMAS",
     "TABLES",
@@ -233,7 +235,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             ("phase", _S, "", "phase of the run (sdsl.experiment.runner)"),
             ("start_utc", _S, "", "start of the task, UTC ISO 8601"),
             ("end_utc", _S, "", "end of the task, UTC ISO 8601"),
-            ("node", _S, "", "host the Ray task ran on"),
+            ("node", _S, "", "host the task ran on"),
         ],
     },
     **{
@@ -264,6 +266,47 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             ),
         )
     },
+    **{
+        name: {
+            "title": title,
+            "key": ["target", "rule"],
+            "columns": [
+                ("target", _S, "", "target run id"),
+                (
+                    "rule",
+                    _S,
+                    "",
+                    "sdsl (the prediction) or a baseline (sdsl.experiment.baselines.RULES)",
+                    {"allowed": ["sdsl", "m_over_200", "m_over_100", "best_calibration", "ln_n_fit"]},
+                ),
+                ("n", _F, "parameters", f"the draft size the rule picks, N {count}"),
+                ("n_low", _F, "parameters", "2.5 % of the rule's draws (the prediction: its 95 % interval, low)"),
+                ("n_high", _F, "parameters", "97.5 % of the rule's draws (the prediction: its 95 % interval, high)"),
+                ("lost", _F, "", "fraction of the measured throughput lost at n (smooth fit on the test grid)"),
+                ("lost_low", _F, "", "95 % interval, low"),
+                ("lost_high", _F, "", "95 % interval, high"),
+                (
+                    "grid",
+                    _S,
+                    "",
+                    "n inside the test grid, or below / above it (lost read at the grid's end: a lower bound)",
+                    {"allowed": ["inside", "below", "above"]},
+                ),
+            ],
+        }
+        for name, title, count in (
+            (
+                "baselines",
+                "The prediction against rules without the paper's laws (N with embeddings)",
+                "with embeddings",
+            ),
+            (
+                "baselines_non_embedding",
+                "The prediction against rules without the paper's laws (N without embeddings)",
+                "without embeddings",
+            ),
+        )
+    },
     "prediction_committed": {
         "title": "The prediction as written before any test draft was trained",
         "key": ["count", "target"],
@@ -281,6 +324,25 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             ("draws_interior", _I, "", "bootstrap draws with an interior optimum"),
             ("draws_total", _I, "", "bootstrap draws"),
             ("m_over_n_star", _F, "", "M / N* predicted"),
+        ],
+    },
+    "baselines_committed": {
+        "title": "The sizes the baselines pick, written with the prediction before any test draft was trained",
+        "key": ["count", "target", "rule"],
+        "columns": [
+            ("count", _S, "", "how N is counted", {"allowed": ["with_embeddings", "non_embedding"]}),
+            ("target", _S, "", "target run id"),
+            ("role", _S, "", "target or held_out_target", {"allowed": ["target", "held_out_target"]}),
+            (
+                "rule",
+                _S,
+                "",
+                "a baseline (sdsl.experiment.baselines.BASELINES)",
+                {"allowed": ["m_over_200", "m_over_100", "best_calibration", "ln_n_fit"]},
+            ),
+            ("n", _F, "parameters", "the size the rule picks on the calibration data as measured"),
+            ("n_low", _F, "parameters", "2.5 % of its draws", {"required": False}),
+            ("n_high", _F, "parameters", "97.5 % of its draws", {"required": False}),
         ],
     },
     "prediction_draws": {
@@ -315,6 +377,9 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         ],
     },
 }
+#: Tables a results folder may lack: the baselines were added after the first two runs (their
+#: folders hold them, computed afterwards by :func:`sdsl.experiment.baselines.from_results`).
+OPTIONAL_TABLES = ("baselines", "baselines_non_embedding", "baselines_committed")
 TABLES = tuple(SCHEMAS)
 
 
@@ -374,6 +439,8 @@ def load_results(folder: str | os.PathLike | None = None) -> dict[str, pd.DataFr
     for name in TABLES:
         p = folder / f"{name}.csv"
         if not p.is_file():
+            if name in OPTIONAL_TABLES:
+                continue
             raise ValueError(f"results folder {folder} lacks {p.name}")
         out[name] = _data.load(p)
     return out

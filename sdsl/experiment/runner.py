@@ -1,9 +1,11 @@
 """The runner of the experiment, in the order the test needs: the calibration runs are trained and
 measured, the prediction of ``N*`` with its interval is computed from them and written with its
 sha256 and time, and only then are the test drafts placed around it, trained, measured and timed.
-Every task (training, measuring, timing, predicting) is a Ray task: on this machine by default
-(``ray.init()`` with one CPU per worker), on a cluster with ``address``, one GPU per task when the
-models run on a GPU.
+Every task (training, measuring, timing, predicting) runs in a worker process: on this machine in a
+pool of ``workers`` processes of the standard library (:class:`concurrent.futures.ProcessPoolExecutor`;
+no Ray needed), which on a GPU packs ``workers`` tasks onto the one device at once; on a Ray
+cluster with ``address`` (``ray.init(address=...)``), :data:`TASKS_PER_GPU` tasks per GPU when the
+models run on GPUs.
 
 Phases, in order (:meth:`Experiment.phases`)::
 
@@ -11,7 +13,8 @@ Phases, in order (:meth:`Experiment.phases`)::
     calibration training  drafts, fit targets and held-out targets (largest first, in parallel)
     calibration alpha     alpha of every (calibration draft, fit target) pair (in parallel)
     prediction            N* per target with its bootstrap interval (sdsl.experiment.predict),
-                          written to prediction/prediction_committed.csv before any test draft
+                          written to prediction/prediction_committed.csv before any test draft,
+                          with the sizes the baselines pick (sdsl.experiment.baselines)
     test training         the test drafts of the grid around the prediction (in parallel)
     test alpha            alpha of every (test draft, target) pair, held-out targets included
     grid extension        where a target's measured optimum lies at an end of the grid, sizes
@@ -29,7 +32,8 @@ Work folder ``out`` (default ``build/experiment/<scale>``)::
     models/<run>/       checkpoints (save_pretrained, safetensors)
     train/<run>.json    metrics and loss curve of one run
     alpha/<key>.json    one pair at one temperature (counts, per-prompt statistics)
-    prediction/         prediction_committed.csv and prediction.json (its sha256, time, test grid),
+    prediction/         prediction_committed.csv, baselines_committed.csv and prediction.json (their
+                        sha256, the time, the test grid, the design's checks),
                         grid_extension.json and replicates.json (the drafts the rules added)
     wallclock/<key>.json
     done/               one marker per finished task (wall and CPU time, start and end in UTC)
@@ -43,12 +47,13 @@ the task's name (:func:`sdsl.experiment.pairs.seed_for`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -60,7 +65,7 @@ from sdsl.experiment import collect as _collect
 from sdsl.experiment import corpus as _corpus
 from sdsl.experiment import tokenizer as _tok
 from sdsl.experiment.collect import pair_key as _pair_key
-from sdsl.experiment.config import SCALES, ModelShape, RunSpec, Scale
+from sdsl.experiment.config import PHASES, SCALES, ModelShape, RunSpec, Scale
 from sdsl.experiment.pairs import counts_to_iterations, make_prompts, measure_alpha, seed_for, teacher_forced_overlap
 from sdsl.experiment.results import atomic_write_text
 from sdsl.measure.estimators import alpha_from_accepted
@@ -70,6 +75,9 @@ __all__ = ["Experiment", "Task", "default_out", "run"]
 
 #: Assumed throughput for the cost estimates of the progress bar.
 _EST_FLOPS = 30e9
+#: On a Ray cluster whose tasks run on GPUs, the tasks that share one GPU (each asks for this
+#: fraction of one): the models of the experiment are small, and one per GPU would leave it idle.
+TASKS_PER_GPU = 4
 
 
 #: Where the measured optimum of a target lies at an end of the test grid, the grid is extended
@@ -327,13 +335,26 @@ class Experiment:
         return self.out / "prediction" / "prediction.json"
 
     def predict_task(self, advance) -> None:
-        """N* of every target from the calibration runs only, written before any test draft
+        """N* of every target from the calibration runs only, and the sizes the baselines pick from
+        them (:func:`sdsl.experiment.baselines.rule_sizes`), written before any test draft
         (:func:`sdsl.experiment.predict.commit_prediction`)."""
-        from sdsl.experiment.predict import commit_prediction
+        from sdsl.experiment.baselines import rule_sizes
+        from sdsl.experiment.predict import COUNTS, commit_prediction
 
-        runs = pd.DataFrame([self.train_record(r)["metrics"] | {"role": self.scale.role(r)} for r in self.scale.runs()])
-        pairs = pd.DataFrame([self.alpha_record(d, t)["pair_alpha"] for d, t in self.scale.calibration_pairs()])
-        commit_prediction(self.scale, runs, pairs, self.out / "prediction")
+        s = self.scale
+        runs = pd.DataFrame([self.train_record(r)["metrics"] | {"role": s.role(r)} for r in s.runs()])
+        pairs = pd.DataFrame([self.alpha_record(d, t)["pair_alpha"] for d, t in s.calibration_pairs()])
+        sizes = [
+            rule_sizes(
+                runs,
+                pairs,
+                count=count,
+                rng=np.random.default_rng(seed_for(s.seed, "baselines", count)),
+                n_resamples=s.prediction_resamples,
+            )[0]
+            for count in COUNTS
+        ]
+        commit_prediction(s, runs, pairs, self.out / "prediction", pd.concat(sizes, ignore_index=True))
 
     def train_record(self, run: RunSpec) -> dict:
         return json.loads((self.out / "train" / f"{run.run_id}.json").read_text())
@@ -531,7 +552,7 @@ def _quiet() -> None:
 
 
 def _work(scale_name: str, out: str, device: str, threads: int, task_id: str) -> dict[str, Any]:
-    """The body of every Ray task: one :class:`Experiment` per worker process and work folder,
+    """The body of every task, in a worker process or a Ray task: one :class:`Experiment` per worker process and work folder,
     reused across tasks. Returns the task's wall time, the CPU time of its process, its start
     and end (seconds since the epoch) and the node and process it ran on."""
     import socket
@@ -560,21 +581,122 @@ def done_marker(done_dir: Path, task_id: str) -> Path:
     return Path(done_dir) / (task_id.replace("/", "__") + ".json")
 
 
+class _Executor:
+    """Where the tasks run: :class:`_Processes` (this machine) or :class:`_Ray` (a cluster). A
+    task is submitted by its id and returns :func:`_work`'s record."""
+
+    def record(self) -> dict[str, Any]:  # pragma: no cover - the subclasses say
+        raise NotImplementedError
+
+    def submit(self, task_id: str) -> Any:  # pragma: no cover
+        raise NotImplementedError
+
+    def ready(self, handles: list) -> list:  # pragma: no cover
+        """The handles of ``handles`` that have finished (at least one; blocks until then)."""
+        raise NotImplementedError
+
+    def result(self, handle: Any) -> dict[str, Any]:  # pragma: no cover
+        raise NotImplementedError
+
+    def cancel(self, handles) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def close(self) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+
+class _Processes(_Executor):
+    """A pool of ``workers`` processes on this machine, started fresh (``spawn``: no state of the
+    driver, CUDA included, is inherited), each reusing its :class:`Experiment` across tasks; on a
+    GPU every worker puts its models on the one device, so ``workers`` tasks share it."""
+
+    def __init__(self, args: tuple[str, str, str, int], workers: int) -> None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        self.args, self.workers = args, int(workers)
+        self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
+
+    def record(self) -> dict[str, Any]:
+        return {"kind": "processes", "workers": self.workers, "start": "spawn"}
+
+    def submit(self, task_id: str):
+        scale_name, out, device, threads = self.args
+        return self.pool.submit(_work, scale_name, out, device, threads, task_id)
+
+    def ready(self, handles: list) -> list:
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        return list(wait(handles, return_when=FIRST_COMPLETED).done)
+
+    def result(self, handle) -> dict[str, Any]:
+        return handle.result()
+
+    def cancel(self, handles) -> None:
+        for h in handles:
+            h.cancel()
+
+    def close(self) -> None:
+        """Cancel what has not started and end the workers now (a killed run must not leave its
+        tasks running: their results would have no marker)."""
+        procs = list(getattr(self.pool, "_processes", {}).values())  # the pool offers no kill of its own
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()
+        for proc in procs:
+            proc.join(timeout=10)
+
+
+class _Ray(_Executor):
+    """The Ray cluster at ``address``: every task a Ray task of ``threads`` CPUs and, on GPUs,
+    ``1 / TASKS_PER_GPU`` of one."""
+
+    def __init__(self, args: tuple, address: str, threads: int, gpus: bool) -> None:
+        import ray
+
+        self.ray = ray
+        self.started = start_ray(address, 0)
+        self.address = address
+        self.remote: Any = ray.remote(
+            num_cpus=int(threads), num_gpus=(1.0 / TASKS_PER_GPU) if gpus else 0, max_retries=0
+        )(_work)
+        self.args = args
+
+    def record(self) -> dict[str, Any]:
+        return {"kind": "ray", "address": self.address, "version": self.ray.__version__}
+
+    def submit(self, task_id: str):
+        return self.remote.remote(*self.args, task_id)
+
+    def ready(self, handles: list) -> list:
+        done, _ = self.ray.wait(handles, num_returns=1)
+        return list(done)
+
+    def result(self, handle) -> dict[str, Any]:
+        return self.ray.get(handle)
+
+    def cancel(self, handles) -> None:
+        for h in handles:
+            self.ray.cancel(h)
+
+    def close(self) -> None:
+        if self.started:
+            self.ray.shutdown()
+
+
 def _execute(
     phase: Phase,
-    remote,
-    args: tuple,
+    ex: _Executor,
     done_dir: Path,
     *,
     session: int,
     log: Callable[[str], None],
 ) -> None:
-    """Run the tasks of ``phase`` without a marker as Ray tasks (``remote``, a ``ray.remote`` of
-    :func:`_work`), all at once when the phase is parallel (Ray schedules them on the free CPUs
-    or GPUs), else one after the other; write each one's marker when it finishes. A task that
-    raises leaves no marker; its error is raised once the tasks already running have finished."""
-    import ray
-
+    """Run the tasks of ``phase`` without a marker on the executor ``ex``, all at once when the
+    phase is parallel (the executor runs as many as it has workers), else one after the other;
+    write each one's marker when it finishes. A task that raises leaves no marker; its error is
+    raised once the tasks already running have finished (those not started are cancelled)."""
     todo = [t for t in phase.tasks if not done_marker(done_dir, t.task_id).is_file()]
     if not todo:
         return
@@ -590,23 +712,44 @@ def _execute(
 
     if not phase.parallel:
         for t in todo:
-            finish(t.task_id, ray.get(remote.remote(*args, t.task_id)))
+            finish(t.task_id, ex.result(ex.submit(t.task_id)))
         return
-    pending = {remote.remote(*args, t.task_id): t.task_id for t in todo}
+    pending = {ex.submit(t.task_id): t.task_id for t in todo}
     error: BaseException | None = None
     while pending:
-        ready, _ = ray.wait(list(pending), num_returns=1)
-        for ref in ready:
-            tid = pending.pop(ref)
+        for handle in ex.ready(list(pending)):
+            tid = pending.pop(handle)
             try:
-                finish(tid, ray.get(ref))
+                finish(tid, ex.result(handle))
             except Exception as exc:  # noqa: BLE001 - re-raised below, after the running tasks
                 if error is None:
                     error = exc
-                    for other in pending:
-                        ray.cancel(other)
+                    ex.cancel(list(pending))
     if error is not None:
         raise error
+
+
+@contextlib.contextmanager
+def _worker_environment(threads: int) -> Iterator[None]:
+    """The environment the worker processes start with (they are spawned while it holds): no hub
+    access, no tokenizer threads, ``threads`` OpenMP and BLAS threads unless set; restored after."""
+    keys = {
+        "HF_HUB_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "OMP_NUM_THREADS": str(int(threads)),
+        "OPENBLAS_NUM_THREADS": str(int(threads)),
+    }
+    saved = {k: os.environ.get(k) for k in keys}
+    for k, v in keys.items():
+        os.environ.setdefault(k, v)
+    try:
+        yield
+    finally:
+        for k, before in saved.items():
+            if before is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = before
 
 
 def _read_state(path: Path) -> dict | None:
@@ -625,7 +768,8 @@ def _read_state(path: Path) -> dict | None:
 
 def start_ray(address: str | None, workers: int):
     """``ray.init``: a local Ray with ``workers`` CPUs (``address`` None), or the cluster at
-    ``address``. Returns whether this call started it (then :func:`run` shuts it down)."""
+    ``address``. Returns whether this call started it (then the runner shuts it down). Only a run
+    with ``address`` uses Ray (:class:`_Ray`)."""
     import ray
 
     if ray.is_initialized():
@@ -660,13 +804,19 @@ def run(
     progress: bool = True,
     command: str | None = None,
     corpus_only: bool = False,
+    stop_after: str | None = None,
 ) -> Path:
     """Run (or resume) every phase of ``scale`` in ``out`` and write ``out/results``; returns it.
     With ``corpus_only`` only the corpus and tokenizer are made (``out/corpus``, returned): a
-    folder to carry to a machine without the corpus's Debian packages and resume there.
+    folder to carry to a machine without the corpus's Debian packages and resume there. With
+    ``stop_after`` (a phase of :data:`sdsl.experiment.config.PHASES`) the run stops once that
+    phase is done and returns ``out``: ``stop_after="prediction"`` trains and measures the
+    calibration runs and writes the prediction, so that it can be committed before a resumed run
+    trains any test draft.
 
-    Every task is a Ray task of ``threads`` CPUs (and one GPU when ``device`` is a CUDA device):
-    on a local Ray of ``workers`` CPUs, or on the cluster at ``address``. ``scale`` must be one of
+    Every task runs with ``threads`` torch threads in a worker process: one of ``workers``
+    processes on this machine (a standard-library pool; on a CUDA ``device`` they share it), or a
+    Ray task on the cluster at ``address`` (Ray is imported only then). ``scale`` must be one of
     :data:`sdsl.experiment.config.SCALES` (the tasks rebuild it by name). ``progress``: a line
     on stderr per finished task.
 
@@ -674,15 +824,16 @@ def run(
     settings, or holds anything the experiment did not make (``out`` must be new, empty, or a
     work folder it made: :func:`sdsl._owned.claim`), before anything is written.
     """
-    import ray
-
     from sdsl._owned import claim, is_owned
 
     if scale.name not in SCALES or SCALES[scale.name] != scale:
         raise ValueError(f"scale {scale.name!r} is not one of the named scales {sorted(SCALES)}")
+    last = _last_phase(stop_after, corpus_only)
     out = Path(out) if out is not None else default_out(scale.name)
     state_path = out / "state.json"
     state = _read_state(state_path)
+    if state is None and resume:  # before anything is written
+        raise ValueError(f"--resume: --out {out} holds no run to resume (no state.json): drop --resume to start one")
     # a work folder made before folders were marked is recognised by its state.json
     claim(out, "--out folder", owned=state is not None and not is_owned(out))
     if state is not None:
@@ -716,22 +867,36 @@ def run(
         raise SystemExit(128 + signum)
 
     previous = signal.signal(signal.SIGTERM, terminate)
-    started = False
+    ex: _Executor | None = None
     try:
-        t_ray = time.perf_counter()
-        started = start_ray(address, workers)
-        session["ray"] = {"address": address or "local", "start_s": round(time.perf_counter() - t_ray, 2)}
-        session["ray_version"] = ray.__version__
-        gpus = 1 if str(device).startswith("cuda") else 0
-        remote = ray.remote(num_cpus=int(threads), num_gpus=gpus, max_retries=0)(_work)
-        args = (scale.name, str(out.resolve()), str(device), int(threads))
-        phases = exp.phases()[:1] if corpus_only else exp.phases()
-        for make in phases:
-            _execute(make(), remote, args, out / "done", session=len(state["sessions"]) - 1, log=log)
+        with _worker_environment(threads):
+            t_start = time.perf_counter()
+            args = (scale.name, str(out.resolve()), str(device), int(threads))
+            if address is None:
+                ex = _Processes(args, workers)
+            else:
+                ex = _Ray(args, address, threads, str(device).startswith("cuda"))
+            session["executor"] = ex.record() | {"start_s": round(time.perf_counter() - t_start, 2)}
+            phases = exp.phases()[: last + 1]
+            for make in phases:
+                _execute(make(), ex, out / "done", session=len(state["sessions"]) - 1, log=log)
     finally:
-        if started:
-            ray.shutdown()
+        if ex is not None:
+            ex.close()
         signal.signal(signal.SIGTERM, previous)
         session["end"] = time.time()
         atomic_write_text(state_path, json.dumps(state, indent=1))
-    return out / "corpus" if corpus_only else exp.collect()
+    if corpus_only:
+        return out / "corpus"
+    return out if stop_after is not None and stop_after != PHASES[-1] else exp.collect()
+
+
+def _last_phase(stop_after: str | None, corpus_only: bool) -> int:
+    """The index in :data:`sdsl.experiment.config.PHASES` of the last phase to run."""
+    if corpus_only:
+        return 0
+    if stop_after is None:
+        return len(PHASES) - 1
+    if stop_after not in PHASES:
+        raise ValueError(f"stop_after must be one of {list(PHASES)}, got {stop_after!r}")
+    return PHASES.index(stop_after)

@@ -15,6 +15,7 @@ chapter's baseline then changes).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -220,12 +221,26 @@ def load_model(name_or_path: Any, *, dtype: Any = None):
 
 
 def load_tokenizer(name_or_path: Any):
-    """``AutoTokenizer.from_pretrained(name_or_path)`` (a tokenizer object is returned as is)."""
+    """``AutoTokenizer.from_pretrained(name_or_path)`` (a tokenizer object is returned as is). A
+    local folder whose ``tokenizer_config.json`` names a class this transformers does not have (the
+    committed pair, saved by transformers 5 as ``TokenizersBackend``, read by transformers 4.56) is
+    read as the fast tokenizer of its ``tokenizer.json``."""
     if not isinstance(name_or_path, (str, os.PathLike)):
         return name_or_path
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
-    return AutoTokenizer.from_pretrained(str(name_or_path))
+    try:
+        return AutoTokenizer.from_pretrained(str(name_or_path))
+    except ValueError:
+        folder = Path(name_or_path)
+        if not (folder / "tokenizer.json").is_file():
+            raise
+        config = folder / "tokenizer_config.json"
+        saved = json.loads(config.read_text(encoding="utf-8")) if config.is_file() else {}
+        special = ("unk_token", "eos_token", "pad_token", "bos_token", "model_max_length")
+        return PreTrainedTokenizerFast(
+            tokenizer_file=str(folder / "tokenizer.json"), **{k: saved[k] for k in special if k in saved}
+        )
 
 
 def pair_files(folder: str | os.PathLike) -> dict[str, str]:

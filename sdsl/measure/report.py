@@ -82,7 +82,10 @@ def _who(x) -> str:
     d = dict(x.labels)
     parts = [f"model {x.model}" if x.model else None, f"engine {d['engine']}" if "engine" in d else None]
     rest = [f"{k}={v}" for k, v in x.labels if k not in ("model_name", "model", "engine")]
-    return ", ".join(p for p in parts if p) + (f" ({', '.join(rest)})" if rest else "") or "(no labels)"
+    head = ", ".join(p for p in parts if p)
+    if not head:
+        return ", ".join(rest) or "(no labels)"
+    return head + (f" ({', '.join(rest)})" if rest else "")
 
 
 def report_text(rep: Report) -> str:

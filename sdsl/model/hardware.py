@@ -1,19 +1,26 @@
-"""A roofline cost model of a decoding step, and the draft plan it implies (beyond the paper).
+"""A cost model of a decoding step, and the draft plan it implies (beyond the paper).
 
 One forward pass of a dense transformer over ``k`` new tokens for each of ``b`` sequences, each with
-a KV cache of ``L`` tokens, on an accelerator of peak compute ``P`` (FLOP/s) and memory bandwidth
-``W`` (bytes/s), takes (Williams, Waterman and Patterson 2009, "Roofline"; the decoding form of
-e.g. Pope et al. 2023, "Efficiently Scaling Transformer Inference")
+a KV cache of ``L`` tokens, takes (a roofline per kind of kernel: Williams, Waterman and Patterson
+2009, "Roofline"; the decoding form of e.g. Pope et al. 2023, "Efficiently Scaling Transformer
+Inference")
 
-    t(k, b, L) = t0 + t_layer * layers + max(FLOPs / P, bytes / W)
-    FLOPs      = 2 N_s b k + 4 layers q_dim b k (L + k)           (weights; attention)
-    bytes      = w N_s + 2 layers kv_dim w_kv b (L + k)              (weights once; KV cache)
+    t(k, b, L) = t0 + t_layer * layers
+                 + max(2 N_s b k / P,  w N_s / W)                                   (weight products)
+                 + max(4 layers q_dim b k (L + k) / P_attn,  2 layers kv_dim w b (L + k) / W_attn)
+                                                                                    (attention over the cache)
 
 with ``N_s`` the parameters that take part in the matrix products (all but an untied input
 embedding), ``w`` bytes per parameter, ``q_dim = heads * head_dim``, ``kv_dim = kv_heads *
-head_dim`` and a fixed per-pass overhead ``t0`` (plus ``t_layer`` per layer: kernel launches,
-framework). A speculative iteration drafts ``gamma`` tokens one at a time and verifies ``gamma + 1``
-in one pass of the target:
+head_dim``. The weight products and the attention are different kernels, one after the other in
+each layer, so their times add; each is bound by compute or by memory traffic, whichever is slower.
+``P`` and ``W`` are the *effective* compute rate and bandwidth of the products, ``P_attn`` and
+``W_attn`` those of the attention kernels, ``t0`` a fixed time per pass and ``t_layer`` a time per
+layer (kernel launches and the inefficiency of small kernels, which no spec sheet states): fitted to
+measured step times (:mod:`sdsl.model.calibration`, ``sdsl steps fit``), or, for a device nobody
+measured, the spec sheet's peaks and no overhead -- which on an H200 under-estimated measured step
+times 1.3-14x. A speculative iteration drafts ``gamma`` tokens one at a time and verifies
+``gamma + 1`` in one pass of the target:
 
     sequential:  T_iter = gamma t_draft(1, b, L) + t_target(gamma + 1, b, L)
     overlapped:  T_iter = max(gamma t_draft(1, b, L), t_target(gamma + 1, b, L))
@@ -23,7 +30,9 @@ decoding (Kumar, Dao and May 2026, "Saguaro": the draft speculates the next roun
 hardware while the target verifies) or MineDraft's batch-parallel drafting (Tang et al. 2026: the
 draft of one half-batch overlaps the verification of the other). The wall-clock speedup over
 plain decoding is ``S = E(alpha, gamma) t_target(1, b, L) / T_iter`` (Leviathan et al. 2023,
-Theorem 3.8 with ``c = t_draft / t_target`` and the verification cost measured by the model).
+Theorem 3.8 with ``c = t_draft / t_target`` and the verification cost measured by the model). It
+falls below 1 where no draft length pays: the plan reports the best draft length from 1 up and its
+speedup, whichever side of 1 it lies.
 
 **The paper's FLOP model is the batch-1, memory-bound limit of this one**: with ``b = 1``, no KV
 cache, no overhead and compute fast enough that every pass is memory-bound, a pass costs ``w N_s / W``
@@ -33,19 +42,23 @@ whatever its ``k``, so ``T_iter`` is proportional to ``N gamma + M`` -- the pape
 paper's FLOP count equals time only there: in the compute-bound limit the verification would cost
 ``2M (gamma + 1)`` and speculation could never pay.
 
-The draft's architecture is rarely known: a draft of ``N`` parameters is given the target's aspect
-ratio (:func:`draft_shape`: layers and widths scale as ``(N/M)**(1/3)``, so KV bytes per token as
-``(N/M)**(2/3)``, tied embeddings) -- an assumption, said so in the output.
+The draft's architecture, where the user does not give it, is assumed: a draft of ``N`` parameters
+is given the target's aspect ratio (:func:`draft_shape`: layers and widths scale as
+``(N/M)**(1/3)``, so KV bytes per token as ``(N/M)**(2/3)``, tied embeddings) -- said so in the
+output. Since every layer costs ``t_layer``, a deep draft costs more than its parameters say.
 
-The accelerator, its presets (``data/accelerators.csv``) and the FLOP-model limit are defined at
-the end of this module.
+The accelerator, its presets (``data/accelerators.csv``, or a file written by ``sdsl steps fit``)
+and the FLOP-model limit are defined at the end of this module.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -64,10 +77,16 @@ __all__ = [
     "speedup_at",
     "plan_on_hardware",
     "target_shape",
+    "DEVICE_COUNTS",
+    "memory_needed",
+    "devices_to_hold",
     "Accelerator",
     "flop_limit",
     "accelerator_names",
     "get_accelerator",
+    "read_accelerator",
+    "write_accelerator",
+    "BASES",
 ]
 
 
@@ -149,7 +168,7 @@ def draft_shape(n: float, target: Architecture) -> Architecture:
 
 
 def step_time(shape: Architecture, acc: Accelerator, batch: float, context: float, tokens) -> np.ndarray:
-    """Seconds of one forward pass by the roofline (see the module's docstring).
+    """Seconds of one forward pass (see the module's docstring).
 
     Parameters
     ----------
@@ -175,18 +194,29 @@ def step_time(shape: Architecture, acc: Accelerator, batch: float, context: floa
         raise ValueError(f"batch (sequences decoded together) must be >= 1, got {batch!r}")
     if not ctx >= 0:
         raise ValueError(f"context (tokens in the KV cache) must be >= 0, got {context!r}")
-    t_c, t_m = _roofline_terms(
-        shape.streamed_params, shape.layers, shape.q_dim, shape.kv_elements_per_token(), acc, b, ctx, k
-    )
-    return acc.step_overhead + acc.layer_overhead * shape.layers + np.maximum(t_c, t_m)
+    return _pass_time(shape.streamed_params, shape.layers, shape.q_dim, shape.kv_elements_per_token(), acc, b, ctx, k)
 
 
-def _roofline_terms(ns, layers, q_dim, kv_elems, acc: Accelerator, b: float, ctx: float, k):
-    """Compute time and memory time of one pass (arrays broadcast): FLOPs / peak, bytes / bandwidth."""
+def _terms(ns, layers, q_dim, kv_elems, acc: Accelerator, b: float, ctx, k) -> dict[str, np.ndarray]:
+    """The four rates' times of one pass (arrays broadcast): the weight products' compute and memory
+    traffic, the attention's compute and KV-cache traffic."""
     w = acc.bytes_per_param
-    flops = 2.0 * ns * b * k + 4.0 * layers * q_dim * b * k * (ctx + k)
-    nbytes = w * ns + kv_elems * w * b * (ctx + k)
-    return flops / acc.peak_flops, nbytes / acc.bandwidth
+    return {
+        "products_compute": 2.0 * ns * b * k / acc.peak_flops,
+        "products_memory": w * ns / acc.bandwidth,
+        "attention_compute": 4.0 * layers * q_dim * b * k * (ctx + k) / acc.attention_rate,
+        "attention_memory": kv_elems * w * b * (ctx + k) / acc.attention_bandwidth_rate,
+    }
+
+
+def _pass_time(ns, layers, q_dim, kv_elems, acc: Accelerator, b: float, ctx, k) -> np.ndarray:
+    t = _terms(ns, layers, q_dim, kv_elems, acc, b, ctx, k)
+    return (
+        acc.step_overhead
+        + acc.layer_overhead * layers
+        + np.maximum(t["products_compute"], t["products_memory"])
+        + np.maximum(t["attention_compute"], t["attention_memory"])
+    )
 
 
 def _draft_step_times(
@@ -196,8 +226,7 @@ def _draft_step_times(
     s = (np.asarray(n, dtype=float) / target.params) ** (1.0 / 3.0)
     layers = np.maximum(target.layers * s, 1.0)
     kv = 2.0 * layers * target.kv_dim * s
-    t_c, t_m = _roofline_terms(n, layers, target.q_dim * s, kv, acc, float(batch), float(context), 1.0)
-    return acc.step_overhead + acc.layer_overhead * layers + np.maximum(t_c, t_m)
+    return _pass_time(n, layers, target.q_dim * s, kv, acc, float(batch), float(context), 1.0)
 
 
 def iteration_time(
@@ -229,13 +258,18 @@ class HardwarePlan:
     context: float
     overlap: bool
     n_star: float
-    """Best draft size (parameters); NaN when speculation does not pay (``gamma_star = 0``)."""
+    """Best draft size (parameters), whether or not speculation pays."""
     gamma_star: int
-    """Best integer draft length (0: plain decoding is faster)."""
+    """Best integer draft length from 1 up (the given one when it was fixed)."""
     alpha: float
     """Acceptance rate at ``n_star``."""
     speedup: float
-    """Wall-clock speedup over plain decoding at the same batch size and context (>= 1)."""
+    """Wall-clock speedup over plain decoding at the same batch size and context: below 1 when no
+    draft length pays."""
+    pays: bool
+    """``speedup > 1``: speculation beats plain decoding."""
+    gamma_fixed: bool
+    """The draft length was given, not searched."""
     cost_coefficient: float
     """``c = t_draft(1) / t_target(1)`` at ``n_star`` (Theorem 3.8)."""
     verify_cost: float
@@ -245,7 +279,7 @@ class HardwarePlan:
     iteration_s: float
     """Seconds of one speculative iteration at the optimum."""
     target_bound: str
-    """``"memory"`` or ``"compute"``: what limits the target's verification pass."""
+    """``"memory"`` or ``"compute"``: what limits the weight products of the target's verification."""
     memory_needed: float
     """Bytes for both models' weights and KV caches (context ``context``, ``batch`` sequences)."""
     fits_in_memory: bool
@@ -259,11 +293,35 @@ class HardwarePlan:
         return out
 
 
+def memory_needed(
+    target: Architecture, draft: Architecture | None, bytes_per_param: float, batch: float, context: float
+) -> float:
+    """Bytes the weights and KV caches of a deployment take: every parameter of the target and of
+    the draft (none: plain decoding) at ``bytes_per_param``, and ``batch`` sequences of ``context``
+    tokens in each model's KV cache (keys and values of every layer) at the same precision.
+    Activations, CUDA graphs and the engines' reserved fractions are not counted."""
+    models = [target] if draft is None else [target, draft]
+    weights = sum(m.params for m in models)
+    kv = sum(m.kv_elements_per_token() for m in models) * float(batch) * float(context)
+    return float(bytes_per_param) * (weights + kv)
+
+
 def _bound(shape: Architecture, acc: Accelerator, batch: float, context: float, tokens: float) -> str:
-    t_c, t_m = _roofline_terms(
+    t = _terms(
         shape.streamed_params, shape.layers, shape.q_dim, shape.kv_elements_per_token(), acc, batch, context, tokens
     )
-    return "compute" if t_c > t_m else "memory"
+    return "compute" if t["products_compute"] > t["products_memory"] else "memory"
+
+
+def _gammas(gamma_max: int, gamma: int | None) -> np.ndarray:
+    """The draft lengths searched: ``1 .. gamma_max``, or the one given."""
+    if gamma is not None:
+        if not (isinstance(gamma, (int, np.integer)) and gamma >= 1):
+            raise ValueError(f"gamma (a fixed draft length) must be an integer >= 1, got {gamma!r}")
+        return np.array([float(gamma)])
+    if not (isinstance(gamma_max, (int, np.integer)) and gamma_max >= 1):
+        raise ValueError(f"gamma_max must be an integer >= 1, got {gamma_max!r}")
+    return np.arange(1, gamma_max + 1, dtype=float)
 
 
 def speedup_at(
@@ -275,15 +333,19 @@ def speedup_at(
     context: float = 0,
     overlap: bool = False,
     gamma_max: int = 32,
+    gamma: int | None = None,
+    draft: Architecture | None = None,
 ) -> tuple[int, float]:
-    """The best integer draft length and its wall-clock speedup for a draft of ``n`` parameters
-    with acceptance rate ``alpha`` (brute force over ``gamma = 0 .. gamma_max``)."""
-    d = draft_shape(n, target)
-    g = np.arange(gamma_max + 1, dtype=float)
+    """The best integer draft length from 1 up (or the given ``gamma``) and its wall-clock speedup,
+    below 1 where speculation loses, for a draft of ``n`` parameters with acceptance rate ``alpha``
+    (brute force over ``gamma = 1 .. gamma_max``). ``draft``: the draft's architecture when known
+    (default :func:`draft_shape`)."""
+    d = draft if draft is not None else draft_shape(n, target)
+    g = _gammas(gamma_max, gamma)
     t_plain = float(step_time(target, acc, batch, context, 1.0))
     s = expected_tokens(alpha, g) * t_plain / iteration_time(d, target, acc, g, batch, context, overlap)
     i = int(np.argmax(s))
-    return i, float(s[i])
+    return int(g[i]), float(s[i])
 
 
 def plan_on_hardware(
@@ -296,6 +358,7 @@ def plan_on_hardware(
     overlap: bool = False,
     gamma_max: int = 32,
     grid_points: int = 121,
+    gamma: int | None = None,
 ) -> HardwarePlan:
     """Maximise the wall-clock speedup over the draft size ``N`` and the integer draft length.
 
@@ -314,24 +377,25 @@ def plan_on_hardware(
     overlap : bool
         Drafting overlapped with verification (Saguaro, MineDraft) instead of before it.
     gamma_max : int
-        Largest draft length searched (brute force over ``0 .. gamma_max``).
+        Largest draft length searched (brute force over ``1 .. gamma_max``).
     grid_points : int
         A log-spaced scan of ``N``; the best is refined by the package's one search for ``N*``
         (:func:`sdsl.model.optimum.solve`, the root of the derivative of the speedup).
+    gamma : int, optional
+        A fixed draft length instead of the search.
 
     Returns
     -------
     HardwarePlan
+        The best draft and draft length from 1 up, with a speedup below 1 (``pays`` False) where
+        plain decoding is faster.
     """
     lo, hi = (float(x) for x in n_range)
     if not (0 < lo < hi <= m_shape.params):
         raise ValueError(f"n_range must satisfy 0 < low < high <= M = {m_shape.params:.6g}, got ({lo:.6g}, {hi:.6g})")
-    if not (isinstance(gamma_max, (int, np.integer)) and gamma_max >= 1):
-        raise ValueError(f"gamma_max must be an integer >= 1, got {gamma_max!r}")
-    g = np.arange(gamma_max + 1, dtype=float)
+    g = _gammas(gamma_max, gamma)
     t_plain = float(step_time(m_shape, acc, batch, context, 1.0))
     t_verify = step_time(m_shape, acc, batch, context, g + 1.0)
-    coef = m_shape.kv_elements_per_token() * acc.bytes_per_param * batch * context
 
     def best(log_n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         n = np.exp(log_n)
@@ -342,7 +406,7 @@ def plan_on_hardware(
         tdg = td[:, None] * g[None, :]
         t_iter = np.maximum(tdg, t_verify[None, :]) if overlap else tdg + t_verify[None, :]
         s = expected_tokens(a[:, None], g[None, :]) * t_plain / t_iter
-        return s.max(axis=1), s.argmax(axis=1)
+        return s.max(axis=1), g[s.argmax(axis=1)]
 
     def objective(n: np.ndarray, rows: np.ndarray) -> np.ndarray:
         return best(np.log(np.ravel(n)))[0].reshape(np.shape(n))
@@ -352,7 +416,7 @@ def plan_on_hardware(
         n, gam = np.broadcast_arrays(np.asarray(n, dtype=float), np.asarray(gam, dtype=float))
         a = np.asarray(alpha_of_n(n.ravel()), dtype=float).reshape(n.shape)
         td = _draft_step_times(n.ravel(), m_shape, acc, batch, context).reshape(n.shape)
-        tv = t_verify[gam.astype(int)]
+        tv = t_verify[np.searchsorted(g, gam)]
         t_iter = np.maximum(td * gam, tv) if overlap else td * gam + tv
         return expected_tokens(a, gam) * t_plain / t_iter
 
@@ -367,36 +431,43 @@ def plan_on_hardware(
         gammas=g,
         branch_objective=at_length,
     )
-    cands = np.log(o.n_at_max)
-    s_c, g_c = best(cands)
-    j = 0
-    n_star, gamma, speed = float(np.exp(cands[j])), int(g_c[j]), float(s_c[j])
+    s_c, g_c = best(np.log(o.n_at_max))
+    n_star, gam, speed = float(o.n_at_max[0]), int(g_c[0]), float(s_c[0])
     d = draft_shape(n_star, m_shape)
     alpha = float(np.asarray(alpha_of_n(np.array([n_star])), dtype=float)[0])
     t_d = float(step_time(d, acc, batch, context, 1.0))
-    kv_draft = d.kv_elements_per_token() * acc.bytes_per_param * batch * context
-    mem = acc.bytes_per_param * (m_shape.params + n_star) + coef + kv_draft
-    if gamma == 0:  # speculation does not pay: no draft
-        speed, n_star, alpha = 1.0, math.nan, math.nan
-        mem = acc.bytes_per_param * m_shape.params + coef
-    plan = HardwarePlan(
+    mem = memory_needed(m_shape, d, acc.bytes_per_param, batch, context)
+    return HardwarePlan(
         accelerator=acc.name,
         batch=float(batch),
         context=float(context),
         overlap=bool(overlap),
         n_star=n_star,
-        gamma_star=gamma,
+        gamma_star=gam,
         alpha=alpha,
         speedup=speed,
-        cost_coefficient=t_d / t_plain if gamma else math.nan,
-        verify_cost=float(t_verify[gamma]) / t_plain,
+        pays=bool(speed > 1.0),
+        gamma_fixed=gamma is not None,
+        cost_coefficient=t_d / t_plain,
+        verify_cost=float(t_verify[np.searchsorted(g, gam)]) / t_plain,
         target_step_s=t_plain,
-        iteration_s=float(t_plain * expected_tokens(alpha, gamma) / speed) if gamma else t_plain,
-        target_bound=_bound(m_shape, acc, batch, context, gamma + 1.0),
+        iteration_s=float(t_plain * expected_tokens(alpha, gam) / speed),
+        target_bound=_bound(m_shape, acc, batch, context, gam + 1.0),
         memory_needed=float(mem),
         fits_in_memory=bool(mem <= acc.memory),
     )
-    return plan
+
+
+#: Device counts tried, in turn, for a deployment that must hold both models.
+DEVICE_COUNTS = (1, 2, 4, 8, 16, 32, 64)
+
+
+def devices_to_hold(
+    target: Architecture, draft: Architecture, acc: Accelerator, batch: float = 1, context: float = 0
+) -> int | None:
+    """The fewest devices of :data:`DEVICE_COUNTS` whose memory holds :func:`memory_needed`, or None."""
+    need = memory_needed(target, draft, acc.bytes_per_param, batch, context)
+    return next((g for g in DEVICE_COUNTS if need <= acc.memory * g), None)
 
 
 def target_shape(params: float, shape: Mapping[str, float] | None) -> tuple[Architecture, bool]:
@@ -415,18 +486,24 @@ def target_shape(params: float, shape: Mapping[str, float] | None) -> tuple[Arch
     return shape_like(float(params)), False
 
 
-# --- The accelerator of the roofline cost model (:mod:`sdsl.model.hardware`): peak compute, memory
+# --- The accelerator of the cost model (:mod:`sdsl.model.hardware`): rates, overheads, memory
+
+#: What an accelerator's numbers rest on: step times measured on it, a measured device's numbers
+#: scaled by spec-sheet ratios, or the spec sheet alone (peaks, no overhead).
+BASES = ("measured", "scaled", "spec sheet")
 
 
 @dataclass(frozen=True)
 class Accelerator:
-    """What the roofline needs to know of a device (or of ``count`` devices in tensor parallel)."""
+    """What the step-time model needs to know of a device (or of ``count`` devices in tensor
+    parallel). Rates are *effective* where the accelerator was fitted to measured step times
+    (``basis`` "measured" or "scaled"), spec-sheet peaks otherwise."""
 
     name: str
     peak_flops: float
-    """Dense peak compute at ``dtype``, FLOP/s (spec sheet; no sparsity)."""
+    """Compute rate of the weight products at ``dtype``, FLOP/s (fitted, or the spec sheet's dense peak)."""
     bandwidth: float
-    """Memory bandwidth, bytes/s."""
+    """Memory bandwidth of the weight products, bytes/s (fitted, or the spec sheet's)."""
     memory: float
     """Memory capacity, bytes."""
     step_overhead: float = 0.0
@@ -437,24 +514,47 @@ class Accelerator:
     """Bytes per weight (and per KV-cache element): 2 for bf16/fp16, 1 for fp8, 4 for fp32."""
     dtype: str = "bf16"
     count: int = 1
+    attention_flops: float | None = None
+    """Compute rate of the attention kernels, FLOP/s (None: ``peak_flops``)."""
+    attention_bandwidth: float | None = None
+    """Bandwidth of the attention kernels reading the KV cache, bytes/s (None: ``bandwidth``)."""
+    basis: str = "spec sheet"
+    """One of :data:`BASES`."""
+    source: str = ""
+    """Where the numbers come from, in words (a measurement and its fit, a spec sheet)."""
+    accuracy: str = ""
+    """How far the model's step times were from measured ones, in words (held-out shapes for a fit)."""
 
     def __post_init__(self) -> None:
-        for f in ("peak_flops", "bandwidth", "memory", "bytes_per_param"):
+        for f in ("peak_flops", "bandwidth", "memory", "bytes_per_param", "attention_flops", "attention_bandwidth"):
             v = getattr(self, f)
-            if not (v > 0):
+            if v is not None and not (v > 0):
                 raise ValueError(f"accelerator {self.name!r}: {f} must be > 0, got {v!r}")
         for f in ("step_overhead", "layer_overhead"):
             v = getattr(self, f)
             if not (math.isfinite(v) and v >= 0):
                 raise ValueError(f"accelerator {self.name!r}: {f} must be a finite number >= 0 s, got {v!r}")
+        if self.basis not in BASES:
+            raise ValueError(f"accelerator {self.name!r}: basis must be one of {', '.join(BASES)}, got {self.basis!r}")
+
+    @property
+    def attention_rate(self) -> float:
+        """FLOP/s of the attention kernels."""
+        return self.peak_flops if self.attention_flops is None else self.attention_flops
+
+    @property
+    def attention_bandwidth_rate(self) -> float:
+        """Bytes/s of the attention kernels."""
+        return self.bandwidth if self.attention_bandwidth is None else self.attention_bandwidth
 
     def times(self, count: int) -> Accelerator:
-        """``count`` devices in tensor parallel, scaled ideally (compute, bandwidth and memory times
-        ``count``; overheads and communication not modelled)."""
+        """``count`` devices in tensor parallel, scaled ideally (rates and memory times ``count``;
+        the overheads and the all-reduce of each layer not modelled)."""
         if not (isinstance(count, (int, np.integer)) and count >= 1):
             raise ValueError(f"gpus (devices in tensor parallel) must be an integer >= 1, got {count!r}")
         if count == 1:
             return self
+        scaled = {f: getattr(self, f) * count for f in ("attention_flops", "attention_bandwidth") if getattr(self, f)}
         return replace(
             self,
             name=f"{count} x {self.name}",
@@ -462,16 +562,35 @@ class Accelerator:
             bandwidth=self.bandwidth * count,
             memory=self.memory * count,
             count=self.count * count,
+            **scaled,
         )
 
     def with_bytes_per_param(self, bytes_per_param: float, dtype: str) -> Accelerator:
-        """The same device with weights and KV cache stored at another precision; the peak compute is
+        """The same device with weights and KV cache stored at another precision; the compute rate is
         kept (weight-only quantisation: the products still run at the preset's precision)."""
         return replace(self, bytes_per_param=float(bytes_per_param), dtype=dtype)
 
+    def as_record(self) -> dict[str, object]:
+        """The numbers of an accelerator file (:func:`write_accelerator`), in SI units."""
+        return {
+            "name": self.name,
+            "basis": self.basis,
+            "source": self.source,
+            "dtype": self.dtype,
+            "bytes_per_param": self.bytes_per_param,
+            "memory": self.memory,
+            "peak_flops": self.peak_flops,
+            "bandwidth": self.bandwidth,
+            "attention_flops": self.attention_rate,
+            "attention_bandwidth": self.attention_bandwidth_rate,
+            "step_overhead_s": self.step_overhead,
+            "layer_overhead_s": self.layer_overhead,
+            "accuracy": self.accuracy,
+        }
+
 
 def flop_limit(bytes_per_param: float = 2.0) -> Accelerator:
-    """The accelerator under which the roofline is the paper's FLOP model: infinite compute, no
+    """The accelerator under which the model is the paper's FLOP model: infinite compute, no
     overhead (every pass memory-bound, its time proportional to the parameters streamed). Use it
     with ``batch = 1``, ``context = 0`` and shapes without untied embeddings."""
     return Accelerator(
@@ -491,30 +610,113 @@ def accelerator_names() -> list[str]:
     return [r["accelerator"] for r in records("accelerators")]
 
 
+def _of_record(r: Mapping[str, Any]) -> Accelerator:
+    return Accelerator(
+        name=str(r["name"]),
+        peak_flops=float(r["peak_flops"]),
+        bandwidth=float(r["bandwidth"]),
+        memory=float(r["memory"]),
+        step_overhead=float(r["step_overhead_s"]),
+        layer_overhead=float(r["layer_overhead_s"]),
+        bytes_per_param=float(r["bytes_per_param"]),
+        dtype=str(r["dtype"]),
+        attention_flops=float(r["attention_flops"]),
+        attention_bandwidth=float(r["attention_bandwidth"]),
+        basis=str(r["basis"]),
+        source=str(r.get("source") or r.get("calibration_source") or ""),
+        accuracy=str(r.get("accuracy") or ""),
+    )
+
+
+#: The keys of an accelerator file, with what each holds (``sdsl steps fit`` writes them).
+FILE_KEYS = {
+    "name": "the device, as its maker names it",
+    "basis": "measured, scaled or spec sheet",
+    "source": "where the numbers come from",
+    "dtype": "number format of weights and KV cache",
+    "bytes_per_param": "bytes per weight and per KV-cache element",
+    "memory": "memory capacity, bytes",
+    "peak_flops": "effective compute rate of the weight products, FLOP/s",
+    "bandwidth": "effective bandwidth of the weight products, bytes/s",
+    "attention_flops": "effective compute rate of attention, FLOP/s",
+    "attention_bandwidth": "effective bandwidth of attention over the KV cache, bytes/s",
+    "step_overhead_s": "fixed seconds per forward pass",
+    "layer_overhead_s": "seconds per layer of a forward pass",
+    "accuracy": "how far predicted step times were from measured ones",
+}
+
+
+def write_accelerator(acc: Accelerator, path: str | os.PathLike, fit: Mapping[str, Any] | None = None) -> None:
+    """Write ``acc`` as an accelerator file (YAML) that ``--hardware FILE`` reads, with ``fit`` (how
+    it was fitted and how well it predicts, e.g. the leave-one-shape-out errors) beside it. The file
+    appears whole or not at all (written beside and renamed)."""
+    import tempfile
+
+    import yaml
+
+    p = Path(path)
+    doc = {"accelerator": acc.as_record(), **({"fit": dict(fit)} if fit else {})}
+    text = "# An accelerator of sdsl's step-time model (sdsl.model.hardware); read by --hardware FILE.\n"
+    text += yaml.safe_dump(doc, sort_keys=False, width=100)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".part", dir=p.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_accelerator(path: str | os.PathLike) -> Accelerator:
+    """The accelerator of a file written by :func:`write_accelerator` (``sdsl steps fit``)."""
+    import yaml
+
+    from sdsl.validation import shown
+
+    p = Path(path)
+    try:
+        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        raise ValueError(f"{shown('hardware')} file {str(p)!r} could not be read: {str(e).splitlines()[0]}") from None
+    rec = doc.get("accelerator") if isinstance(doc, dict) else None
+    if not isinstance(rec, dict):
+        raise ValueError(
+            f"{shown('hardware')} file {str(p)!r} is not an accelerator file: it needs a mapping 'accelerator' "
+            f"with {', '.join(FILE_KEYS)} (write one with 'sdsl steps fit')"
+        )
+    missing = [k for k in FILE_KEYS if k not in rec]
+    if missing:
+        raise ValueError(f"{shown('hardware')} file {str(p)!r} lacks {', '.join(missing)} under 'accelerator'")
+    for k in FILE_KEYS:
+        if k not in ("name", "basis", "source", "dtype", "accuracy") and not isinstance(rec[k], (int, float)):
+            raise ValueError(f"{shown('hardware')} file {str(p)!r}: {k} must be a number, got {rec[k]!r}")
+    try:
+        return _of_record(rec)
+    except ValueError as e:
+        raise ValueError(f"{shown('hardware')} file {str(p)!r}: {e}") from None
+
+
 def get_accelerator(name: str) -> Accelerator:
-    """The :class:`Accelerator` of a preset of ``data/accelerators.csv`` (case-insensitive); an
+    """The :class:`Accelerator` of a preset of ``data/accelerators.csv`` (case-insensitive), or of an
+    accelerator file (a path ending in ``.yml`` or ``.yaml``, :func:`read_accelerator`); an
     unknown name raises ``ValueError`` suggesting the closest names."""
     import difflib
 
     from sdsl.data import records
+    from sdsl.validation import shown
 
+    if str(name).strip().lower().endswith((".yml", ".yaml")):
+        return read_accelerator(str(name).strip())
     rows = records("accelerators")
     key = str(name).strip().lower()
     for r in rows:
         if r["accelerator"].lower() == key:
-            return Accelerator(
-                name=r["name"],
-                peak_flops=r["peak_flops"],
-                bandwidth=r["bandwidth"],
-                memory=r["memory"],
-                step_overhead=r["step_overhead_s"],
-                layer_overhead=r["layer_overhead_s"],
-                bytes_per_param=r["bytes_per_param"],
-                dtype=r["dtype"],
-            )
+            return _of_record(r)
     names = [r["accelerator"] for r in rows]
     close = difflib.get_close_matches(key, names, n=3, cutoff=0.5)
     hint = f"did you mean {', '.join(repr(c) for c in close)}? " if close else ""
-    from sdsl.validation import shown
-
-    raise ValueError(f"unknown {shown('hardware')} {name!r}; {hint}known: {', '.join(names)}")
+    raise ValueError(
+        f"unknown {shown('hardware')} {name!r}; {hint}known: {', '.join(names)}, or an accelerator file "
+        f"(.yml) written by 'sdsl steps fit'"
+    )

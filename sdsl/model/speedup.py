@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sdsl.model.throughput import expected_tokens, optimal_gamma
-from sdsl.validation import as_float_array, as_in_range, as_open_unit
+from sdsl.validation import TINY, as_float_array, as_in_range, as_open_unit
 
 if TYPE_CHECKING:  # numpy.typing costs import time; the annotations are strings
     from numpy.typing import ArrayLike
@@ -50,14 +50,21 @@ __all__ = [
     "speedup_report",
 ]
 
-#: Largest draft length searched by the brute-force searches (engines cap it lower in practice).
-DEFAULT_GAMMA_MAX = 64
+#: Largest draft length searched (the largest ``sdsl speedup --gamma`` takes; engines draft far
+#: fewer tokens): where the best draft length lies beyond it -- or there is none, drafting being
+#: free -- the best integer is this one, and the report says so (:attr:`SpeedupReport.note`).
+DEFAULT_GAMMA_MAX = 1024
 
 
 def _positive_scalar(value: float, name: str, allow_zero: bool = False) -> float:
     x = float(as_float_array(value, name))
     if x < 0 or (x == 0 and not allow_zero):
         raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+    if 0 < x < TINY:  # 1/x overflows: the closed forms divide by it
+        raise ValueError(
+            f"{name} must be {'0 or ' if allow_zero else ''}a number >= {TINY:.3g} (the smallest normal float), got "
+            f"{value!r}, a subnormal one"
+        )
     return x
 
 
@@ -121,6 +128,11 @@ def cost_from_latencies(
             f"t_draft / t_target = {td:g} s / {tt:g} s is beyond the largest float: the draft step would "
             "cost infinitely many target steps; check the two latencies"
         )
+    if td / tt < TINY:
+        raise ValueError(
+            f"t_draft / t_target = {td:g} s / {tt:g} s is below {TINY:.3g}, the smallest normal float (it "
+            "underflows): a draft step that costs nothing of a target step; check the two latencies"
+        )
     if t_verify is None:
         if verify_tokens is not None:
             raise ValueError("verify_tokens is given without t_verify (seconds of that verification pass)")
@@ -139,7 +151,9 @@ def cost_from_latencies(
     return td / tt, (tv / tt - 1.0) / (k - 1.0)
 
 
-def best_gamma(alpha: float, c: float, verify_slope: float = 0.0) -> tuple[float, int]:
+def best_gamma(
+    alpha: float, c: float, verify_slope: float = 0.0, gamma_max: int = DEFAULT_GAMMA_MAX
+) -> tuple[float, int]:
     """Continuous and integer draft lengths maximising Theorem 3.8 with ``v = 1 + k gamma``.
 
     Parameters
@@ -150,28 +164,34 @@ def best_gamma(alpha: float, c: float, verify_slope: float = 0.0) -> tuple[float
         Cost coefficient (draft step over target step), >= 0.
     verify_slope : float
         ``k`` of the affine verification cost, >= 0.
+    gamma_max : int
+        The largest integer draft length searched.
 
     Returns
     -------
     gamma_continuous : float
         The maximiser over real ``gamma >= 0``: :func:`sdsl.model.throughput.optimal_gamma` with
         ``N / M = c + k`` (the same closed form, Lambert W's lower branch); ``inf`` when
-        ``c + k = 0`` (drafting is free: draft as far as possible), 0 when ``c + k >= 1``.
+        ``c + k = 0`` (drafting is free: the speedup grows with ``gamma`` without a maximum), 0
+        when ``c + k >= 1``.
     gamma_integer : int
-        The best integer (floor or ceiling of the continuous one; ``S`` is unimodal in ``gamma``);
-        :data:`DEFAULT_GAMMA_MAX` when ``c + k = 0``.
+        The best integer up to ``gamma_max`` (floor or ceiling of the continuous one; ``S`` is
+        unimodal in ``gamma``, so ``gamma_max`` itself when the continuous one lies beyond it).
     """
     a = float(as_open_unit(alpha, "alpha (acceptance rate)"))
     ce = _positive_scalar(c, "c (cost coefficient)", allow_zero=True) + _positive_scalar(
         verify_slope, "verify_slope (k of v = 1 + k gamma)", allow_zero=True
     )
+    gm = int(gamma_max)
     if ce == 0:
-        return math.inf, DEFAULT_GAMMA_MAX
+        return math.inf, gm
     if ce >= 1:
         return 0.0, 0
     g = float(optimal_gamma(a, ce, 1.0))
+    if g >= gm:
+        return g, gm
     gi = int(optimal_gamma(a, ce, 1.0, integer=True))
-    return g, gi
+    return g, min(gi, gm)
 
 
 def best_integer_gamma(alpha: float, iteration_cost: ArrayLike) -> tuple[int, float]:
@@ -265,17 +285,31 @@ class SpeedupReport:
     gamma_integer: int
     speedup_at_best: float
     break_even_alpha: float
+    gamma_max: int = DEFAULT_GAMMA_MAX
+    """The largest draft length searched."""
+    note: str | None = None
+    """Said when the best draft length lies beyond ``gamma_max`` or there is none (``c + k = 0``):
+    ``gamma_integer`` is then ``gamma_max``, the end of the search, not an optimum."""
 
-    def as_dict(self) -> dict[str, float | int | None]:
-        out = dict(self.__dict__)
-        if math.isinf(out["gamma_continuous"]):
+    @property
+    def gamma_capped(self) -> bool:
+        """Whether ``gamma_integer`` is the end of the search rather than the optimum."""
+        return self.note is not None
+
+    def as_dict(self) -> dict[str, float | int | str | bool | None]:
+        out: dict[str, float | int | str | bool | None] = dict(self.__dict__)
+        out["gamma_capped"] = self.gamma_capped
+        if math.isinf(self.gamma_continuous):
             out["gamma_continuous"] = None  # JSON has no infinity
         return out
 
 
-def speedup_report(alpha: float, c: float, gamma: int | None = None, verify_slope: float = 0.0) -> SpeedupReport:
+def speedup_report(
+    alpha: float, c: float, gamma: int | None = None, verify_slope: float = 0.0, gamma_max: int = DEFAULT_GAMMA_MAX
+) -> SpeedupReport:
     """Theorem 3.8 for one acceptance rate and cost: the speedup at ``gamma`` (if given), the best
-    draft lengths, the speedup there and the break-even acceptance rate.
+    draft lengths (the integer one up to ``gamma_max``, with a note when the search ends there), the
+    speedup there and the break-even acceptance rate.
 
     Parameters
     ----------
@@ -287,13 +321,26 @@ def speedup_report(alpha: float, c: float, gamma: int | None = None, verify_slop
         A draft length to evaluate (integer >= 0).
     verify_slope : float
         ``k`` of the affine verification cost ``v = 1 + k gamma``.
+    gamma_max : int
+        The largest integer draft length searched (default :data:`DEFAULT_GAMMA_MAX`).
 
     Returns
     -------
     SpeedupReport
     """
     a = float(as_open_unit(alpha, "alpha (acceptance rate)"))
-    gc, gi = best_gamma(a, c, verify_slope)
+    gc, gi = best_gamma(a, c, verify_slope, gamma_max)
+    note = None
+    if math.isinf(gc):
+        note = (
+            f"c + k = 0, drafting is free: the speedup grows with gamma without a maximum, towards 1/(1 - alpha) = "
+            f"{1 / (1 - a):.4g}x; gamma {gi} is the largest draft length searched, not an optimum"
+        )
+    elif gc > gamma_max:
+        note = (
+            f"the best draft length, {gc:.4g}, lies beyond the largest searched, {gamma_max} (engines draft far fewer "
+            f"tokens): gamma {gi} is the best up to there, not the optimum"
+        )
     s_at = None
     if gamma is not None:
         gf = float(gamma)
@@ -312,4 +359,6 @@ def speedup_report(alpha: float, c: float, gamma: int | None = None, verify_slop
         gamma_integer=gi,
         speedup_at_best=s_best,
         break_even_alpha=break_even_alpha(c, verify_slope=verify_slope),
+        gamma_max=int(gamma_max),
+        note=note,
     )

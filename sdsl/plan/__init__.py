@@ -21,7 +21,7 @@ will I gain?". This module holds the plan of one target:
 The package's other modules build on it: :mod:`sdsl.plan.interval` (the interval of ``N*`` over
 acceptance laws, loss-law constants and the plane's coefficients), :mod:`sdsl.plan.deployment`
 (what ``sdsl plan`` adds to make the optimum deployable: integer draft length, wall-clock speedup,
-hardware roofline, engine settings) and :mod:`sdsl.plan.lookup` (the table of every preset). The
+step-time model, engine settings) and :mod:`sdsl.plan.lookup` (the table of every preset). The
 throughput figure is :func:`sdsl.chapters.plan_draft.figure_throughput`.
 
 Every input is checked up front by :func:`check_inputs`, which raises one ``ValueError`` per
@@ -35,6 +35,11 @@ Alpha sources (:func:`resolve_alpha_source`):
   covariance is known.
 * ``"refit"``: OLS of ``alpha`` on the draft and target perplexities of ``data/acceptance.csv``
   (Tables 1 and 2), with its full covariance.
+* ``"published"``: the acceptance law fitted to published deployments of draft-model speculative
+  decoding (:func:`sdsl.plan.published.published_law`): Eq. 5 with the paper's ``A`` and ``B`` and
+  an intercept that depends on the sampling temperature, ``C = c0 + cT T``, chosen over other forms
+  and over a constant by its error on held-out targets and sources. It needs the ``temperature``
+  (the other sources know none and refuse one).
 * a path to a CSV of the user's own measurements (columns ``draft_ppl``, ``target_ppl``, ``alpha``;
   other columns are ignored), refitted the same way.
 """
@@ -46,7 +51,7 @@ import functools
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -212,6 +217,8 @@ def positive_number(value: Any, name: str, unit: str, bounds: tuple[float, float
     Accepts numbers and numeric strings (``"70.6e9"``), as given on the command line."""
     if bounds is None:
         return V.number(value, name, low=0, low_open=True, what=unit)
+    if isinstance(value, str) and V.float_problem(value):  # 1e400, 1e-320: the range is what to give
+        V.number(value, name, low=bounds[0], high=bounds[1], what=unit)
     x = V.number(value, name, low=0, low_open=True, what=unit)
     if not bounds[0] <= x <= bounds[1]:
         raise ValueError(
@@ -341,7 +348,7 @@ def resolve_candidates(candidates: Any, m: float | None = None) -> dict[str, flo
 # the acceptance plane: the paper's Table 3, our refit on Tables 1 and 2, or the user's measurements
 
 #: Named sources of the acceptance plane; any other string is read as a measurements file.
-ALPHA_SOURCES = ("paper", "refit")
+ALPHA_SOURCES = ("paper", "refit", "published")
 #: Columns a measurements file must have (the acceptance plane's variables).
 MEASUREMENT_COLUMNS = ("draft_ppl", "target_ppl", "alpha")
 
@@ -359,6 +366,10 @@ class AlphaModel:
     note: str = ""
     ppl_range: tuple[float, float, float, float] | None = None
     """Perplexities the plane was fitted on: draft (min, max), target (min, max); None if unknown."""
+    key: str = "measurements"
+    """The source: ``"paper"``, ``"refit"``, ``"published"`` or ``"measurements"`` (a user's file)."""
+    temperature: float | None = None
+    """The sampling temperature the plane is for (the ``"published"`` source only)."""
 
 
 def read_measurements(path: str | os.PathLike) -> pd.DataFrame:
@@ -407,6 +418,12 @@ def read_measurements(path: str | os.PathLike) -> pd.DataFrame:
                 f"measurements file {p}: every row has the same {c}; the plane needs at least two "
                 f"{what} with different perplexities"
             )
+    design = np.column_stack([df["draft_ppl"].to_numpy(float), df["target_ppl"].to_numpy(float), np.ones(len(df))])
+    if np.linalg.matrix_rank(design) < 3:
+        raise ValueError(
+            f"measurements file {p} ({shown('alpha_source')}): the (draft_ppl, target_ppl) pairs lie on one line, so "
+            f"the plane alpha = A x + B y + C has no unique fit; give pairs whose perplexities do not move together"
+        )
     return df
 
 
@@ -453,32 +470,83 @@ def _paper_alpha_model() -> AlphaModel:
             "draws them independently (diagonal covariance)"
         ),
         ppl_range=(min(x), max(x), min(y), max(y)),
+        key="paper",
     )
 
 
-def resolve_alpha_source(source: Any) -> AlphaModel:
-    """``"paper"`` (Table 3), ``"refit"`` (OLS on ``data/acceptance.csv``) or the path of a
-    measurements CSV (see :func:`read_measurements`), refitted on the fly."""
+def _published_alpha_model(temperature: float) -> AlphaModel:
+    """The plane of the law fitted to published deployments at ``temperature``
+    (:func:`sdsl.plan.published.published_law`): ``A`` and ``B`` with their variances (Table 3's
+    standard errors where they are the paper's), ``C = c0 + cT T`` with the variance of its OLS fit."""
+    from sdsl.plan.published import SELECTION_SCHEME, published_law
+
+    law = published_law()
+    if law.form == "constant":  # no form beat the constant: alpha does not depend on the draft
+        raise ValueError(
+            f"{shown('alpha_source')} 'published' is a constant alpha of {law.coefficients['one']:.4f} (the median of "
+            f"{law.n_settings} published settings: no extended law beat it on held-out targets and sources), which "
+            f"does not depend on the draft's size, so there is no N*; give {shown('alpha_source')} paper or refit"
+        )
+    a, b, c = law.plane(temperature)
+    var_ab = (0.0, 0.0)
+    if law.form.startswith("paper_slopes"):
+        from sdsl.data import records
+
+        t3 = {r["parameter"]: r for r in records("paper_table3")}
+        var_ab = (float(t3["A"]["std_error"]) ** 2, float(t3["B"]["std_error"]) ** 2)
+    own, base = law.held_out(SELECTION_SCHEME)
+    return AlphaModel(
+        coefficients=AcceptanceCoefficients(A=a, B=b, C=c, source=f"published deployments, T = {temperature:g}"),
+        cov=np.diag([var_ab[0], var_ab[1], law.var_c(temperature)]),
+        label=f"published deployments ({law.label}; T = {temperature:g})",
+        n_obs=law.n_settings,
+        r2=law.r2,
+        note=(
+            f"fitted on {law.n_settings} published settings ({law.n_targets} targets, {law.n_sources} sources); "
+            f"{SELECTION_SCHEME}: mean absolute error {own['mae']:.3f} against {base['mae']:.3f} for a constant"
+        ),
+        ppl_range=law.ppl_range,
+        key="published",
+        temperature=temperature,
+    )
+
+
+def resolve_alpha_source(source: Any, temperature: Any = None) -> AlphaModel:
+    """``"paper"`` (Table 3), ``"refit"`` (OLS on ``data/acceptance.csv``), ``"published"`` (the law
+    fitted to published deployments, at the sampling ``temperature`` T >= 0, which it requires) or the
+    path of a measurements CSV (see :func:`read_measurements`), refitted on the fly. A temperature
+    with any other source is refused: they know none."""
     if isinstance(source, AlphaModel):
         return source
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
+    allowed = "'paper', 'refit', 'published' or the path of a measurements CSV"
     if not isinstance(source, str) or not source.strip():
-        raise ValueError(
-            f"{shown('alpha_source')} must be 'paper', 'refit' or the path of a measurements CSV, got {show(source)}"
-        )
+        raise ValueError(f"{shown('alpha_source')} must be {allowed}, got {show(source)}")
     key = source.strip()
+    if key.lower() == "published":
+        if temperature is None:
+            raise ValueError(
+                f"{shown('alpha_source')} 'published' needs {shown('temperature')} T, the sampling temperature (a "
+                f"number >= 0; 0 for greedy decoding): its acceptance law depends on it"
+            )
+        t = V.number(temperature, "temperature", low=0, what="the sampling temperature; 0 is greedy decoding")
+        return _published_alpha_model(t)
+    if temperature is not None:
+        which = {"paper": "the paper's", "refit": "the refitted"}.get(key.lower(), "a measured")
+        raise ValueError(
+            f"{shown('temperature')} is used only with {shown('alpha_source')} 'published': {which} acceptance "
+            f"plane knows no temperature; drop {shown('temperature')} or give {shown('alpha_source')} published"
+        )
     if key.lower() == "paper":
         return _paper_alpha_model()
     if key.lower() == "refit":
         from sdsl import data
 
         model = fit_acceptance_plane(data.load("acceptance"), label="refit (Tables 1 and 2)")
-        return model
+        return replace(model, key="refit")
     if not (key.lower().endswith(".csv") or "/" in key or os.sep in key or Path(key).exists()):
-        raise ValueError(
-            f"{shown('alpha_source')} must be 'paper', 'refit' or the path of a measurements CSV, got {show(source)}"
-        )
+        raise ValueError(f"{shown('alpha_source')} must be {allowed}, got {show(source)}")
     df = read_measurements(key)
     return fit_acceptance_plane(df, label=f"measurements {Path(key).name}")
 
@@ -575,6 +643,7 @@ def check_inputs(
     candidates: Any = None,
     n_boot: Any = 0,
     seed: Any = None,
+    temperature: Any = None,
 ) -> PlanInputs:
     """Validate every input of a plan at once, before anything is computed or drawn.
 
@@ -585,12 +654,14 @@ def check_inputs(
     draft_tokens : pre-training tokens ``D`` of the draft family; one number or several.
     constants : loss-law constants: ``"besiroglu2024"``, ``"hoffmann2022"`` or five numbers
         ``(E, A, B, a, b)`` (also as a comma-separated string).
-    alpha_source : ``"paper"``, ``"refit"`` or a measurements CSV path.
+    alpha_source : ``"paper"``, ``"refit"``, ``"published"`` or a measurements CSV path.
     integer_gamma : integer draft length instead of its continuous relaxation.
     n_range : ``(low, high)`` draft sizes searched, in parameters; default ``(1e7, M/2)``.
     candidates : drafts to compare with the optimum, ``{label: parameters}`` or a list of sizes.
     n_boot : bootstrap draws of ``N*`` (0: no bootstrap).
     seed : seed of the bootstrap's generator (required when ``n_boot > 0``).
+    temperature : sampling temperature T >= 0, required by ``alpha_source="published"`` and refused
+        by the other sources.
 
     Raises
     ------
@@ -615,7 +686,7 @@ def check_inputs(
             f"{shown('seed')} is required for the bootstrap ({shown('n_boot')} > 0): give an integer "
             f"in [0, {V.MAX_SEED}]"
         )
-    alpha = resolve_alpha_source(alpha_source)
+    alpha = resolve_alpha_source(alpha_source, temperature)
     for d in d_draft:
         _check_range(target.params, d, target.tokens, c, alpha, integer, lo, hi, cands)
     return PlanInputs(

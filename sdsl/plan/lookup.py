@@ -9,9 +9,9 @@ each size and token count from its model card, named in the presets' provenance)
   ``T(N*) * 2M`` (tokens per FLOP over plain decoding: not a wall-clock speedup);
 * where the preset's architecture is known, the wall-clock speedup of a draft of ``N*``
   parameters on one accelerator preset (default ``h100-sxm``, bf16) at batch 1 and an empty KV
-  cache, with its best integer draft length (the roofline of :mod:`sdsl.model.hardware`), and the
-  number of such devices in tensor parallel that hold both models (ideal scaling: the speedup does
-  not depend on it while the preset's fixed overhead is 0);
+  cache, with its best integer draft length (the step-time model of :mod:`sdsl.model.hardware`),
+  on the fewest such devices in tensor parallel that hold both models (the rates scale with their
+  number, the per-layer overhead does not: the speedup depends on it);
 * mixture-of-experts presets listed as refused (the law is for dense targets), presets whose model
   card states no token count listed with their tokens unknown (never guessed).
 
@@ -48,7 +48,6 @@ LOOKUP_COLUMNS = (
     "wall_clock_speedup",
     "note",
 )
-_DEVICE_COUNTS = (1, 2, 4, 8, 16, 32, 64)
 
 
 def _known(x: Any) -> bool:
@@ -63,13 +62,9 @@ def _wall_clock(
     if target.shape is None:
         return {"note": "architecture unknown: no wall-clock speedup"}
     shape, _ = H.target_shape(target.params, target.shape)
-    draft = H.draft_shape(n_star, shape)
-    need = acc.bytes_per_param * (shape.params + n_star) + acc.bytes_per_param * batch * context * (
-        shape.kv_elements_per_token() + draft.kv_elements_per_token()
-    )
-    gpus = next((g for g in _DEVICE_COUNTS if need <= acc.memory * g), None)
+    gpus = H.devices_to_hold(shape, H.draft_shape(n_star, shape), acc, batch, context)
     if gpus is None:
-        return {"note": f"does not fit on {_DEVICE_COUNTS[-1]} devices"}
+        return {"note": f"does not fit on {H.DEVICE_COUNTS[-1]} devices"}
     gamma, speed = H.speedup_at(n_star, alpha, shape, acc.times(gpus), batch, context)
     return {"gpus": gpus, "wall_clock_gamma": int(gamma), "wall_clock_speedup": float(speed)}
 

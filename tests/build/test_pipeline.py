@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -295,13 +296,17 @@ def test_sigterm_during_a_run_kills_the_kernel_says_one_line_and_keeps_the_old_a
 
 
 def test_stale_staging_folders_of_killed_runs_are_removed(tmp_path):
+    from sdsl.build import publish
+
     dead = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
     ).stdout.strip()
     stale = tmp_path / f".staging-toy-{dead}-abc123"
     (stale / "artifacts").mkdir(parents=True)
+    (stale / publish.STAGING_MARKER).write_text("")
     live = tmp_path / f".staging-toy-{os.getpid()}-def456"
     live.mkdir()
+    (live / publish.STAGING_MARKER).write_text("")
     assert staging.clean_stale(tmp_path) == [stale]
     assert not stale.exists() and live.exists()
 
@@ -368,7 +373,7 @@ def test_sigterm_during_the_book_build_keeps_the_previous_book(toy_book):
     assert not [p.name for p in build.iterdir() if p.name.startswith(".staging-")]
 
 
-@pytest.mark.parametrize("k", [2, 3, 5])  # the old artifacts aside, the old notebook aside, the new notebook in
+@pytest.mark.parametrize("k", [2, 3, 4])  # the artifacts swapped, the notebook swapped, the commit
 def test_a_failure_while_publishing_keeps_the_previous_chapter_whole(k, toy, monkeypatch):
     import errno
 
@@ -380,13 +385,13 @@ def test_a_failure_while_publishing_keeps_the_previous_chapter_whole(k, toy, mon
     notebook = (out / "toy.ipynb").read_bytes()
     calls = []
 
-    def rename(src, dst):
-        calls.append(src)
+    def do(step, fn, *args):
+        calls.append(step)
         if len(calls) == k:
-            raise OSError(errno.EXDEV, "Invalid cross-device link", str(src))
-        os.replace(src, dst)
+            raise OSError(errno.EXDEV, "Invalid cross-device link", str(args[0]))
+        return fn(*args)
 
-    monkeypatch.setattr(publish, "_rename", rename)
+    monkeypatch.setattr(publish, "_do", do)
     with pytest.raises(_owned.OutputError, match="Invalid cross-device link.*put back whole") as err:
         pipeline.execute_notebook("toy", {"value": 7.0}, out, art)
     assert "\n" not in str(err.value)
@@ -396,22 +401,169 @@ def test_a_failure_while_publishing_keeps_the_previous_chapter_whole(k, toy, mon
     assert not hidden and not [p.name for p in out.iterdir() if p.name.startswith(".staging-")]
 
 
-def test_sigterm_between_the_publishing_renames_publishes_the_whole_chapter_first(toy, monkeypatch):
+def test_sigterm_between_the_publishing_steps_publishes_the_whole_chapter_first(toy, monkeypatch):
     from sdsl.build import publish, staging
 
     out, art = toy / "executed", toy / "artifacts"
     pipeline.run(output_dir=out, artifacts=art, jobs=1)
     calls = []
 
-    def rename(src, dst):
-        calls.append(src)
-        if len(calls) == 4:  # the new artifacts are in, the new notebook not yet
+    def do(step, fn, *args):
+        calls.append(step)
+        if len(calls) == 3:  # the new artifacts are in, the new notebook not yet
             os.kill(os.getpid(), signal.SIGTERM)
-        os.replace(src, dst)
+        return fn(*args)
 
-    monkeypatch.setattr(publish, "_rename", rename)
+    monkeypatch.setattr(publish, "_do", do)
     with pytest.raises(staging.Interrupted):
         pipeline.execute_notebook("toy", {"value": 7.0}, out, art)
     assert (art / "toy" / "second.csv").read_text().splitlines() == ["value", "14"]
     assert "7.0" in (out / "toy.ipynb").read_text()
     assert not [p.name for d in (art, out) for p in d.iterdir() if p.name.startswith((".staging-", ".replaced-"))]
+
+
+KILLED_RUN = textwrap.dedent("""
+    import os, signal, sys
+    from pathlib import Path
+    from sdsl.build import parameters, pipeline, publish
+    nb, out, art, k = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])
+    pipeline.NOTEBOOKS = parameters.NOTEBOOKS = nb
+    pipeline.RUNS_FILE = parameters.RUNS_FILE = nb / "runs.yml"
+    calls = []
+    real = publish._do
+    def do(step, fn, *args):
+        calls.append(step)
+        print(step, flush=True)
+        if len(calls) == k:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(step, fn, *args)
+    publish._do = do
+    pipeline.execute_notebook("toy", {"value": 7.0}, out, art)
+""")
+
+#: The steps of publishing a chapter (sdsl.build.publish): the journal, the artifacts and the
+#: executed notebook exchanged, the commit, the old versions removed, the journal removed.
+CHAPTER_STEPS = ["journal", "exchange", "exchange", "commit", "remove", "remove", "done"]
+
+
+def _chapter(out: Path, art: Path) -> tuple[str, str]:
+    """What a reader sees of the toy chapter: its second table and the value in its notebook."""
+    second = (art / "toy" / "second.csv").read_text().splitlines()[1]
+    value = re.findall(r"value = (\d+\.\d+)", (out / "toy.ipynb").read_text())[-1]  # the injected parameter
+    return second, value
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("k", range(1, len(CHAPTER_STEPS) + 1))
+def test_sigkill_at_every_step_of_publishing_leaves_the_old_or_the_new_chapter_to_every_reader(k, toy):
+    """A chapter published by execute_notebook, killed with SIGKILL before step ``k``: the executed
+    notebook and the artifacts folder are both there at once (the old or the new version of each:
+    they are exchanged atomically), and a reader (the next run, the book build, the check: each
+    cleans the artifacts root first) finds the old chapter whole before the commit, the new one
+    after, and nothing left behind."""
+    out, art = toy / "executed", toy / "artifacts"
+    pipeline.run(output_dir=out, artifacts=art, jobs=1)
+    assert _chapter(out, art) == ("8", "4.0")
+    proc = subprocess.run(
+        [sys.executable, "-c", KILLED_RUN, str(toy / "notebooks"), str(out), str(art), str(k)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert proc.stdout.split() == CHAPTER_STEPS[:k]
+    assert (art / "toy").is_dir() and (out / "toy.ipynb").is_file()  # never missing, whatever the instant
+    staging.clean_stale(art)  # what every reader does first
+    committed = k > CHAPTER_STEPS.index("commit") + 1
+    assert _chapter(out, art) == (("14", "7.0") if committed else ("8", "4.0")), k
+    left = [p.name for d in (art, out) for p in d.iterdir() if p.name.startswith((".staging-", ".replaced-"))]
+    assert left == []
+
+
+def test_a_reader_mends_a_killed_publication_before_it_reads(toy, monkeypatch):
+    """The book build reads the artifacts of a killed run only after undoing its half-done
+    publication (not only the next run does)."""
+    out, art = toy / "executed", toy / "artifacts"
+    pipeline.run(output_dir=out, artifacts=art, jobs=1)
+    proc = subprocess.run(
+        [sys.executable, "-c", KILLED_RUN, str(toy / "notebooks"), str(out), str(art), "3"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == -signal.SIGKILL
+    assert _chapter(out, art) == ("14", "4.0")  # on disk: the new artifacts beside the old notebook
+    monkeypatch.setattr(pipeline, "artifacts_root", lambda: art)
+    copied = []
+    monkeypatch.setattr(pipeline, "_copy_artifacts", lambda book: copied.append(_chapter(out, art)))
+    monkeypatch.setattr(pipeline, "_book_digest", lambda *a: (_ for _ in ()).throw(RuntimeError("stop")))
+    with pytest.raises(RuntimeError, match="stop"):
+        pipeline.build_book()
+    assert copied == [("8", "4.0")]  # the old chapter, whole, when the book read it
+
+
+def test_a_file_of_the_users_in_a_chapter_s_artifacts_folder_is_refused_before_anything_runs(toy):
+    out, art = toy / "executed", toy / "artifacts"
+    pipeline.run(output_dir=out, artifacts=art, jobs=1)
+    (art / "toy" / "notes.txt").write_text("mine\n")
+    (art / "toy" / ".hidden").write_text("mine too\n")
+    before = {p.name: p.read_bytes() for p in (art / "toy").iterdir()}
+    for call in (
+        lambda: pipeline.run(output_dir=out, artifacts=art, jobs=1, force=True),
+        lambda: pipeline.execute_notebook("toy", {"value": 7.0}, out, art),
+    ):
+        with pytest.raises(_owned.OutputError) as err:
+            call()
+        msg = str(err.value)
+        assert "\n" not in msg and "'notes.txt'" in msg and "'.hidden'" in msg and "no run wrote" in msg
+        assert {p.name: p.read_bytes() for p in (art / "toy").iterdir()} == before
+    (art / "toy" / "notes.txt").unlink()
+    (art / "toy" / ".hidden").unlink()
+    [again] = pipeline.run(output_dir=out, artifacts=art, jobs=1, force=True)
+    assert not again.skipped
+
+
+def test_numpy_parameters_reach_the_kernel_as_plain_python(toy):
+    import numpy as np
+
+    out, art = toy / "executed", toy / "artifacts"
+    # papermill writes the parameters as JSON, which has neither numpy.int64 nor numpy.bool_
+    pipeline.execute_notebook("toy", {"value": np.int64(3), "fail": np.bool_(False)}, out, art)
+    assert (art / "toy" / "second.csv").read_text().splitlines() == ["value", "6"]
+    rec = manifest.read_provenance(art / "toy")
+    assert rec["parameters"] == {"value": 3, "fail": False}
+    assert parameters.plain_parameters({"n_boot": np.int64(200), "b": np.array([1, 8]), "t": (np.int32(1),)}) == {
+        "n_boot": 200,
+        "b": [1, 8],
+        "t": (1,),
+    }
+    assert type(parameters.plain_parameters({"n": np.int64(200)})["n"]) is int
+
+
+def test_a_full_disk_names_the_disk_not_the_notebook(toy, monkeypatch):
+    import errno
+
+    import nbformat
+
+    out, art = toy / "executed", toy / "artifacts"
+
+    real = nbformat.write
+
+    def full(nb, path, *args, **kwargs):  # the disk of the artifacts folder is full, not /tmp
+        if str(path).startswith(str(art)):
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return real(nb, path, *args, **kwargs)
+
+    monkeypatch.setattr(nbformat, "write", full)
+    with pytest.raises(_owned.OutputError) as err:
+        pipeline.execute_notebook("toy", {}, out, art)
+    msg = str(err.value)
+    assert "\n" not in msg and "No space left on device" in msg and "could not be read" not in msg
+    assert str(art) in msg and "free space" in msg
+    assert not [p for p in art.iterdir() if p.name.startswith(".staging-")]
+
+
+def test_a_chapter_named_twice_is_refused(toy):
+    with pytest.raises(ValueError, match="chapter 'toy' is named twice"):
+        pipeline.run(["toy", "toy"], output_dir=toy / "e", artifacts=toy / "a")
+    assert not (toy / "e").exists()

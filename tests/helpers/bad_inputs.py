@@ -19,6 +19,9 @@ from sdsl.paths import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures"
 SCRAPE = str(FIXTURES / "vllm_after.txt")
+PRINTOUT = str(FIXTURES / "engines" / "vllm_spec_decode_pr26498.txt")
+ITERATIONS = str(FIXTURES / "engines" / "trtllm_iteration_stats.json")
+SPECULATIVE = str(FIXTURES / "engines" / "llamacpp_speculative_pr3006.txt")
 ABOUT_SEED = "[0, 2^63 - 1]"
 DRAWS = "[100, 10000]"
 HW = ["plan", "--preset", "opt-13b", "--hardware", "h200"]
@@ -179,7 +182,42 @@ CLI: list[tuple[str, list[str], tuple[str, ...]]] = [
     (
         "alpha-source-unknown",
         ["plan", "--preset", "llama-3-70b", "--alpha-source", "magic"],
-        ("--alpha-source", "'paper', 'refit'"),
+        ("--alpha-source", "'paper', 'refit', 'published'"),
+    ),
+    (
+        "alpha-source-published-without-temperature",
+        ["plan", "--preset", "llama-3-70b", "--alpha-source", "published"],
+        ("--alpha-source", "'published'", "--temperature", ">= 0"),
+    ),
+    (
+        "temperature-without-published",
+        ["plan", "--preset", "llama-3-70b", "--temperature", "0.7"],
+        ("--temperature", "--alpha-source", "published", "knows no temperature"),
+    ),
+    (
+        "temperature-with-refit",
+        ["plan", "--preset", "llama-3-70b", "--alpha-source", "refit", "--temperature", "0"],
+        ("--temperature", "refitted", "knows no temperature"),
+    ),
+    (
+        "temperature-negative",
+        ["plan", "--preset", "llama-3-70b", "--alpha-source", "published", "--temperature", "-0.5"],
+        ("--temperature", ">= 0", "'-0.5'"),
+    ),
+    (
+        "temperature-not-a-number",
+        ["plan", "--preset", "llama-3-70b", "--alpha-source", "published", "--temperature", "hot"],
+        ("--temperature", ">= 0", "'hot'"),
+    ),
+    (
+        "temperature-nan",
+        ["plan", "--preset", "llama-3-70b", "--alpha-source", "published", "--temperature", "nan"],
+        ("--temperature", ">= 0"),
+    ),
+    (
+        "temperature-too-hot-for-the-law",
+        ["plan", "--preset", "llama-3-70b", "--alpha-source", "published", "--temperature", "9"],
+        ("acceptance rate leaves (0, 1)", "T = 9"),
     ),
     (
         "alpha-source-missing-file",
@@ -218,7 +256,7 @@ CLI: list[tuple[str, list[str], tuple[str, ...]]] = [
     ),
     # the hardware model and the wall clock
     ("hardware-unknown", ["plan", "--preset", "opt-13b", "--hardware", "h300"], ("--hardware", "'h200'")),
-    ("gpus-zero", ["plan", "--preset", "opt-13b", "--hardware", "h200", "--gpus", "0"], ("--gpus", ">= 1")),
+    ("gpus-zero", ["plan", "--preset", "opt-13b", "--hardware", "h200", "--gpus", "0"], ("--gpus", "[1, 1024]")),
     ("dtype-unknown", ["plan", "--preset", "opt-13b", "--hardware", "h200", "--dtype", "int4"], ("--dtype", "'fp8'")),
     ("batch-zero", ["plan", "--preset", "opt-13b", "--hardware", "h200", "--batch", "0"], ("--batch", ">= 1")),
     ("batch-empty", ["plan", "--preset", "opt-13b", "--hardware", "h200", "--batch", ""], ("--batch", "empty")),
@@ -288,7 +326,7 @@ CLI: list[tuple[str, list[str], tuple[str, ...]]] = [
     (
         "speedup-latency-ratio-overflows",
         ["speedup", "--alpha", "0.7", "--draft-latency", "1e308", "--target-latency", "1e-300"],
-        ("t_draft / t_target", "beyond the largest float"),
+        ("--draft-latency / --target-latency", "beyond the largest float"),
     ),
     ("speedup-alpha-text", ["speedup", "--alpha", "abc", "--c", "0.1"], ("--alpha", "(0, 1)")),
     ("speedup-alpha-negative", ["speedup", "--alpha", "-0.5", "--c", "0.1"], ("--alpha", "(0, 1)")),
@@ -332,6 +370,15 @@ CLI: list[tuple[str, list[str], tuple[str, ...]]] = [
         ("--draft-tokens", "--target-tokens"),
     ),
     ("alpha-no-file", ["alpha"], ("FILE", "required")),
+    (
+        "alpha-unknown-file",
+        ["alpha", str(ROOT / "LICENSE")],
+        ("not a recognised source", "vllm-spec-decode", "sglang-requests", "llamacpp-log", "trtllm-iteration-stats"),
+    ),
+    ("alpha-gamma-against-printout", ["alpha", "--gamma", "4", PRINTOUT], ("--gamma", "conflicts with k = 10")),
+    ("alpha-delta-printouts", ["alpha", "--delta", PRINTOUT, PRINTOUT], ("--delta", "applies to /metrics")),
+    ("alpha-gamma-below-drafts", ["alpha", "--gamma", "2", ITERATIONS], ("--gamma", "below draft tokens / steps")),
+    ("alpha-gamma-against-n-draft", ["alpha", "--gamma", "8", SPECULATIVE], ("--gamma", "n_draft = 16")),
     # sdsl presets --plan takes no value and no planning flags of sdsl plan
     ("presets-plan-with-value", ["presets", "--plan=yes"], ("--plan", "'yes'")),
     ("presets-plan-hardware", ["presets", "--plan", "--hardware", "h200"], ("unrecognized arguments", "--hardware")),
@@ -413,9 +460,9 @@ CLI: list[tuple[str, list[str], tuple[str, ...]]] = [
     ("context-text", HW + ["--context", "abc"], ("--context", ">= 0", "'abc'")),
     ("context-nan", HW + ["--context", "nan"], ("--context", ">= 0", "'nan'")),
     ("context-repeated-value", HW + ["--context", "0,0"], ("--context", "lists 0 twice")),
-    ("gpus-fraction", HW + ["--gpus", "2.5"], ("--gpus", "an integer >= 1", "'2.5'")),
-    ("gpus-text", HW + ["--gpus", "abc"], ("--gpus", "an integer >= 1", "'abc'")),
-    ("gpus-negative", HW + ["--gpus", "-2"], ("--gpus", "an integer >= 1", "'-2'")),
+    ("gpus-fraction", HW + ["--gpus", "2.5"], ("--gpus", "an integer in [1, 1024]", "'2.5'")),
+    ("gpus-text", HW + ["--gpus", "abc"], ("--gpus", "an integer in [1, 1024]", "'abc'")),
+    ("gpus-negative", HW + ["--gpus", "-2"], ("--gpus", "an integer in [1, 1024]", "'-2'")),
     ("gpus-twice", HW + ["--gpus", "2", "--gpus", "4"], ("--gpus", "given twice")),
     ("step-overhead-text", HW + ["--step-overhead", "abc"], ("--step-overhead", ">= 0", "'abc'")),
     ("step-overhead-infinite", HW + ["--step-overhead", "inf"], ("--step-overhead", ">= 0", "'inf'")),
@@ -498,6 +545,75 @@ CLI: list[tuple[str, list[str], tuple[str, ...]]] = [
     ("n-range-infinite", ["plan", "--preset", "opt-13b", "--n-range", "1e8", "inf"], ("--n-range", "[100000, 1e+14]")),
     ("integer-gamma-with-value", ["plan", "--preset", "opt-13b", "--integer-gamma=1"], ("--integer-gamma", "'1'")),
     ("tokens-unknown-preset", ["plan", "--preset", "mistral-7b-v0.3"], ("--target-tokens", "not stated")),
+    # numbers a float cannot hold: overflow to infinity, subnormal (1/x overflows), integers past 2^53
+    ("speedup-c-subnormal", ["speedup", "--alpha", "0.8", "--c", "1e-320"], ("--cost-ratio", "subnormal", "'1e-320'")),
+    ("speedup-c-subnormal-1e-310", ["speedup", "--alpha", "0.8", "--c", "1e-310"], ("--cost-ratio", "subnormal")),
+    ("speedup-c-smallest-subnormal", ["speedup", "--alpha", "0.8", "--c", "5e-324"], ("--cost-ratio", "subnormal")),
+    (
+        "speedup-c-overflows",
+        ["speedup", "--alpha", "0.8", "--c", "1e400"],
+        ("--cost-ratio", "beyond the largest float"),
+    ),
+    (
+        "speedup-draft-latency-subnormal",
+        ["speedup", "--alpha", "0.8", "--draft-latency", "1e-320", "--target-latency", "1"],
+        ("--draft-latency", "subnormal"),
+    ),
+    (
+        "speedup-latency-ratio-underflows",
+        ["speedup", "--alpha", "0.8", "--draft-latency", "1e-200", "--target-latency", "1e200"],
+        ("--draft-latency / --target-latency", "below 2.23e-308"),
+    ),
+    (
+        "plan-latency-ratio-underflows",
+        ["plan", "--preset", "opt-13b", "--draft-latency", "1e-300", "--target-latency", "1e10"],
+        ("--draft-latency / --target-latency", "smallest normal float"),
+    ),
+    (
+        "plan-cost-ratio-subnormal",
+        ["plan", "--preset", "opt-13b", "--cost-ratio", "4e-320"],
+        ("--cost-ratio", "subnormal", "give 0 or at least"),
+    ),
+    ("speedup-alpha-subnormal", ["speedup", "--alpha", "1e-320", "--c", "0.1"], ("--alpha", "(0, 1)", "subnormal")),
+    (
+        "target-params-overflows",
+        ["plan", "--target-params", "1e400", "--target-tokens", "1e12", "--draft-tokens", "1e12"],
+        ("--target-params", "[1e+08, 1e+14]", "beyond the largest float"),
+    ),
+    (
+        "target-tokens-overflows",
+        ["plan", "--target-params", "7e10", "--target-tokens", "1e999", "--draft-tokens", "1e12"],
+        ("--target-tokens", "beyond the largest float"),
+    ),
+    (
+        "target-params-subnormal",
+        ["plan", "--target-params", "1e-320", "--target-tokens", "1e12", "--draft-tokens", "1e12"],
+        ("--target-params", "[1e+08, 1e+14]", "subnormal"),
+    ),
+    (
+        "draft-tokens-overflows",
+        ["plan", "--preset", "opt-13b", "--draft-tokens", "2e308"],
+        ("--draft-tokens", "beyond"),
+    ),
+    ("gpus-huge", HW + ["--gpus", "1e100"], ("--gpus", "an integer in [1, 1024]", "'1e100'")),
+    ("gpus-overflows", HW + ["--gpus", "1e400"], ("--gpus", "an integer in [1, 1024]", "'1e400'")),
+    ("gpus-too-many", HW + ["--gpus", "4096"], ("--gpus", "an integer in [1, 1024]", "'4096'")),
+    ("batch-overflows", HW + ["--batch", "1e400"], ("--batch", ">= 1", "beyond the largest float")),
+    ("context-overflows", HW + ["--context", "1e309"], ("--context", ">= 0", "beyond the largest float")),
+    ("step-overhead-subnormal", HW + ["--step-overhead", "1e-320"], ("--step-overhead", "subnormal")),
+    ("bootstrap-overflows", ["plan", "--preset", "opt-13b", "--bootstrap", "1e400"], ("--bootstrap", DRAWS)),
+    ("gamma-max-huge", HW + ["--gamma-max", "1e100"], ("--gamma-max", "[1, 1024]")),
+    (
+        "speedup-gamma-overflows",
+        ["speedup", "--alpha", "0.8", "--c", "0.1", "--gamma", "1e400"],
+        ("--gamma", "[0, 1024]"),
+    ),
+    # the acceptance plane from a file whose points lie on one line: named by the flag, not by fit_plane
+    (
+        "alpha-source-collinear",
+        ["plan", "--preset", "opt-13b", "--alpha-source", str(FIXTURES / "collinear_measurements.csv")],
+        ("--alpha-source", "on one line", "collinear_measurements.csv"),
+    ),
 ]
 
 
@@ -516,8 +632,93 @@ CLI_VALID: list[tuple[str, list[str]]] = [
         ["plan", "--preset", "opt-13b", "--draft-latency", "1e-3", "--target-latency", "1e-4", "--json"],
     ),  # c = 10: the report says gamma 0, 1.000x
     ("context-beyond-memory", HW + ["--context", "1e12", "--json"]),  # reported with a does-not-fit warning
+    # drafting for free, or nearly: the search stops at its largest draft length and says so in a note
+    ("speedup-free-drafting", ["speedup", "--alpha", "0.9999999", "--c", "0", "--json"]),
+    ("speedup-nearly-free-drafting", ["speedup", "--alpha", "0.9999999", "--c", "1e-12"]),
+    ("speedup-smallest-normal-cost", ["speedup", "--alpha", "0.8", "--c", "2.2250738585072014e-308"]),
+    (
+        "speedup-latencies-far-apart",
+        ["speedup", "--alpha", "0.8", "--draft-latency", "1e-150", "--target-latency", "1e150"],
+    ),
+    ("plan-free-drafting", ["plan", "--preset", "opt-13b", "--cost-ratio", "0", "--json"]),  # with a warning
 ]
 
+
+# --------------------------------------------------------------------------------------------
+# the other command lines: the pipeline, the regeneration check and the experiment. Each row is
+# (id, command, argv, expected); the command is "pipeline" (python -m sdsl.build.pipeline), "check"
+# (python -m sdsl.build.check) or "experiment" (python -m sdsl.experiment). "{tmp}" is a new folder.
+
+README = str(ROOT / "README.md")
+
+COMMANDS: list[tuple[str, str, list[str], tuple[str, ...]]] = [
+    ("pipeline-no-command", "pipeline", [], ("COMMAND", "required")),
+    ("pipeline-unknown-command", "pipeline", ["bogus"], ("'bogus'", "invalid choice")),
+    ("pipeline-jobs-zero", "pipeline", ["run", "--jobs", "0"], ("--jobs", "an integer >= 1", "'0'")),
+    ("pipeline-jobs-text", "pipeline", ["run", "--jobs", "abc"], ("--jobs", "an integer >= 1", "'abc'")),
+    ("pipeline-jobs-equals-zero", "pipeline", ["book", "--jobs=0"], ("--jobs", ">= 1")),
+    ("pipeline-jobs-negative", "pipeline", ["run", "--jobs", "-2"], ("--jobs", ">= 1", "'-2'")),
+    ("pipeline-jobs-huge", "pipeline", ["run", "--jobs", "1e100"], ("--jobs", "2^53")),
+    ("pipeline-jobs-overflows", "pipeline", ["run", "--jobs", "1e400"], ("--jobs", "beyond the largest float")),
+    ("pipeline-jobs-fraction", "pipeline", ["run", "--jobs", "1.5"], ("--jobs", "an integer", "'1.5'")),
+    ("pipeline-jobs-twice", "pipeline", ["run", "--jobs", "1", "--jobs", "2"], ("--jobs", "given twice")),
+    ("pipeline-jobs-without-value", "pipeline", ["run", "--jobs"], ("--jobs", "expected one argument")),
+    ("pipeline-book-extra-argument", "pipeline", ["book", "plan_draft"], ("unrecognized arguments", "plan_draft")),
+    ("pipeline-unknown-option", "pipeline", ["run", "--frob"], ("unrecognized arguments", "--frob")),
+    ("pipeline-option-before-command", "pipeline", ["--force", "run"], ("--force",)),
+    ("pipeline-chapter-twice", "pipeline", ["run", "plan_draft", "plan_draft"], ("'plan_draft'", "named twice")),
+    ("pipeline-unknown-chapter", "pipeline", ["run", "acceptence"], ("acceptence", "runs.yml")),
+    ("check-jobs-zero", "check", ["--jobs", "0"], ("--jobs", ">= 1", "'0'")),
+    ("check-jobs-overflows", "check", ["--jobs", "1e400"], ("--jobs", "beyond the largest float")),
+    ("check-baseline-a-file", "check", ["plan_draft", "--baseline", README], ("--baseline", "is a file")),
+    ("check-baseline-missing", "check", ["plan_draft", "--baseline", "{tmp}/none"], ("--baseline", "does not exist")),
+    ("check-chapter-twice", "check", ["plan_draft", "plan_draft"], ("'plan_draft'", "named twice")),
+    ("check-set-preset-word", "check", ["plan_draft", "--set", "plan_draft.preset=no"], ("preset", "'no'", "opt-13b")),
+    (
+        "check-set-number-overflows",
+        "check",
+        ["latency", "--set", "latency.n_boot=1e400"],
+        ("--set", "n_boot", "[100, 10000]", "inf"),
+    ),
+    (
+        "check-set-twice",
+        "check",
+        ["latency", "--set", "latency.n_boot=1e3", "--set", "latency.n_boot=2e3"],
+        ("given twice",),
+    ),
+    ("check-keep-without-value", "check", ["--keep"], ("--keep", "expected one argument")),
+    ("check-unknown-option", "check", ["--acept"], ("unrecognized arguments", "did you mean '--accept'")),
+    ("experiment-no-command", "experiment", [], ("COMMAND", "required")),
+    ("experiment-workers-zero", "experiment", ["run", "--workers", "0"], ("--workers", ">= 1", "'0'")),
+    ("experiment-workers-text", "experiment", ["run", "--workers", "abc"], ("--workers", ">= 1", "'abc'")),
+    ("experiment-threads-negative", "experiment", ["run", "--threads", "-1"], ("--threads", ">= 1", "'-1'")),
+    ("experiment-threads-huge", "experiment", ["run", "--threads", "1e100"], ("--threads", "2^53")),
+    ("experiment-scale-bogus", "experiment", ["run", "--scale", "bogus"], ("--scale", "'bogus'", "'smoke'")),
+    ("experiment-extra-argument", "experiment", ["run", "extra"], ("unrecognized arguments", "extra")),
+    ("experiment-flops-nan", "experiment", ["budget", "--flops-per-s", "nan"], ("--flops-per-s", "> 0", "'nan'")),
+    ("experiment-flops-infinite", "experiment", ["budget", "--flops-per-s", "inf"], ("--flops-per-s", "> 0")),
+    ("experiment-flops-overflows", "experiment", ["budget", "--flops-per-s", "1e400"], ("--flops-per-s", "beyond")),
+    ("experiment-flops-zero", "experiment", ["budget", "--flops-per-s", "0"], ("--flops-per-s", "> 0", "'0'")),
+    (
+        "experiment-device-not-here",
+        "experiment",
+        ["run", "--scale", "smoke", "--out", "{tmp}/out", "--device", "cuda:99"],
+        ("--device", "'cuda:99'", "not usable"),
+    ),
+    (
+        "experiment-device-nonsense",
+        "experiment",
+        ["run", "--scale", "smoke", "--out", "{tmp}/out", "--device", "gpu"],
+        ("--device", "'gpu'", "not usable"),
+    ),
+    (
+        "experiment-resume-new-folder",
+        "experiment",
+        ["run", "--scale", "smoke", "--out", "{tmp}/new", "--resume", "--no-progress"],
+        ("--resume", "holds no run to resume"),
+    ),
+    ("experiment-address-without-value", "experiment", ["run", "--address"], ("--address", "expected one argument")),
+]
 
 # --------------------------------------------------------------------------------------------
 # notebook parameters: chapter, parameters (merged over the notebook's defaults by the tests that
@@ -772,8 +973,9 @@ def _api() -> list[tuple[str, Callable[[], Any], tuple[str, ...]]]:
     from sdsl import data
     from sdsl import plan as P
     from sdsl import validation as V
-    from sdsl.build import pipeline
+    from sdsl.build import check, pipeline
     from sdsl.data import records
+    from sdsl.measure.engines.detect import read_files
     from sdsl.model import deploy as D
     from sdsl.model import speedup as S
     from sdsl.plan import deployment as DP
@@ -991,6 +1193,92 @@ def _api() -> list[tuple[str, Callable[[], Any], tuple[str, ...]]]:
         # the working directory is an empty temporary folder: 'latency.csv' is no file there
         ("data-load-name-with-csv", lambda: data.load("latency.csv"), ("latency.csv", "no such file", "'latency'")),
         ("data-records-name-with-yml", lambda: records("models.yml"), ("models.csv", "no such file", "'models'")),
+        # silent before: a word read as True, text inside an array read as a number, a path in bytes
+        (
+            "wall-clock-overlap-word",
+            lambda: DP.check_wall_clock(hardware="h200", overlap="no"),
+            ("overlap", "True or False", "'no'"),
+        ),
+        (
+            "wall-clock-overlap-number",
+            lambda: DP.check_wall_clock(hardware="h200", overlap=1),
+            ("overlap", "True or False"),
+        ),
+        ("wall-clock-overlap-alone-word", lambda: DP.check_wall_clock(overlap="yes"), ("overlap", "True or False")),
+        (
+            "wall-clock-batch-2d-array",
+            lambda: DP.check_wall_clock(hardware="h200", batch=np.array([[1, 8]])),
+            ("batch", "shape (1, 2)"),
+        ),
+        ("wall-clock-gpus-huge", lambda: DP.check_wall_clock(hardware="h200", gpus=1e100), ("gpus", "[1, 1024]")),
+        (
+            "wall-clock-gpus-numpy-float",
+            lambda: DP.check_wall_clock(hardware="h200", gpus=np.float64(2.5)),
+            ("gpus", "[1, 1024]"),
+        ),
+        (
+            "wall-clock-latency-ratio-underflows",
+            lambda: DP.check_wall_clock(draft_latency=1e-200, target_latency=1e200),
+            ("draft_latency / target_latency", "smallest normal float"),
+        ),
+        (
+            "perplexity-object-array-of-text",
+            lambda: sdsl.perplexity(np.array(["1e8"], dtype=object), 1e12),
+            ("n", "numeric", "'1e8'"),
+        ),
+        ("perplexity-text-array", lambda: sdsl.perplexity(np.array(["1e8", "2e8"]), 1e12), ("n", "numeric", "text")),
+        ("perplexity-list-of-text", lambda: sdsl.perplexity(["1e8"], 1e12), ("n", "numeric", "text")),
+        ("perplexity-list-with-none", lambda: sdsl.perplexity([1e8, None], 1e12), ("n", "numeric", "None")),
+        ("perplexity-nested-bool", lambda: sdsl.perplexity([[1e8, True]], 1e12), ("n", "numeric", "bool")),
+        (
+            "optimal-gamma-object-array",
+            lambda: sdsl.optimal_gamma(np.array(["0.6"], dtype=object), 1e8, 1e10),
+            ("alpha", "numeric"),
+        ),
+        ("read-files-bytes-path", lambda: read_files([b"/path"]), ("paths[0]", "str or pathlib.Path", "b'/path'")),
+        ("read-files-one-string", lambda: read_files("scrape.txt"), ("paths", "a list", "['scrape.txt']")),
+        ("read-files-number", lambda: read_files([3]), ("paths[0]", "a file's path", "3")),
+        # numbers a float cannot hold, given to the model's functions
+        ("speedup-report-c-subnormal", lambda: S.speedup_report(0.8, 1e-320), ("c (cost coefficient)", "subnormal")),
+        (
+            "best-gamma-c-subnormal",
+            lambda: S.best_gamma(0.8, 5e-324),
+            ("c (cost coefficient)", "smallest normal float"),
+        ),
+        (
+            "cost-from-latencies-ratio-underflows",
+            lambda: S.cost_from_latencies(1e-200, 1e200),
+            ("t_draft / t_target", "smallest normal float"),
+        ),
+        ("validate-number-overflowing-text", lambda: V.number("1e400", "x"), ("x", "beyond the largest float")),
+        ("validate-integer-huge-text", lambda: V.integer("1e100", "k", low=1), ("k", "2^53")),
+        # the pipeline: a chapter named twice runs once without a word no more
+        ("run-chapter-twice", lambda: pipeline.run(["plan_draft", "plan_draft"]), ("'plan_draft'", "named twice")),
+        (
+            "run-override-numpy-array-for-a-number",
+            lambda: pipeline.run(["latency"], overrides={"latency": {"n_boot": np.array([200, 300])}}),
+            ("n_boot", DRAWS),
+        ),
+        (
+            "execute-notebook-numpy-bad-value",
+            lambda: pipeline.execute_notebook("latency", {"n_boot": np.int64(5)}),
+            ("n_boot", DRAWS, "got 5"),
+        ),
+        (
+            "check-function-chapter-twice",
+            lambda: check.check(["plan_draft", "plan_draft"]),
+            ("'plan_draft'", "named twice"),
+        ),
+        (
+            "check-set-word-for-a-preset",
+            lambda: check._check_arguments(["plan_draft"], 1, check.parse_overrides(["plan_draft.preset=no"])),
+            ("preset", "'no'", "opt-13b"),
+        ),
+        (
+            "check-set-yes-for-a-flag",
+            lambda: check._check_arguments(["optimal_draft"], 1, check.parse_overrides(["optimal_draft.integer=yes"])),
+            ("integer", "True or False", "'yes'"),
+        ),
     ]
 
 

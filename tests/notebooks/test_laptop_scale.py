@@ -39,6 +39,9 @@ def test_every_table_and_figure_is_written(executed):
         "costs",
         "wallclock",
         "wallclock_optimum",
+        "baselines",
+        "baselines_non_embedding",
+        "runs_of_the_design",
     ):
         assert (art / f"{name}.csv").is_file(), name
     for name in (

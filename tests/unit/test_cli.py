@@ -32,6 +32,7 @@ DEPLOY_KEYS = {
     "num_speculative_tokens",
     "engines",
     "interval",
+    "published_accuracy",
     "warnings",
 }
 
@@ -130,8 +131,10 @@ def test_bootstrap_and_candidates():
     assert a == b  # seeded
     lo, hi = a["n_star_ci95"]
     assert lo < a["n_star"] < hi
-    shares = [c["share_of_optimum"] for c in a["candidates"]]
+    shares = [c["tokens_per_flop_share"] for c in a["candidates"]]
     assert 0 < shares[1] < shares[0] < 1
+    assert [c["draft_params"] for c in a["candidates"]] == [1.24e9, 8.03e9]
+    assert all({"alpha", "gamma", "speedup"} <= set(c) for c in a["candidates"])
     inp = P.check_inputs("llama-3-70b", n_boot=200, seed=4)
     ci = P.n_star_interval(P.bootstrap_n_star(inp))
     assert [ci["low"], ci["high"]] == [lo, hi]  # CLI and library: same interval for the same seed
@@ -356,18 +359,18 @@ def test_engine_commands_carry_the_deployment_of_a_70b_target_on_4_h100s():
     # the draft length each engine must use at each batch: the roofline's best gamma for that draft
     shape, _ = H.target_shape(70553706496, P.get_preset("llama-3-70b").shape)
     hw = H.get_accelerator("h100-sxm").times(4)
-    want = {
-        b: H.speedup_at(r["suggested_draft"]["params"], r["suggested_draft"]["alpha"], shape, hw, b, 0)[0]
-        for b in (1, 16)
-    }
-    assert [x["batch"] for x in e["vllm"]["by_batch"]] == [1, 16]
-    for x in e["vllm"]["by_batch"]:
-        argv = shlex.split(x["command"])
-        cfg = json.loads(_flag(argv, "--speculative-config"))
-        assert _flag(argv, "--tensor-parallel-size") == "4" and _flag(argv, "--dtype") == "bfloat16"
-        assert _flag(argv, "--max-num-seqs") == str(x["batch"])
-        assert cfg["model"] == draft and cfg["num_speculative_tokens"] == want[x["batch"]]
-        assert cfg["draft_tensor_parallel_size"] == 4 and "tensor_parallel_size" not in cfg  # vLLM refuses it
+    d = r["suggested_draft"]
+    draft_shape, _ = H.target_shape(d["params"], P.get_preset(d["model"].lower()).shape)  # the draft's own shape
+    want = {b: H.speedup_at(d["params"], d["alpha"], shape, hw, b, 0, draft=draft_shape)[0] for b in (1, 16)}
+    # one vLLM server for both batch sizes: the schedule carries each size's draft length
+    assert e["vllm"]["by_batch"] == []
+    argv = shlex.split(e["vllm"]["command"])
+    cfg = json.loads(_flag(argv, "--speculative-config"))
+    assert _flag(argv, "--tensor-parallel-size") == "4" and _flag(argv, "--dtype") == "bfloat16"
+    assert _flag(argv, "--max-num-seqs") == "16"
+    assert cfg["model"] == draft and cfg["num_speculative_tokens"] == max(want.values())
+    assert cfg["num_speculative_tokens_per_batch_size"] == [[1, 1, want[1]], [2, 16, want[16]]]
+    assert cfg["draft_tensor_parallel_size"] == 4 and "tensor_parallel_size" not in cfg  # vLLM refuses it
     for x in e["sglang"]["by_batch"]:
         argv = shlex.split(x["command"])
         assert _flag(argv, "--tp") == "4" and _flag(argv, "--dtype") == "bfloat16"
@@ -385,11 +388,24 @@ def test_engine_commands_carry_the_deployment_of_a_70b_target_on_4_h100s():
         argv = shlex.split(x["command"])
         assert _flag(argv, "-md") == "Llama-3.2-1B.bf16.gguf" and _flag(argv, "-ts") == "1,1,1,1"
         assert _flag(argv, "--spec-draft-n-max") == str(want[x["batch"]]) and _flag(argv, "-np") == str(x["batch"])
-        assert _flag(argv, "-ctk") == "bf16"
+        assert _flag(argv, "-ctk") == "bf16" and _flag(argv, "-ngl") == "all"
     for key in ("vllm", "sglang", "trtllm", "llamacpp"):
         assert e[key]["version"] == D.ENGINES[key]["checked_against"]
+        assert (
+            e[key]["requires"]
+            == D.engine_requirement(key, ["num_speculative_tokens_per_batch_size"] if key == "vllm" else [])[
+                "requirement"
+            ]
+        )
     text = run("plan", "--preset", "llama-3-70b", "--hardware", "h100-sxm", "--gpus", "4", "--batch", "1,16").stdout
-    for name in ("vLLM, batch 16", "SGLang, batch 1", "TensorRT-LLM", "llama.cpp, batch 16", "TensorRT-LLM version"):
+    for name in (
+        "vLLM  ",
+        "SGLang, batch 1",
+        "TensorRT-LLM",
+        "llama.cpp, batch 16",
+        "TensorRT-LLM version",
+        "vllm>=0.24.0",
+    ):
         assert name in text
 
 

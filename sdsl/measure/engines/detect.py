@@ -1,11 +1,16 @@
 """Which engine wrote a file, and reading it with the right reader.
 
 Formats (:data:`FORMATS`): a Prometheus scrape of vLLM (``vllm:spec_decode_*``), llama.cpp
-(``llamacpp:spec_decode_*``), SGLang (``sglang:spec_*``) or TensorRT-LLM (``trtllm_spec_decode_*``);
-a vLLM log with ``SpecDecoding metrics:`` (V1) or ``Speculative metrics:`` (V0) lines; vLLM's
-per-request JSON (``metrics.speculative_decoding``); the JSON of ``vllm bench serve --save-result``
-(``spec_decode_*`` keys) and ``LLM.get_metrics()`` saved as a JSON list (:mod:`.vllm_json`). :func:`detect_format` decides from the content,
-not the file name, and says why.
+(``llamacpp:spec_decode_*``), SGLang (``sglang:spec_*``) or TensorRT-LLM (``trtllm_spec_decode_*``,
+``GET /prometheus/metrics``); a vLLM log with ``SpecDecoding metrics:`` (V1) or ``Speculative
+metrics:`` (V0) lines; vLLM's per-request JSON (``metrics.speculative_decoding``); the JSON of
+``vllm bench serve --save-result`` (``spec_decode_*`` keys) and ``LLM.get_metrics()`` saved as a JSON
+list (:mod:`.vllm_json`); the printouts of vLLM's ``examples/offline_inference/spec_decode.py`` and
+of ``vllm bench serve`` (:mod:`.vllm_printout`); SGLang's per-request ``meta_info``
+(:mod:`.sglang_requests`) and ``bench_serving`` result (:mod:`.sglang_bench`); llama.cpp's log lines
+(:mod:`.llamacpp_log`); TensorRT-LLM's ``GET /metrics`` iteration stats (:mod:`.trtllm_stats`).
+:func:`detect_format` decides from the content, not the file name, and says why; a file of no known
+format is refused in one line that names every format read (:func:`refusal`).
 
 A file name ``-`` is standard input (named ``<stdin>`` in messages). Files are UTF-8, or UTF-16 with
 its byte-order mark; a UTF-8 byte-order mark and CRLF line ends are read as the text without them;
@@ -17,6 +22,7 @@ refused naming both (:func:`read_texts`).
 from __future__ import annotations
 
 import codecs
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -25,25 +31,44 @@ from pathlib import Path
 
 from sdsl.measure.engines.prometheus import looks_like_prometheus, normalise_text, parse_scrape
 from sdsl.measure.engines.types import EngineRead, label_text
-from sdsl.validation import shown
+from sdsl.validation import show, shown
 
-__all__ = ["FORMATS", "STDIN", "detect_format", "read_text", "read_texts", "read_files"]
+__all__ = ["FORMATS", "STDIN", "detect_format", "refusal", "read_text", "read_texts", "read_files"]
 
 #: Source formats, each with a one-line description.
 FORMATS = {
     "vllm-prometheus": "vLLM /metrics scrape (vllm:spec_decode_* counters)",
     "llamacpp-prometheus": "llama.cpp /metrics scrape (llamacpp:spec_decode_* counters)",
     "sglang-prometheus": "SGLang /metrics scrape (sglang:spec_accept_length / spec_accept_rate gauges)",
-    "trtllm-prometheus": "TensorRT-LLM /metrics scrape (trtllm_spec_decode_* counters and gauge)",
+    "trtllm-prometheus": "TensorRT-LLM GET /prometheus/metrics scrape (trtllm_spec_decode_* counters, per token_position)",
     "vllm-log": "vLLM log lines (SpecDecoding metrics: ... / Speculative metrics: ...)",
     "vllm-requests": "vLLM per-request JSON (metrics.speculative_decoding, --per-request-spec-decode-metrics)",
     "vllm-bench": "vllm bench serve --save-result JSON (spec_decode_* keys)",
     "vllm-get-metrics": "vLLM LLM.get_metrics() saved as a JSON list (vllm:spec_decode_* Counter and Vector)",
+    "vllm-spec-decode": "vLLM examples/offline_inference/spec_decode.py printout (num_drafts: ..., acceptance at token i: ...)",
+    "vllm-bench-text": "vllm bench serve printed result (its Speculative Decoding section)",
+    "sglang-requests": "SGLang per-request meta_info JSON (spec_verify_ct, spec_correct_drafts_histogram)",
+    "sglang-bench": "SGLang bench_serving result (Accept length: printed, accept_length in its JSON lines)",
+    "llamacpp-log": "llama.cpp log lines (server print_timing draft acceptance, statistics #gen drafts, "
+    "llama-speculative n_drafted / n_accept)",
+    "trtllm-iteration-stats": "TensorRT-LLM GET /metrics iteration stats JSON (specDecodingStats)",
 }
 #: The name of standard input (the file ``-``) in messages and reports.
 STDIN = "<stdin>"
-#: Formats whose reader takes ``gamma`` (the export may not carry ``k``).
-_TAKES_GAMMA = ("sglang-prometheus", "trtllm-prometheus")
+#: Formats whose reader takes ``gamma`` (the export may not carry ``k``; the reader refuses one that
+#: contradicts the ``k`` it carries).
+_TAKES_GAMMA = (
+    "sglang-prometheus",
+    "trtllm-prometheus",
+    "vllm-spec-decode",
+    "vllm-bench-text",
+    "sglang-requests",
+    "sglang-bench",
+    "llamacpp-log",
+    "trtllm-iteration-stats",
+)
+#: Formats that are successive scrapes of one server's counters (``--delta`` applies).
+_SCRAPES = ("vllm-prometheus", "llamacpp-prometheus", "sglang-prometheus", "trtllm-prometheus")
 _SCRAPE_PREFIXES = (
     ("vllm:spec_decode", "vllm-prometheus"),
     ("llamacpp:spec_decode", "llamacpp-prometheus"),
@@ -52,22 +77,51 @@ _SCRAPE_PREFIXES = (
 )
 
 
+def refusal(where: str) -> str:
+    """The one line that refuses a file of no known format, naming every format read, by engine."""
+    engines = {"vllm": "vLLM", "llamacpp": "llama.cpp", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
+    groups = [
+        f"{name} ({', '.join(k for k in FORMATS if k.split('-', 1)[0] == prefix)})" for prefix, name in engines.items()
+    ]
+    return (
+        f"{where}: not a recognised source; sdsl alpha reads {', '.join(groups)}: the format is detected from the "
+        "content or named with --format (sdsl alpha --help describes them)"
+    )
+
+
 def detect_format(text: str, where: str = "file") -> tuple[str, str]:
-    """``(format, reason)`` of ``text``; ``ValueError`` naming ``where`` if none fits."""
+    """``(format, reason)`` of ``text``; ``ValueError`` naming ``where`` and the formats read if none fits."""
     text = normalise_text(text)
+    from sdsl.measure.engines.llamacpp_log import looks_like_llamacpp_log
+    from sdsl.measure.engines.sglang_bench import looks_like_sglang_bench
+    from sdsl.measure.engines.sglang_requests import looks_like_sglang_requests
+    from sdsl.measure.engines.trtllm_stats import looks_like_iteration_stats
     from sdsl.measure.engines.vllm_json import looks_like_vllm_bench, looks_like_vllm_metrics
     from sdsl.measure.engines.vllm_log import looks_like_vllm_log
+    from sdsl.measure.engines.vllm_printout import looks_like_bench_text, looks_like_spec_decode_example
     from sdsl.measure.engines.vllm_requests import looks_like_requests
 
     stripped = text.lstrip()
+    if looks_like_sglang_bench(text):
+        return "sglang-bench", "SGLang bench_serving result (Backend: sglang / accept_length)"
+    if looks_like_iteration_stats(text):
+        return "trtllm-iteration-stats", "JSON iteration stats with specDecodingStats (TensorRT-LLM GET /metrics)"
     if looks_like_vllm_bench(text) and not looks_like_requests(text):
         return "vllm-bench", "JSON object with vllm bench serve's keys (spec_decode_*, request_throughput)"
     if looks_like_vllm_metrics(text) and not looks_like_requests(text):
         return "vllm-get-metrics", "JSON list of named vllm:* metrics (LLM.get_metrics())"
     if looks_like_requests(text) and stripped[:1] in ("{", "[", "d"):
         return "vllm-requests", "JSON with metrics.speculative_decoding (acceptance_histogram, num_spec_steps)"
+    if looks_like_sglang_requests(text):
+        return "sglang-requests", "meta_info with spec_verify_ct (SGLang per-request speculative stats)"
     if looks_like_vllm_log(text):
         return "vllm-log", "log lines with 'SpecDecoding metrics:' or 'Speculative metrics:'"
+    if looks_like_bench_text(text):
+        return "vllm-bench-text", "vllm bench serve printout with a 'Speculative Decoding' section"
+    if looks_like_spec_decode_example(text):
+        return "vllm-spec-decode", "spec_decode.py printout (num_drafts:, num_accepted_tokens:)"
+    if looks_like_llamacpp_log(text):
+        return "llamacpp-log", "llama.cpp draft acceptance / statistics / n_drafted lines"
     if stripped[:1] in ("{", "[") and '"speculative_decoding"' in text:
         return "vllm-requests", "JSON with metrics.speculative_decoding"
     if stripped[:1] == "{" and '"resultType"' in text:
@@ -85,7 +139,7 @@ def detect_format(text: str, where: str = "file") -> tuple[str, str]:
             f"{where}: a Prometheus scrape without speculative-decoding metrics (vllm:spec_decode_*, "
             "llamacpp:spec_decode_*, sglang:spec_*, trtllm_spec_decode_*); is speculative decoding on?"
         )
-    raise ValueError(f"{where}: not a recognised source ({'; '.join(FORMATS.values())})")
+    raise ValueError(refusal(where))
 
 
 def _decode(data: bytes, where: str) -> str:
@@ -172,12 +226,26 @@ def read_texts(
             f"--delta needs scrapes of one engine, got {', '.join(f'{p}: {f}' for p, (f, _) in zip(paths, found))}"
         )
     kind, why = found[-1]
-    if delta and kind in ("vllm-log", "vllm-requests", "vllm-bench", "vllm-get-metrics"):
+    if delta and kind not in _SCRAPES:
         raise ValueError(
             f"--delta applies to /metrics scrapes; {paths[0]} is {FORMATS[kind]} (its counts are "
             "already per interval or per request)"
         )
     return _check_gamma(_read_kind(kind, why, texts, paths, level, gamma, seed, delta), kind, gamma)
+
+
+#: Formats whose reader bootstraps over requests (``seed``).
+SEEDED = ("vllm-requests", "sglang-requests")
+_SEEDED = SEEDED[1:]
+#: The readers of one text that take ``gamma``: format -> (module, function).
+_TEXT_READERS = {
+    "vllm-spec-decode": ("vllm_printout", "read_spec_decode_example"),
+    "vllm-bench-text": ("vllm_printout", "read_bench_text"),
+    "sglang-requests": ("sglang_requests", "read_sglang_requests"),
+    "sglang-bench": ("sglang_bench", "read_sglang_bench"),
+    "llamacpp-log": ("llamacpp_log", "read_llamacpp_log"),
+    "trtllm-iteration-stats": ("trtllm_stats", "read_iteration_stats"),
+}
 
 
 def _read_kind(
@@ -191,6 +259,11 @@ def _read_kind(
     delta: bool,
 ) -> EngineRead:
     """The reader of ``kind`` on the texts."""
+    if kind in _TEXT_READERS:
+        module, func = _TEXT_READERS[kind]
+        reader = getattr(importlib.import_module(f"sdsl.measure.engines.{module}"), func)
+        extra = {"seed": seed} if kind in _SEEDED else {}
+        return reader(texts[0], paths[0], level=level, gamma=gamma, detected_by=why, **extra)
     if kind == "vllm-log":
         from sdsl.measure.engines.vllm_log import read_vllm_log
 
@@ -254,6 +327,11 @@ def read_files(
     list of EngineRead
         One per file (one in all with ``delta``), each with alpha per model and engine.
     """
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        raise ValueError(f"paths must be a list of files, got {show(paths)} (a list of one: [{show(paths)}])")
+    for i, p in enumerate(paths):  # a path as the user names a file: bytes (b'/x') have no encoding
+        if not (isinstance(p, str) or (isinstance(p, os.PathLike) and isinstance(os.fspath(p), str))):
+            raise ValueError(f"paths[{i}] must be a file's path (a str or pathlib.Path), got {show(p)}")
     if not paths:
         raise ValueError("no file given")
     names = [STDIN if str(p) == "-" else str(p) for p in paths]

@@ -108,12 +108,17 @@ def api_json_to_exposition(text: str) -> str | None:
 
 
 def looks_like_prometheus(text: str) -> bool:
-    """Whether ``text`` has a Prometheus sample or ``# TYPE``/``# HELP`` line (or table row)."""
+    """Whether ``text`` has a Prometheus sample or ``# TYPE``/``# HELP`` line (or table row). A
+    ``key: value`` line (a printout such as ``num_drafts: 4687``) is not a sample: a metric name
+    may hold colons, but none ends with one before its value."""
     for line in text.splitlines():
         s = line.strip()
         if s.startswith(("# TYPE ", "# HELP ")):
             return True
-        if s and not s.startswith("#") and (_SAMPLE_START.match(s) or _TABLE_ROW.match(s)):
+        m = _SAMPLE_START.match(s) if s and not s.startswith("#") else None
+        if m and not (m.group(1).endswith(":") and m.group(2) is None):
+            return True
+        if s and not s.startswith("#") and _TABLE_ROW.match(s):
             return True
     return False
 

@@ -10,6 +10,7 @@ configured length ``k`` and what that does to the estimate (:mod:`sdsl.measure.e
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 from sdsl.measure.estimators import AlphaEstimate, ConstantAlphaTest
@@ -29,27 +30,46 @@ def label_text(labels: Labels) -> str:
 class ShortDrafts:
     """Drafts shorter than the configured length ``k`` and their effect on alpha.
 
-    ``missing_tokens = k * drafts - draft tokens`` (0: every draft was ``k`` long). Without
-    per-draft lengths the number of short drafts is known only within
-    ``[drafts_min, drafts_max]`` (each short draft misses 1 to ``k`` tokens). ``alpha_full`` is the
-    estimate that counts every draft as ``k`` long (a short draft accepted in full then counts as a
-    rejection, so it is a lower bound); ``alpha_upper`` the largest value the missing tokens allow
-    (:func:`sdsl.measure.engines.estimate.reduction_bound`). ``exact``: per-draft lengths were known and the estimate used them.
+    ``missing_tokens = k * drafts - draft tokens`` at the point estimate of the drafts (0: every
+    draft was ``k`` long); where the number of drafts is itself known only within a range (a log
+    line whose rates are all 0 says nothing of it), ``missing_max`` is the most the range allows.
+    Without per-draft lengths the number of short drafts is known only within
+    ``[drafts_min, drafts_max]`` (each short draft misses 1 to ``k - 1`` tokens; ``drafts_max``
+    None: the export cannot bound it). ``alpha_full`` is the estimate that counts every draft as
+    ``k`` long (a short draft accepted in full then counts as a rejection, so it is a lower bound);
+    ``alpha_upper`` the largest value the missing tokens allow
+    (:func:`sdsl.measure.engines.estimate.reduction_bound`); None where they cannot be computed.
+    ``exact``: per-draft lengths were known and the estimate used them. ``detail`` replaces the
+    sentence on the two bounds where a reader knows more (or less) than the counts say.
     """
 
     missing_tokens: int
     drafts_min: int
-    drafts_max: int
-    alpha_full: float
-    alpha_upper: float
+    drafts_max: int | None
+    alpha_full: float | None
+    alpha_upper: float | None
     exact: bool = False
+    missing_max: int | None = None
+    detail: str = ""
+
+    @property
+    def missing_high(self) -> int | None:
+        """The most draft tokens that may be missing (None: the export does not bound it)."""
+        if self.missing_max is None:
+            return None if self.drafts_max is None else self.missing_tokens
+        return max(self.missing_max, self.missing_tokens)
 
     @property
     def any(self) -> bool:
-        return self.missing_tokens > 0 or self.drafts_max > 0
+        return (
+            self.missing_tokens > 0
+            or self.drafts_max is None
+            or self.drafts_max > 0
+            or (self.missing_max is not None and self.missing_max > 0)
+        )
 
     def effect(self) -> str:
-        """One line for the report."""
+        """One line for the report (every number finite: a bound that cannot be computed is left out)."""
         if not self.any:
             return "every draft had k tokens"
         if self.exact:
@@ -58,13 +78,42 @@ class ShortDrafts:
                 f"{n} draft(s) shorter than k ({self.missing_tokens} tokens missing); their per-step "
                 "lengths were used, so the estimate is exact"
             )
-        span = f"{self.drafts_min}" if self.drafts_min == self.drafts_max else f"{self.drafts_min} to {self.drafts_max}"
-        return (
-            f"{span} draft(s) shorter than k ({self.missing_tokens} draft tokens missing): counted as "
-            f"full drafts alpha is {self.alpha_full:.4f} (a lower bound: a short draft accepted in full "
-            f"counts as a rejection); at most {self.alpha_upper:.4f} if the missing tokens fell on the most "
-            f"drafts accepted in full; the interval covers both"
-        )
+        high = self.missing_high
+        if self.drafts_max is None and self.drafts_min == 0 and self.missing_tokens == 0:
+            head = "how many drafts were shorter than k is not printed"
+        else:
+            if self.drafts_max is None:
+                span = f"at least {self.drafts_min}"
+            elif self.drafts_min == self.drafts_max:
+                span = f"{self.drafts_min}"
+            else:
+                span = f"{self.drafts_min} to {self.drafts_max}"
+            if high is None:
+                missing = f"at least {self.missing_tokens}"
+            elif high == self.missing_tokens:
+                missing = f"{self.missing_tokens}"
+            else:
+                missing = f"{self.missing_tokens} to {high}"
+            head = f"{span} draft(s) shorter than k ({missing} draft tokens missing)"
+        if self.detail:
+            return f"{head}: {self.detail}"
+        full, upper = self.alpha_full, self.alpha_upper
+        if full is not None and upper is not None and full == 0 and upper == 0:
+            return (
+                f"{head}: no draft token was accepted, so alpha is 0 whatever the drafts' lengths; the number "
+                "of drafts only sets the width of the interval, which is taken at the fewest drafts (the widest)"
+            )
+        parts = []
+        if full is not None and math.isfinite(full):
+            parts.append(
+                f"counted as full drafts alpha is {full:.4f} (a lower bound: a short draft accepted in full "
+                "counts as a rejection)"
+            )
+        if upper is not None and math.isfinite(upper):
+            parts.append(f"at most {upper:.4f} if the missing tokens fell on the most drafts accepted in full")
+        if not parts:
+            return f"{head}: the export does not bound their effect on alpha"
+        return f"{head}: " + "; ".join(parts) + "; the interval covers both"
 
 
 @dataclass(frozen=True)

@@ -163,32 +163,17 @@ def parse_log(text: str, where: str = "log") -> list[LogLine]:
 
 
 def _drafts(line: LogLine, where: str) -> tuple[float, float, float]:
-    """Point, low and high number of drafts of a V1 line."""
-    k, a, dt = len(line.rates), line.accepted, line.drafted
-    mean = line.mean
-    assert mean is not None  # _read_v1 reads the lines with rates and a mean length only
-    lo: float = math.ceil(dt / k)  # each draft has 1..k tokens
-    hi = float(dt)
-    if a > 0:
-        m = mean
-        lo = max(lo, a / (m - 1 + MEAN_ROUNDING))
-        if m - 1 - MEAN_ROUNDING > 0:
-            hi = min(hi, a / (m - 1 - MEAN_ROUNDING))
-        sr = sum(line.rates)
-        lo = max(lo, a / (sr + k * RATE_ROUNDING))
-        if sr - k * RATE_ROUNDING > 0:
-            hi = min(hi, a / (sr - k * RATE_ROUNDING))
-    if lo > hi + 1e-9:
-        raise ValueError(
-            f"{where} line {line.lineno}: the counts contradict each other (Accepted {a}, Drafted "
-            f"{dt}, mean acceptance length {line.mean}, {k} per-position rates)"
-        )
-    full = dt / k
-    if dt % k == 0 and lo - 1e-9 <= full <= hi + 1e-9:
-        return full, float(math.ceil(lo - 1e-9)), float(math.floor(hi + 1e-9))
-    lo_i, hi_i = float(math.ceil(lo - 1e-9)), float(math.floor(hi + 1e-9))
-    point = a / (mean - 1) if a > 0 and mean > 1 else lo
-    return float(min(max(round(point), lo_i), hi_i)), lo_i, hi_i
+    """Point, low and high number of drafts of a V1 line (:func:`~.estimate.drafts_from_summary`)."""
+    return E.drafts_from_summary(
+        accepted=line.accepted,
+        drafted=line.drafted,
+        k=len(line.rates),
+        mean=line.mean,
+        mean_rounding=MEAN_ROUNDING,
+        rates=line.rates,
+        rate_rounding=RATE_ROUNDING,
+        where=f"{where} line {line.lineno}",
+    )
 
 
 def _read_v1(lines: list[LogLine], group: Labels, path: str, level: float):
@@ -196,44 +181,22 @@ def _read_v1(lines: list[LogLine], group: Labels, path: str, level: float):
     if len(ks) != 1:
         raise ValueError(f"{path}: lines of one engine have different draft lengths {sorted(ks)}")
     k = ks.pop()
-    s = sum(x.accepted for x in lines)
-    dt = sum(x.drafted for x in lines)
-    d = d_lo = d_hi = 0.0
-    pos = [0.0] * k
-    t_lo = t_hi = 0.0
+    parts = []
     for x in lines:
         n, n_lo, n_hi = _drafts(x, path)
-        d, d_lo, d_hi = d + n, d_lo + n_lo, d_hi + n_hi
-        for i, r in enumerate(x.rates):
-            pos[i] += r * n
-        inner = x.rates[:-1]
-        lo_line = min(nn * (1 + sum(max(r - RATE_ROUNDING, 0) for r in inner)) for nn in (n_lo, n_hi))
-        hi_line = max(nn * (1 + sum(min(r + RATE_ROUNDING, 1) for r in inner)) for nn in (n_lo, n_hi))
-        t_lo, t_hi = t_lo + lo_line, t_hi + hi_line
-    # rates x drafts are not whole: scale them to sum to the exact accepted tokens
-    total = sum(pos)
-    counts = [p * s / total for p in pos] if total > 0 else pos
-    t = d + sum(counts[:-1])
-    # the short-draft bound at the point estimate of the drafts is applied by from_position_counts;
-    # the slack adds the rounding of the rates and the range of the drafts (k tokens per extra draft)
-    slack = max(t - t_lo + k * (d_hi - d), t_hi - t, 0.0)
-    reading = E.from_position_counts(
+        parts.append(E.RoundedRates(x.accepted, x.drafted, n, n_lo, n_hi, x.rates, RATE_ROUNDING))
+    return E.from_rounded_rates(
+        parts,
         source="vllm-log",
         path=path,
         labels=group,
-        accepted_per_pos=counts,
-        num_drafts=d,
-        num_draft_tokens=dt,
-        num_accepted_tokens=s,
+        k=k,
         level=level,
-        trials_slack=slack,
         method=(
             f"{len(lines)} log line(s): per-position rates x drafts, truncated-geometric MLE; rates rounded "
             "to 3 decimals, mean length to 2"
         ),
-        notes=(f"drafts recovered from the rounded mean length and rates: {d:.0f} (range {d_lo:.0f} to {d_hi:.0f})",),
     )
-    return reading
 
 
 def _read_v1_mean(lines: list[LogLine], group: Labels, path: str, level: float):

@@ -52,5 +52,27 @@ def test_the_headline_states_the_laptop_scale_test_with_its_intervals_and_verdic
     p = pd.read_csv(BASELINE / "laptop_scale" / "prediction.csv").sort_values("params", ascending=False)
     big = p.iloc[0]
     assert f"$N^*$ = {big['n_star_predicted'] / 1e3:,.1f} k parameters" in central
-    assert f"measured optimum of {big['n_star_empirical'] / 1e3:,.1f} k" in central
+    assert f"measured optimum is {big['n_star_empirical'] / 1e3:,.1f} k" in central
     assert f"is met for {int(p['passed'].sum())} of {len(p)} targets" in central
+    # every run of the design is counted: the first one's miss is stated with the pass
+    runs = pd.read_csv(BASELINE / "laptop_scale" / "runs_of_the_design.csv")
+    first = runs.iloc[0]
+    ordinal, cardinal = (
+        ("first", "second", "third", "fourth")[len(runs) - 1],
+        ("one", "two", "three", "four")[len(runs) - 1],
+    )
+    verdict = "passed" if p["passed"].all() else "failed"
+    assert f"{verdict} in the {ordinal} of {cardinal} runs of the design" in central
+    assert (
+        f"the first missed by {first['measured_over_predicted_min']:.0f}-{first['measured_over_predicted_max']:.0f}x"
+        in central
+    )
+    assert "of the throughput per FLOP" in central
+    # the baselines the prediction does not beat on a majority of the targets are named
+    b = pd.read_csv(BASELINE / "laptop_scale" / "baselines.csv")
+    lost = b.pivot(index="target", columns="rule", values="lost")
+    unbeaten = [r for r in lost.columns if r != "sdsl" and 2 * int((lost["sdsl"] < lost[r]).sum()) <= len(lost)]
+    assert unbeaten and "so this pass does not single out the paper's laws" in central
+    assert "the best calibration draft" in central
+    wall = pd.read_csv(BASELINE / "laptop_scale" / "wallclock.csv")
+    assert f"for {int((wall['speedup_low'] > 1).sum())} of {len(wall)} test pairs" in central

@@ -185,7 +185,7 @@ def test_check_usage_errors_are_one_line_before_anything_is_touched(argv, words,
 def test_check_clears_only_a_diff_dir_it_marked(tmp_path):
     diff = tmp_path / "diff"
     _owned.claim(diff, "diff folder")
-    (diff / "acceptance").mkdir()
+    _owned.note_written(diff / "acceptance", ["old-diff.png"])  # what compare_figures records before writing
     (diff / "acceptance" / "old-diff.png").write_bytes(b"stale")
     _owned.clear_owned(diff)
     assert sorted(p.name for p in diff.iterdir()) == [_owned.OWNED_MARKER]
@@ -194,6 +194,83 @@ def test_check_clears_only_a_diff_dir_it_marked(tmp_path):
     with pytest.raises(_owned.OutputError, match="is not a folder these tools made"):
         _owned.clear_owned(tmp_path / "theirs")
     assert (tmp_path / "theirs" / "a.txt").read_text() == "a"
+
+
+def test_a_file_the_check_did_not_write_in_its_diff_folder_is_refused_and_kept(tmp_path, capsys):
+    """The diff folder is the check's (build/check/diff by default), but a file put there that no
+    check wrote is the user's: the check names it and stops before anything runs."""
+    diff = tmp_path / "diff"
+    _owned.claim(diff, "diff folder")
+    _owned.note_written(diff / "acceptance", ["figure1-baseline.png"])
+    (diff / "acceptance" / "figure1-baseline.png").write_bytes(b"the check's")
+    (diff / "acceptance" / "my-notes.txt").write_text("mine\n")
+    (diff / "annotated.png").write_bytes(b"mine too")
+    before = _files(diff)
+    assert check.main(["plan_draft", "--diff-dir", str(diff)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "holds files these tools did not write" in err and "'acceptance/my-notes.txt'" in err, err
+    assert "'annotated.png'" in err and "figure1-baseline.png" not in err
+    assert _files(diff) == before
+
+
+def test_a_file_of_the_users_in_a_reused_keep_folders_artifacts_is_refused_and_kept(tmp_path, capsys):
+    """A --keep folder a check made, reused: its artifacts/ is cleared before the regeneration, so a
+    file in it that no run wrote (beside a chapter or in one) stops the check before anything runs."""
+    keep = tmp_path / "keep"
+    art = keep / "artifacts"
+    _owned.claim(keep, "work folder")
+    _owned.claim(art, "artifacts folder")
+    (art / "plan_draft").mkdir()
+    (art / "plan_draft" / "table.csv").write_text("a\n1\n")
+    (art / "plan_draft" / ".provenance.json").write_text('{"files": ["table.csv"]}\n')
+    for extra in (art / "plan_draft" / "mine.csv", art / "summary.txt"):
+        extra.write_text("the user's\n")
+        before = _files(keep)
+        assert check.main(["plan_draft", "--keep", str(keep), "--diff-dir", str(tmp_path / "diff")]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "work folder (--keep)" in err, err
+        assert repr(extra.relative_to(art).as_posix()) in err, err
+        assert _files(keep) == before
+        extra.unlink()
+
+
+def test_a_baseline_that_is_a_file_or_missing_is_refused_before_anything_runs(tmp_path, capsys):
+    not_a_folder = tmp_path / "baseline.json"
+    not_a_folder.write_text("{}\n")
+    diff = tmp_path / "diff"
+    for baseline, words in ((not_a_folder, "is a file"), (tmp_path / "nowhere", "does not exist")):
+        assert check.main(["plan_draft", "--baseline", str(baseline), "--diff-dir", str(diff)]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "--baseline" in err and words in err, err
+    assert not diff.exists() and not (tmp_path / "nowhere").exists()
+
+
+def test_accept_refuses_a_baseline_chapter_holding_a_file_no_run_wrote(tmp_path, monkeypatch):
+    monkeypatch.setattr(check, "machine_info", lambda: {"cpu": "test"})
+    new = tmp_path / "new"
+    (new / "one").mkdir(parents=True)
+    (new / "one" / "t.csv").write_text("value\n1\n")
+    (new / "one" / ".provenance.json").write_text('{"files": ["t.csv"]}\n')
+    base = tmp_path / "base"
+    check.accept(new, base)
+    (base / "one" / "notes.md").write_text("mine\n")
+    before = _files(base)
+    with pytest.raises(_owned.OutputError, match=r"holds files no run wrote \('notes.md'\)"):
+        check.accept(new, base)
+    assert _files(base) == before
+
+
+def test_parse_overrides_reads_values_as_yaml_1_2():
+    """YAML 1.1 (PyYAML) reads 1e3 as a string and no as False: --set reads what a person typed."""
+    got = check.parse_overrides(
+        ["a.n=1e3", "a.m=70e9", "a.x=1.5e-3", "a.y=-2E+2", "a.p=no", "a.q=yes", "a.t=true", "a.f=False", "a.s=opt-13b"]
+    )
+    assert got == {
+        "a": {"n": 1000, "m": 70_000_000_000, "x": 1.5e-3, "y": -200, "p": "no", "q": "yes", "t": True, "f": False,
+              "s": "opt-13b"}
+    }  # fmt: skip
+    assert type(got["a"]["n"]) is int and type(got["a"]["x"]) is float
 
 
 @pytest.fixture()
@@ -382,3 +459,33 @@ def test_wheel_check_removes_only_its_own_work_folder(users, tmp_path):
     assert (
         missing.returncode == 2 and "cannot make a work folder" in missing.stderr and not (tmp_path / "gone").exists()
     )
+
+
+def test_a_full_disk_under_the_check_is_one_line_naming_the_disk_and_the_copy_cut_short_is_the_checks(
+    tmp_path, capsys, monkeypatch
+):
+    """`check plan_draft --keep DIR` on a full disk: one line naming the disk (it was 17 lines of
+    shutil.Error, exit 1); the check run again in that folder takes what the cut-short copy left
+    as its own (recorded before copying), not as the user's."""
+    import errno
+
+    keep, diff = tmp_path / "keep", tmp_path / "diff"
+    real = shutil.copytree
+    copies = []
+
+    def full(src, dst, *args, **kwargs):
+        copies.append(dst)
+        if len(copies) == 2:  # the second chapter copied from the baseline: the disk is full halfway
+            real(src, dst, *args, **kwargs)
+            first = sorted(Path(dst).rglob("*.csv"))[0]
+            first.unlink()
+            reason = f"[Errno {errno.ENOSPC}] No space left on device: '{src}' -> '{first}'"
+            raise shutil.Error([(str(src), str(first), reason)])
+        return real(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(check.shutil, "copytree", full)
+    assert check.main(["plan_draft", "--keep", str(keep), "--diff-dir", str(diff)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert "No space left on device" in err and str(keep) in err and "free space" in err, err
+    assert check._foreign_in_tree(keep / "artifacts") == []  # the copy cut short is the check's own

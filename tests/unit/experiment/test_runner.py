@@ -95,20 +95,15 @@ def test_parameter_count_matches_the_built_model():
 
 
 def test_bad_arguments_exit_2_with_one_line(capsys):
-    with pytest.raises(SystemExit) as e:
-        cli.main(["run", "--scale", "huge"])
-    assert e.value.code == 2
-    assert "invalid choice: 'huge'" in capsys.readouterr().err
-    with pytest.raises(SystemExit) as e:
-        cli.main(["run", "--workers", "0"])
-    assert e.value.code == 2
-    capsys.readouterr()
-    with pytest.raises(SystemExit) as e:  # the gpu scale on the CPU would take days
-        cli.main(["run", "--scale", "gpu"])
-    assert e.value.code == 2
-    err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert err.startswith("python -m sdsl.experiment: error: --scale gpu trains")
-    assert "FLOPs, days on a CPU" in err
+    assert cli.main(["run", "--scale", "huge"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "invalid choice: 'huge'" in err[0]
+    assert cli.main(["run", "--workers", "0"]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert cli.main(["run", "--scale", "gpu"]) == 2  # the gpu scale on the CPU would take days
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("python -m sdsl.experiment: error: --scale gpu trains")
+    assert "FLOPs, days on a CPU" in err[0]
 
 
 def test_a_scale_that_measures_greedy_or_mixes_the_split_is_refused():
@@ -146,3 +141,68 @@ def test_every_target_gets_second_seeds_nearest_its_own_prediction():
         assert {shapes[i] for i in order[: s.test_grid.seeds_near]} <= set(twice)
     with pytest.raises(ValueError, match="n_stars must be positive numbers"):
         s.test_grid.nearest(shapes, [0.0], s.vocab_size)
+
+
+def test_the_full_scale_extrapolates_and_its_targets_span_four_times():
+    """The third design: the targets span at least 4x in M (a constant M/k cannot sit near every
+    optimum by accident), the predictions lie at least three times above every calibration draft
+    (checked where the second run's calibration puts them, and again by the runner on its own
+    prediction, before it is written), and the grid around them is fine (neighbours at most 1.35x
+    apart) from a third of the smallest to three times the largest."""
+    from sdsl.experiment.budget import expected_n_stars
+    from sdsl.experiment.results import RESULTS
+
+    s = get_scale("full")
+    assert s.target_span() >= 4 and s.min_target_span == 4
+    assert len(s.held_out_targets) >= 1
+    stars = list(expected_n_stars(s, RESULTS).values())
+    largest = max(s.params(d) for d in s.drafts)
+    assert min(stars) / largest >= 3 == s.min_extrapolation
+    assert s.check_extrapolation(stars) >= 3
+    with pytest.raises(ValueError, match="the design asks for at least 3"):
+        s.check_extrapolation([2.9 * largest, 5e4])
+    n = np.array(sorted({s.params(r.shape) for r in s.test_runs(stars)}), dtype=float)
+    assert np.exp(np.diff(np.log(n))).max() <= 1.35
+    assert n.min() <= min(stars) / 3 and n.max() >= 3 * max(stars)
+    # M/200 and M/100 lie on the grid for these targets, so that their losses are measured, not bounded
+    for t in s.targets + s.held_out_targets:
+        m = s.params(t)
+        assert n.min() <= m / 200 and m / 100 <= n.max()
+
+
+def test_a_scale_whose_targets_span_too_little_is_refused():
+    from dataclasses import replace
+
+    s = get_scale("full")
+    with pytest.raises(ValueError, match=r"the targets span 1\.\d+x in M; the scale asks for at least 4"):
+        replace(s, targets=(ModelShape(208, 4, 4), ModelShape(192, 4, 4)), held_out_targets=(ModelShape(200, 4, 4),))
+
+
+def test_stop_after_names_a_phase(tmp_path):
+    with pytest.raises(ValueError, match="stop_after must be one of"):
+        run(get_scale("smoke"), tmp_path / "x", stop_after="nothing", progress=False)
+    assert not (tmp_path / "x").exists()  # refused before anything is written
+
+
+def test_the_gpu_scale_spans_ten_times_in_m_at_twenty_tokens_per_parameter():
+    """The GPU scale follows the third design: targets spanning at least 10x in M, one held out,
+    every model (calibration and test) on at least 20 tokens per parameter, a grid of test drafts
+    at most 1.35x apart wherever the predictions land between the calibration drafts' threefold and
+    the smallest target's fiftieth, and the runner's demand that the prediction reach three times
+    beyond the calibration drafts."""
+    from sdsl.experiment.budget import budget_table
+
+    s = get_scale("gpu")
+    assert s.target_span() >= 10 and s.min_target_span == 10 and s.min_extrapolation == 3
+    assert s.held_out_targets and s.needs_accelerator
+    table = budget_table(s)
+    assert (table["tokens_per_param"] >= 20).all(), table.loc[table["tokens_per_param"] < 20, "run"].tolist()
+    largest_draft = max(s.params(d) for d in s.drafts)
+    m_min = min(s.params(t) for t in s.targets + s.held_out_targets)
+    for stars in ([3 * largest_draft, 1e4, 3e4], [m_min / 50, 5e4, 1.2e5]):
+        tests = s.test_runs(stars)
+        n = np.array(sorted({s.params(r.shape) for r in tests}), dtype=float)
+        assert np.exp(np.diff(np.log(n))).max() <= 1.35
+        assert n.min() <= min(stars) / 3 and n.max() >= 3 * max(stars)
+        # a test draft has the common budget too: at least 20 tokens per parameter
+        assert s.common_tokens / n.max() >= 20

@@ -1,7 +1,8 @@
 """The whole experiment end to end at the smoke scale (tiny models on the committed Genesis
-slice), Ray's start included: corpus, calibration runs, the prediction written before any test
+slice), in worker processes of the standard library with Ray hidden (the runner must not need it):
+corpus, calibration runs, the prediction written before any test
 draft, the test grid around it, alpha, the interleaved wall clock, raw results with provenance;
-then a resume that has nothing left to do."""
+the prediction against its baselines; then a resume that has nothing left to do."""
 
 from __future__ import annotations
 
@@ -13,10 +14,9 @@ import pytest
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
-pytest.importorskip("ray")
 
-from sdsl.experiment.collect import PHASES, TEST_PHASES
-from sdsl.experiment.config import ModelShape, RunSpec, get_scale
+from sdsl.experiment.collect import TEST_PHASES
+from sdsl.experiment.config import PHASES, ModelShape, RunSpec, get_scale
 from sdsl.experiment.results import load_results, provenance
 from sdsl.experiment.runner import run
 
@@ -25,14 +25,18 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
+    import sys
+
     out = tmp_path_factory.mktemp("smoke")
-    # the corpus first, on its own (how a folder is prepared for a machine without the corpus's
-    # packages), then the rest as a resumed run
-    corpus = run(get_scale("smoke"), out, workers=2, progress=False, command="pytest smoke", corpus_only=True)
-    assert corpus == out / "corpus" and (corpus / "tokenizer.json").is_file()
-    assert sorted(p.name for p in (out / "done").iterdir()) == ["corpus.json"]
-    assert not (out / "results").exists() and not (out / "models").exists()
-    folder = run(get_scale("smoke"), out, resume=True, workers=2, progress=False, command="pytest smoke resumed")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(sys.modules, "ray", None)  # an import of ray fails: the runner must not need it
+        # the corpus first, on its own (how a folder is prepared for a machine without the corpus's
+        # packages), then the rest as a resumed run
+        corpus = run(get_scale("smoke"), out, workers=2, progress=False, command="pytest smoke", corpus_only=True)
+        assert corpus == out / "corpus" and (corpus / "tokenizer.json").is_file()
+        assert sorted(p.name for p in (out / "done").iterdir()) == ["corpus.json"]
+        assert not (out / "results").exists() and not (out / "models").exists()
+        folder = run(get_scale("smoke"), out, resume=True, workers=2, progress=False, command="pytest smoke resumed")
     return out, folder
 
 
@@ -88,7 +92,8 @@ def test_the_prediction_was_written_before_any_test_task_and_its_sha256_is_the_f
     optional = {"extension training", "extension alpha", "replicate training", "replicate alpha"}
     assert set(timings["phase"]) >= set(PHASES) - optional
     assert set(prov["cpu_minutes_by_phase"]) == set(timings["phase"])
-    assert prov["ray"][-1]["address"] == "local" and prov["machine"]["device"] == "cpu"
+    assert prov["executor"][-1]["kind"] == "processes" and prov["executor"][-1]["workers"] == 2
+    assert prov["machine"]["device"] == "cpu"
     assert prov["command"] == "pytest smoke" and prov["resumed_with"] == ["pytest smoke resumed"]
 
 
@@ -103,3 +108,37 @@ def test_resume_has_nothing_left_to_do(smoke):
     assert provenance(folder)["prediction"]["sha256"] == sha  # the committed prediction is not redone
     state = json.loads((out / "state.json").read_text())
     assert len(state["sessions"]) == 3
+
+
+def test_the_prediction_is_judged_against_baselines_written_with_it(smoke):
+    from sdsl.experiment.baselines import BASELINES, RULES, judge
+
+    out, folder = smoke
+    res = load_results(folder)
+    p = provenance(folder)["prediction"]
+    # the rules' sizes were written with the prediction, before any test task, and kept byte for byte
+    assert hashlib.sha256((folder / "baselines_committed.csv").read_bytes()).hexdigest() == p["baselines_sha256"]
+    committed = res["baselines_committed"]
+    for name in ("baselines", "baselines_non_embedding"):
+        b = res[name]
+        assert set(b["rule"]) == set(RULES) and len(b) == len(RULES) * 3
+        count = "with_embeddings" if name == "baselines" else "non_embedding"
+        sizes = committed[committed["count"] == count].set_index(["target", "rule"])["n"]
+        got = b[b["rule"] != "sdsl"].set_index(["target", "rule"])["n"].reindex(sizes.index)
+        assert np.allclose(got, sizes, rtol=1e-6)
+        pred = res["prediction" if name == "baselines" else "prediction_non_embedding"].set_index("target")
+        s = b[b["rule"] == "sdsl"].set_index("target")
+        assert np.allclose(s["lost"], pred.loc[s.index, "lost_at_predicted"], rtol=1e-8)
+        assert list(judge(pred.reset_index(), b)["rule"]) == list(BASELINES)
+    checks = p["design_checks"]["with_embeddings"]
+    assert checks["m_span"] > 1 and checks["extrapolation"] > 0
+
+
+def test_a_cluster_address_runs_the_tasks_on_ray(tmp_path):
+    """Ray stays for clusters: with an address (``local`` starts a cluster on this machine) every
+    task is a Ray task; the corpus phase alone shows it."""
+    pytest.importorskip("ray")
+    run(get_scale("smoke"), tmp_path, address="local", progress=False, command="pytest ray", corpus_only=True)
+    state = json.loads((tmp_path / "state.json").read_text())
+    assert state["sessions"][-1]["executor"]["kind"] == "ray"
+    assert json.loads((tmp_path / "done" / "corpus.json").read_text())["task"] == "corpus"

@@ -1,6 +1,7 @@
 """The Prometheus exposition through prometheus_client (sdsl.measure.engines.prometheus): the old
 fixtures parse to the same samples, Prometheus 3 quoted names and timestamps, errors by line, and
-the query-result table pasted in vLLM PR #24049."""
+query-result tables: the fixture built in the layout of the one pasted in vLLM PR #24049 (its
+registry entry says what differs from the paste) and rows of the paste itself."""
 
 from __future__ import annotations
 
@@ -52,6 +53,28 @@ def test_pasted_query_table_becomes_samples():
     drafts = {dict(x.labels)["engine"]: x.value for x in s.named("vllm:spec_decode_num_drafts_total")}
     assert drafts == {str(e): float(n) for e, n in enumerate([22, 15, 29, 20, 25, 24, 27, 26])}  # PR #24049
     assert dict(s.samples[0].labels)["instance"] == "localhost:8000"
+
+
+#: Rows of the table pasted in vLLM PR #24049, verbatim (the stored thread holds only parts of it):
+#: the first rows, with the rule after the first, and rows of the fifth position (0-based 4).
+PR24049_ROWS = """<details>
+<summary> Prometheus Query `{__name__=~"vllm:spec.*"}` Result </summary>
+vllm:spec_decode_num_drafts_total{engine="0", instance="localhost:8000", job="vllm", model_name="/home/models/Qwen3-0.6B"} | 22
+-- | --
+vllm:spec_decode_num_drafts_total{engine="1", instance="localhost:8000", job="vllm", model_name="/home/models/Qwen3-0.6B"} | 15
+vllm:spec_decode_num_drafts_created{engine="0", instance="localhost:8000", job="vllm", model_name="/home/models/Qwen3-0.6B"} | 1756736798.733569
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0", instance="localhost:8000", job="vllm", model_name="/home/models/Qwen3-0.6B", position="0"} | 7
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0", instance="localhost:8000", job="vllm", model_name="/home/models/Qwen3-0.6B", position="4"} | 2
+"""
+
+
+def test_rows_of_the_real_paste_parse():
+    s = parse_scrape(PR24049_ROWS, "paste")
+    assert s.table and len(s.samples) == 5
+    created = s.named("vllm:spec_decode_num_drafts_created")[0]
+    assert created.value == 1756736798.733569
+    pos = {dict(x.labels)["position"]: x.value for x in s.named("vllm:spec_decode_num_accepted_tokens_per_pos_total")}
+    assert pos == {"0": 7.0, "4": 2.0}  # the paste has five positions; the built fixture has four
 
 
 def test_counter_delta_detects_a_reset():

@@ -91,7 +91,8 @@ def test_trtllm_short_drafts_are_flagged():
     text = (ENG / "trtllm.prom").read_text()
     dt = _value(text, "trtllm_spec_decode_num_draft_tokens_total")
     (x,) = read_text(text.replace("_total{", "_total{", 1).replace(repr(dt), repr(dt - 1)), "t").readings
-    assert x.short_drafts is not None and any("too high" in n for n in x.notes)
+    assert x.short_drafts is not None and any("not a multiple of k" in n for n in x.notes)
+    assert x.short_drafts.drafts_min == 1 and "more short drafts" in x.short_drafts.effect()
 
 
 def test_sglang_tensor_parallel_ranks_are_read_once():

@@ -1,6 +1,6 @@
 """vLLM /metrics scrapes (sdsl.measure.engines.vllm): the old fixtures' known answers (seed
 20260225), and every broken case seen in the wild: an idle data-parallel engine with partial counters
-(shape of vLLM PR #24049), a fresh server as the "before" scrape, a restart detected through
+(built in the shape of vLLM PR #24049), a fresh server as the "before" scrape, a restart detected through
 _created (PR #41916's label set), drafts shorter than k (ngram, PR #24127)."""
 
 from __future__ import annotations

@@ -155,7 +155,8 @@ def test_stateful_models_and_uncroppable_caches_are_refused(tiny, monkeypatch):
     ).eval()
     with pytest.raises(ValueError, match="target model MambaForCausalLM keeps a recurrent state"):
         S.speculative_generate(mamba, dm, [2, 3], gamma=2, max_new_tokens=4)
-    monkeypatch.setattr(DynamicCache, "is_croppable", property(lambda self: False))
+    # transformers 4.56 has no is_croppable (every cache of its crops); 5 reports it per cache
+    monkeypatch.setattr(DynamicCache, "is_croppable", property(lambda self: False), raising=False)
     with pytest.raises(ValueError, match="target model GPT2LMHeadModel: its cache \\(DynamicCache.*cannot be cropped"):
         S.speculative_generate(tm, dm, [2, 3], gamma=2, max_new_tokens=4)
 

@@ -24,16 +24,42 @@ LLAMA70 = H.Architecture(params=M, layers=80, q_dim=8192, kv_dim=1024, embedding
 
 def test_step_time_by_hand():
     acc = H.Accelerator(
-        "toy", peak_flops=1e12, bandwidth=1e11, memory=1e12, step_overhead=1e-3, layer_overhead=1e-4, bytes_per_param=2
-    )
+        "toy", peak_flops=1e12, bandwidth=1e11, memory=1e12, step_overhead=1e-3, layer_overhead=1e-4, bytes_per_param=2,
+        attention_flops=5e11, attention_bandwidth=5e10,
+    )  # fmt: skip
     s = H.Architecture(params=1e9, layers=10, q_dim=1000, kv_dim=100)
-    # memory: 2e9 + 2*10*100*2*(b=2)(L=100 + k=1) bytes; compute: 2e9*2 + 4*10*1000*2*(101) FLOPs
-    mem = (2e9 + 2 * 10 * 100 * 2 * 2 * 101) / 1e11
-    comp = (2 * 1e9 * 2 + 4 * 10 * 1000 * 2 * 101) / 1e12
-    assert float(H.step_time(s, acc, 2, 100, 1)) == pytest.approx(1e-3 + 1e-3 + max(mem, comp), rel=1e-12)
-    # 100 tokens each: compute-bound
-    comp = (2 * 1e9 * 2 * 100 + 4 * 10 * 1000 * 2 * 100 * 200) / 1e12
-    assert float(H.step_time(s, acc, 2, 100, 100)) == pytest.approx(2e-3 + comp, rel=1e-12)
+    # weight products: max(2e9 * b=2 FLOPs at 1e12, 2e9 bytes at 1e11); attention over L=100 + k=1
+    # positions: max(4*10*1000*2*101 FLOPs at 5e11, 2*10*100*2 bytes * 2 * 101 at 5e10)
+    products = max(2 * 1e9 * 2 / 1e12, 2e9 / 1e11)
+    attention = max(4 * 10 * 1000 * 2 * 101 / 5e11, 2 * 10 * 100 * 2 * 2 * 101 / 5e10)
+    assert float(H.step_time(s, acc, 2, 100, 1)) == pytest.approx(1e-3 + 1e-3 + products + attention, rel=1e-12)
+    # 100 tokens each: the products are compute-bound
+    products = 2 * 1e9 * 2 * 100 / 1e12
+    attention = max(4 * 10 * 1000 * 2 * 100 * 200 / 5e11, 2 * 10 * 100 * 2 * 2 * 200 / 5e10)
+    assert float(H.step_time(s, acc, 2, 100, 100)) == pytest.approx(2e-3 + products + attention, rel=1e-12)
+
+
+def test_speedup_falls_below_one_where_no_draft_length_pays():
+    """At a large batch the target's verification of b (gamma + 1) tokens is compute-bound: every
+    draft length loses, and the plan reports the best of them below 1 instead of 'plain decoding' at
+    1.0; the best draft length falls with the batch."""
+    acc = H.get_accelerator("h200")
+    plans = [H.plan_on_hardware(LLAMA70, alpha_of_n, acc.times(4), (1e7, M / 2), batch=b) for b in (1, 64, 1024)]
+    assert plans[0].pays and plans[0].speedup > 1.5
+    assert not plans[-1].pays and plans[-1].speedup < 1 and plans[-1].gamma_star == 1
+    assert [p.gamma_star for p in plans] == sorted((p.gamma_star for p in plans), reverse=True)
+
+
+def test_a_fixed_draft_length_is_evaluated_not_searched():
+    acc = H.get_accelerator("h200").times(2)
+    free = H.plan_on_hardware(LLAMA70, alpha_of_n, acc, (1e7, M / 2))
+    fixed = H.plan_on_hardware(LLAMA70, alpha_of_n, acc, (1e7, M / 2), gamma=2)
+    assert fixed.gamma_star == 2 and fixed.gamma_fixed and not free.gamma_fixed
+    assert fixed.speedup <= free.speedup
+    n = fixed.n_star
+    assert H.speedup_at(n, float(alpha_of_n(n)), LLAMA70, acc, gamma=2) == (2, pytest.approx(fixed.speedup, rel=1e-9))
+    with pytest.raises(ValueError, match="gamma .* integer >= 1"):
+        H.plan_on_hardware(LLAMA70, alpha_of_n, acc, (1e7, M / 2), gamma=0)
 
 
 @pytest.mark.parametrize(
@@ -88,9 +114,10 @@ def test_overlap_hides_the_draft():
 
 def test_tensor_parallel_and_memory():
     a = H.get_accelerator("h100-sxm")
-    assert a.peak_flops == 989e12 and a.bandwidth == 3.35e12 and a.memory == 80e9
+    assert a.memory == 80e9
     two = a.times(2)
-    assert (two.peak_flops, two.bandwidth, two.memory, two.count) == (2 * 989e12, 6.7e12, 160e9, 2)
+    assert (two.peak_flops, two.bandwidth, two.memory, two.count) == (2 * a.peak_flops, 2 * a.bandwidth, 160e9, 2)
+    assert two.attention_bandwidth_rate == 2 * a.attention_bandwidth_rate and two.layer_overhead == a.layer_overhead
     hp = H.plan_on_hardware(LLAMA70, alpha_of_n, a, (1e7, M / 2))
     assert not hp.fits_in_memory  # 141 GB of bf16 weights on one 80 GB device
     assert H.plan_on_hardware(

@@ -62,7 +62,34 @@ def test_suggested_draft_is_the_best_published_one_of_the_tokenizer_group():
         "method": "draft_model",
         "model": "meta-llama/Llama-3.2-1B",
         "num_speculative_tokens": s["gamma_integer"],
+        "draft_tensor_parallel_size": 1,
     }
+    # the candidates, best first, each with every engine's verdict
+    assert [c["model"] for c in s["candidates"]][0] == "Llama-3.2-1B" and len(s["candidates"]) <= 3
+    shares = [c["share_of_optimum"] for c in s["candidates"]]
+    assert shares == sorted(shares, reverse=True)
+    assert set(s["engines"]) == set(D.ENGINE_KEYS) and s["engines"]["vllm"] == "accepted"
+
+
+def test_the_suggestion_skips_drafts_no_engine_accepts_and_each_engine_says_which_it_serves():
+    """Qwen2.5-7B: every smaller Qwen2.5 has 151,936 tokens against its 152,064, which SGLang and
+    TensorRT-LLM refuse; vLLM takes them with use_heterogeneous_vocab, llama.cpp within 128 tokens."""
+    _, _, rep = _report("qwen2.5-7b")
+    e = rep["engines"]
+    assert e["sglang"]["command"] is None and "151936, not 152064" in e["sglang"]["refused"]
+    assert e["trtllm"]["command"] is None and "vocabulary" in e["trtllm"]["refused"]
+    assert e["vllm"]["speculative_config"]["use_heterogeneous_vocab"] is True
+    assert e["vllm"]["requires"] == "vllm>=0.25.0"
+    assert "--spec-type draft-simple" in e["llamacpp"]["command"]
+
+
+def test_a_deployment_that_does_not_fit_gets_the_reason_and_the_smallest_gpus():
+    _, _, rep = _report("llama-3-70b", hardware="h100-sxm")
+    for key in D.ENGINE_KEYS:
+        assert rep["engines"][key]["command"] is None
+        assert "more than the 80 GB of 1 device: the smallest --gpus that fits is 2" in rep["engines"][key]["refused"]
+    _, _, rep = _report("llama-3-70b", hardware="h100-sxm", gpus="2")
+    assert all(rep["engines"][k]["command"] for k in D.ENGINE_KEYS)
 
 
 def test_warnings_and_interval_sources():
@@ -105,7 +132,7 @@ def test_hardware_report_by_batch_and_context():
         (dict(draft_latency=0.1), "need both draft_latency and target_latency"),
         (dict(hardware="h200", dtype="int4"), "dtype must be one of"),
         (dict(hardware="h200", batch="0"), "batch must be an integer >= 1"),
-        (dict(hardware="h200", gpus="1.5"), "gpus must be an integer >= 1"),
+        (dict(hardware="h200", gpus="1.5"), r"gpus must be an integer in \[1, 1024\]"),
         (dict(cost_ratio="-1"), "cost_ratio must be a number >= 0"),
     ],
 )
@@ -118,10 +145,12 @@ def test_engine_settings_follow_the_plan_per_batch():
     """Where the roofline gives different draft lengths per batch, each engine gets its own
     (TensorRT-LLM's schedule: batch 1 at max_draft_len, as it requires)."""
     _, _, rep = _report("llama-3.1-8b", hardware="h100-sxm", batch="1,256")
-    by = {r["batch"]: r["gamma"] for r in rep["engines"]["vllm"]["by_batch"]}
+    by = {r["batch"]: r["gamma"] for r in rep["engines"]["sglang"]["by_batch"]}
+    sched = rep["engines"]["vllm"]["speculative_config"]["num_speculative_tokens_per_batch_size"]
+    assert sched == [[1, 1, by[1]], [2, 256, by[256]]]  # one vLLM server for both batch sizes
     rows = {r["batch"]: r for r in rep["wall_clock"]["by_batch_and_context"]}
     s = rep["suggested_draft"]
-    assert by[1] == s["gamma_hardware"] and set(by) == set(rows) == {1, 256}
+    assert by[1] == s["gamma_wall_clock"] and set(by) == set(rows) == {1, 256}
     sched = rep["engines"]["trtllm"]["speculative_config"].get("draft_len_schedule", {})
     assert sched["1"] == max(by.values()) == rep["engines"]["trtllm"]["speculative_config"]["max_draft_len"]
     assert sched["256"] == by[256]

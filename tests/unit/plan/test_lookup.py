@@ -44,9 +44,9 @@ def test_wall_clock_is_the_roofline_brute_force_on_enough_devices(rows):
     assert (r["wall_clock_gamma"], r["wall_clock_speedup"]) == H.speedup_at(
         r["n_star"], r["alpha"], shape, acc.times(2)
     )
-    # batch 1, empty cache, no overhead: the FLOP model's limit, so the wall clock is close to the ratio
-    # (the untied embedding is not streamed: a few tenths of a per cent apart)
-    assert r["wall_clock_speedup"] == pytest.approx(r["tokens_per_flop_ratio"], rel=5e-3)
+    # batch 1, empty cache: the FLOP model's limit but for the per-layer overhead, which makes each
+    # draft step cost more than its parameters say: the wall clock stays below the tokens-per-FLOP ratio
+    assert 1 < r["wall_clock_speedup"] < r["tokens_per_flop_ratio"]
     assert rows["llama-3.1-405b"]["gpus"] == 16
 
 

@@ -227,7 +227,7 @@ BAD_INPUTS = [
         dict(preset="opt-13b", n_range=(1e5, 1e9)),
         r"the acceptance rate leaves \(0, 1\) at draft size n = 100000 inside n_range",
     ),
-    (dict(preset="llama-3-70b", alpha_source="magic"), r"alpha_source must be 'paper', 'refit' or"),
+    (dict(preset="llama-3-70b", alpha_source="magic"), r"alpha_source must be 'paper', 'refit', 'published' or"),
     (dict(preset="llama-3-70b", alpha_source="/no/such/file.csv"), r"measurements file .* does not exist"),
     (dict(preset="llama-3-70b", n_boot=-1), r"n_boot must be 0 \(none\) or an integer in \[100, 10000\]"),
     (dict(preset="llama-3-70b", n_boot=200, seed=None), r"seed is required"),
