@@ -74,6 +74,12 @@ def _parser() -> argparse.ArgumentParser:
         "--corpus-only", action="store_true", help="make only the corpus and tokenizer in --out (resume later)"
     )
     r.add_argument(
+        "--other-corpus",
+        action="store_true",
+        help="train on the Debian sources installed here even where their text differs from the committed run's "
+        "(data/laptop_scale/provenance.yml); without it such a run is refused, naming the version to install",
+    )
+    r.add_argument(
         "--stop-after",
         default=None,
         choices=list(PHASES),
@@ -266,6 +272,7 @@ def _command(args, parser, argv: list[str] | None) -> int:
             command=command,
             corpus_only=args.corpus_only,
             stop_after=args.stop_after,
+            other_corpus=args.other_corpus,
         )
     except ValueError as exc:
         print(f"python -m sdsl.experiment: error: {exc}", file=sys.stderr)

@@ -39,6 +39,9 @@ __all__ = [
     "SourceInfo",
     "chunk_documents",
     "load_sources",
+    "RECORDED_SOURCES",
+    "recorded_sources",
+    "source_differences",
     "parse_kjv",
     "read_fortunes",
     "read_kjv",
@@ -238,6 +241,43 @@ def load_sources(kind: str) -> tuple[list[Document], list[SourceInfo]]:
             infos.append(i)
         return out, infos
     raise ValueError(f"corpus must be one of {['committed', *_CORPORA]}, got {kind!r}")
+
+
+#: The provenance of the committed laptop-scale run, whose ``corpus.sources`` record what each
+#: Debian source held when it ran (package version and sha256 of the text).
+RECORDED_SOURCES = DATA / "laptop_scale" / "provenance.yml"
+
+
+def recorded_sources(provenance: str | Path = RECORDED_SOURCES) -> dict[str, dict]:
+    """Source name -> its record (``package``, ``version``, ``sha256``, ...) in the committed run's
+    provenance; empty when the file or its ``corpus.sources`` is missing."""
+    import yaml
+
+    path = Path(provenance)
+    if not path.is_file():
+        return {}
+    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return {str(r["source"]): dict(r) for r in (doc.get("corpus") or {}).get("sources") or []}
+
+
+def source_differences(infos: list[SourceInfo], recorded: dict[str, dict]) -> list[str]:
+    """One phrase per source of ``infos`` whose text differs from its record in ``recorded``
+    (:func:`recorded_sources`), naming both package versions and digests and the command that
+    installs the recorded version; sources without a record are not compared. A Debian point
+    release that edits a few pages of a source changes the tokenizer and every model after it:
+    a corpus that is not the committed run's does not reproduce its prediction."""
+    out = []
+    for i in infos:
+        r = recorded.get(i.source)
+        if r is None or r.get("sha256") == i.sha256:
+            continue
+        package = str(r.get("package", i.package)).split(",")[0].strip()
+        out.append(
+            f"{i.source} is {i.package} {i.version} (sha256 {i.sha256[:12]}...) where the committed run read "
+            f"{r.get('version')} (sha256 {str(r.get('sha256'))[:12]}...): apt-get update && apt-get install -y "
+            f"{package}={r.get('version')}"
+        )
+    return out
 
 
 def chunk_documents(docs: list[Document], max_chars: int) -> list[Document]:

@@ -69,7 +69,7 @@ from sdsl.experiment.config import PHASES, SCALES, ModelShape, RunSpec, Scale
 from sdsl.experiment.pairs import counts_to_iterations, make_prompts, measure_alpha, seed_for, teacher_forced_overlap
 from sdsl.experiment.results import atomic_write_text
 from sdsl.measure.estimators import alpha_from_accepted
-from sdsl.paths import BUILD
+from sdsl.paths import BUILD, ROOT
 
 __all__ = ["Experiment", "Task", "default_out", "run"]
 
@@ -805,6 +805,7 @@ def run(
     command: str | None = None,
     corpus_only: bool = False,
     stop_after: str | None = None,
+    other_corpus: bool = False,
 ) -> Path:
     """Run (or resume) every phase of ``scale`` in ``out`` and write ``out/results``; returns it.
     With ``corpus_only`` only the corpus and tokenizer are made (``out/corpus``, returned): a
@@ -813,6 +814,10 @@ def run(
     phase is done and returns ``out``: ``stop_after="prediction"`` trains and measures the
     calibration runs and writes the prediction, so that it can be committed before a resumed run
     trains any test draft.
+
+    Before the corpus is made, its Debian sources are compared with those the committed run read
+    (:func:`sdsl.experiment.corpus.source_differences`): a source whose text differs refuses the
+    run, naming the version to install, unless ``other_corpus``.
 
     Every task runs with ``threads`` torch threads in a worker process: one of ``workers``
     processes on this machine (a standard-library pool; on a CUDA ``device`` they share it), or a
@@ -848,6 +853,8 @@ def run(
             )
     else:
         state = {"scale": scale.name, "digest": scale.digest(), "sessions": []}
+    if not other_corpus and not (out / "done" / "corpus.json").exists():
+        _check_corpus(scale)
     session: dict[str, Any] = {"start": time.time(), "end": None, "command": command or " ".join(sys.argv)}
     state["sessions"].append(session)
     atomic_write_text(state_path, json.dumps(state, indent=1))
@@ -889,6 +896,20 @@ def run(
     if corpus_only:
         return out / "corpus"
     return out if stop_after is not None and stop_after != PHASES[-1] else exp.collect()
+
+
+def _check_corpus(scale: Scale) -> None:
+    """Refuse (ValueError, one line) a corpus whose Debian sources differ from the committed run's."""
+    if scale.corpus == "committed":
+        return
+    _, infos = _corpus.load_sources(scale.corpus)
+    diffs = _corpus.source_differences(infos, _corpus.recorded_sources())
+    if diffs:
+        raise ValueError(
+            f"the corpus differs from the committed run's ({_corpus.RECORDED_SOURCES.relative_to(ROOT)}): "
+            + "; ".join(diffs)
+            + "; or pass --other-corpus to train on the sources installed here"
+        )
 
 
 def _last_phase(stop_after: str | None, corpus_only: bool) -> int:

@@ -67,3 +67,24 @@ def test_the_median_interval_has_its_binomial_coverage():
     assert cover == pytest.approx(exact, rel=1e-12) and cover >= 0.95 and hi == x[20 - k]
     with pytest.raises(ValueError, match="must not be empty"):
         median_interval([])
+
+
+def test_a_source_whose_text_differs_from_the_committed_runs_is_named_with_the_version_to_install():
+    """A Debian point release of python3.11-doc (3.11.2-6+deb12u8 against +deb12u9: 1,956 of 11 M
+    characters) changed the tokenizer and moved the third run's predicted N* by 23 %: such a corpus
+    is named, both versions and digests, with the command that installs the recorded one."""
+    import dataclasses
+
+    from sdsl.experiment import corpus as C
+
+    recorded = C.recorded_sources()
+    assert {"kjv", "fortunes", "python-docs"} <= set(recorded)
+    docs = recorded["python-docs"]
+    same = C.SourceInfo("python-docs", "x", "python3.11-doc", docs["version"], "PSF", 1, 1, docs["sha256"])
+    assert C.source_differences([same], recorded) == []
+    other = dataclasses.replace(same, version="3.11.2-6+deb12u8", sha256="1528ea8aee8c" + "0" * 52)
+    (line,) = C.source_differences([other], recorded)
+    assert "python3.11-doc 3.11.2-6+deb12u8" in line and f"read {docs['version']}" in line
+    assert f"apt-get install -y python3.11-doc={docs['version']}" in line
+    # a source the committed run did not read (the GPU scale's Linux documentation) is not compared
+    assert C.source_differences([dataclasses.replace(same, source="linux-docs", sha256="0")], recorded) == []
