@@ -11,6 +11,7 @@ page shows (MyST): nothing in it is typed.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -153,8 +154,9 @@ def headline_markdown(root: Path | str) -> str:
         f"over {int(opt['n'])} drafts, not established ({{doc}}`latency chapter <executed/latency>`). The "
         f"wall-clock speedups `sdsl plan --hardware` prints come from a model of each step's cost fitted to forward "
         f"passes measured on one H200: on the shapes held out of its fit it is within 20 % of the measured time for "
-        f"{_share(fit)} of the passes, but for {_share(slow)} of those at a context of 8192 with several new "
-        f"tokens, where the spec sheet without overheads is within 20 % for {_share(spec)} "
+        f"{_share(fit)} passes, but only for {_share(slow)} passes at a context of 8192 with several new tokens "
+        f"(PyTorch's attention kernel, slower there than the engines'), where the spec sheet without overheads is "
+        f"within 20 % for {_share(spec)} passes "
         f"({{doc}}`planning chapter <executed/plan_draft>`)."
     )
     others = (
@@ -183,14 +185,26 @@ def _laptop_sentence(lap: pd.DataFrame, design: pd.DataFrame, baselines: pd.Data
     ordinals = ("first", "second", "third", "fourth", "fifth")
     cardinals = ("one", "two", "three", "four", "five")
     k = len(design)
-    earlier = "; ".join(
-        f"the {ordinals[i]} missed by {r.measured_over_predicted_min:.0f}-{r.measured_over_predicted_max:.0f}x"
-        for i, r in enumerate(design.iloc[:-1].itertuples())
-    )
-    runs = (
-        f"{'passed' if passed == n else 'failed'} in the {ordinals[k - 1]} of {cardinals[k - 1]} runs of the design"
-        + (f"; {earlier}" if earlier else "")
-    )
+    words = {
+        "m_over_200": "M/200",
+        "m_over_100": "M/100",
+        "best_calibration": "the best calibration draft",
+        "ln_n_fit": "a line of alpha in ln N",
+    }
+
+    def earlier_run(i: int, r: Any) -> str:
+        if int(r.passed) < int(r.targets):
+            return (
+                f"the {ordinals[i]} missed, its measured optimum {r.measured_over_predicted_min:.1f} to "
+                f"{r.measured_over_predicted_max:.1f} times the prediction"
+            )
+        rivals = str(r.not_beaten)
+        return (
+            f"the {ordinals[i]} passed the 2 % criterion with calibration drafts reaching beyond the optima, "
+            f"but did not beat {rivals}"
+        )
+
+    earlier = "; ".join(earlier_run(i, r) for i, r in enumerate(design.iloc[:-1].itertuples()))
     low = f"{big['predicted_low'] / 1e3:,.1f}"
     if big["predicted_low"] <= float(latest["search_floor"]) * (1 + 1e-9):
         low = "≤ " + low
@@ -200,29 +214,29 @@ def _laptop_sentence(lap: pd.DataFrame, design: pd.DataFrame, baselines: pd.Data
     as_good = sorted(
         r for r, g in others.groupby("rule") if 2 * int((sdsl.reindex(g["target"]).to_numpy() < g["lost"]).sum()) <= n
     )
-    words = {
-        "m_over_200": "M/200",
-        "m_over_100": "M/100",
-        "best_calibration": "the best calibration draft",
-        "ln_n_fit": "a line of alpha in ln N",
-    }
+    whole = passed == n and not as_good
+    runs = f"{'passed' if whole else 'failed'} in the {ordinals[k - 1]} of {cardinals[k - 1]} runs of the design" + (
+        f" ({earlier})" if earlier else ""
+    )
     rivals = (
         " Rules a practitioner could use without the paper lose no more on a majority of the targets ("
         + ", ".join(words.get(r, r) for r in as_good)
-        + "), so this pass does not single out the paper's laws."
+        + ")."
         if as_good
         else " Every rule without the paper's laws that the companion tried loses more."
     )
+    ratio = big["n_star_empirical"] / big["n_star_predicted"]
     return (
         f"On models trained here, about a thousand times smaller than the paper's targets, the companion's test "
         f"({{doc}}`laptop-scale chapter <executed/laptop_scale>`) {runs}. In the "
         f"{ordinals[k - 1]}, it predicted, before any test draft was trained, $N^*$ = "
         f"{big['n_star_predicted'] / 1e3:,.1f} k parameters [{low}, {big['predicted_high'] / 1e3:,.1f}] for its "
         f"largest target; the measured optimum is {big['n_star_empirical'] / 1e3:,.1f} k "
-        f"[{big['empirical_low'] / 1e3:,.1f}, {big['empirical_high'] / 1e3:,.1f}], and the predicted size loses "
+        f"[{big['empirical_low'] / 1e3:,.1f}, {big['empirical_high'] / 1e3:,.1f}], {ratio:.1f} times the "
+        f"prediction, and the predicted size loses "
         f"{100 * big['lost_at_predicted']:.1f} % [{100 * big['lost_low']:.1f}, {100 * big['lost_high']:.1f}] of "
-        f"the throughput per FLOP (tokens per FLOP, the paper's Eq. 9): the criterion fixed before that run is met "
-        f"for {passed} of {n} targets.{rivals} In wall-clock time on this CPU, speculative decoding was faster "
+        f"the throughput per FLOP (tokens per FLOP, the paper's Eq. 9): less than 2 % is lost for {passed} of {n} "
+        f"targets.{rivals} In wall-clock time on this CPU, speculative decoding was faster "
         f"than plain decoding over its whole interval for {int((wall['speedup_low'] > 1).sum())} of {len(wall)} "
         f"test pairs."
     )

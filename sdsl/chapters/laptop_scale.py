@@ -64,8 +64,9 @@ __all__ = [
 
 #: The earlier runs of the test, oldest first, each in its results folder (the latest is the
 #: chapter's ``results_dir``): the first run (token table of 2,048), kept when the second
-#: replaced it in ``data/laptop_scale``.
-EARLIER_RUNS = {"first": DATA / "laptop_scale_first"}
+#: replaced it in ``data/laptop_scale``, and the second (token table of 512, calibration drafts
+#: reaching the targets' optima), kept when the third, preregistered, replaced it.
+EARLIER_RUNS = {"first": DATA / "laptop_scale_first", "second": DATA / "laptop_scale_second"}
 #: The third run's prediction, written from its calibration runs and committed before any of its
 #: test drafts was trained (``prediction.json``: sha256, time, the test grid, the design's checks).
 PREREGISTERED = DATA / "laptop_scale_preregistered"
@@ -467,7 +468,8 @@ def _run_row(name: str, res: dict[str, pd.DataFrame], prov: dict) -> dict[str, o
             / float(runs.loc[runs["role"] == "calibration", "params" if tag == "" else "non_embedding_params"].max()),
             f"passed{tag}": int(v["passed"].sum()),
             f"baselines_beaten{tag}": int((j["beaten"] == "yes").sum()),
-            f"not_beaten{tag}": ", ".join(j.loc[j["beaten"] == "no", "rule"]) or "none",
+            f"not_beaten{tag}": " and ".join(RULE_WORDS.get(r, r) for r in j.loc[j["beaten"] == "no", "rule"])
+            or "none",
         }
     row["targets"] = int(len(res["prediction"]))
     m_over = res["prediction"]["params"] / res["prediction"]["n_star_predicted"]
@@ -497,10 +499,12 @@ def table_runs_of_the_design(runs_of: dict[str, tuple[dict[str, pd.DataFrame], d
     return pd.DataFrame([_run_row(name, res, prov) for name, (res, prov) in runs_of.items()])
 
 
-def summary_design_runs(table: pd.DataFrame, prereg: dict | None) -> dict[str, object]:
+def summary_design_runs(table: pd.DataFrame, prereg: dict | None, prov: dict | None = None) -> dict[str, object]:
     """What the prose says of :func:`table_runs_of_the_design` (``<run>_<column>``) and of the third
     run's preregistered prediction (``prereg``: its ``prediction.json`` with the committed table
-    as ``table``; None: none yet), as ``third_*``."""
+    as ``table``; None: none yet), as ``third_*``; with ``prov`` (the provenance of the results the
+    chapter reads), ``third_same_file``: whether the prediction those results tested is the
+    preregistered file, byte for byte (equal sha256)."""
     out: dict[str, object] = {}
     for _, r in table.iterrows():
         for col, v in r.items():
@@ -523,6 +527,11 @@ def summary_design_runs(table: pd.DataFrame, prereg: dict | None) -> dict[str, o
             "third_extrapolation": float(checks["extrapolation"]),
             "third_m_span": float(checks["m_span"]),
             "third_largest_draft_k": float(checks["largest_calibration_draft"]) / 1e3,
+            "third_same_file": (
+                "the same file byte for byte"
+                if prov is not None and str((prov.get("prediction") or {}).get("sha256")) == str(prereg["sha256"])
+                else "a different file"
+            ),
             "third_predicted": "; ".join(
                 f"{_short(r['target'])}{' (held out)' if r['role'] == 'held_out_target' else ''} "
                 f"{r['params'] / 1e6:.2f} M: "
@@ -613,13 +622,17 @@ def _summary_baselines(res: dict[str, pd.DataFrame], runs: pd.DataFrame, test_n:
         missed = [RULE_WORDS[r] for r in BASELINES if j.loc[r, "beaten"] == "no"]
         out[f"{tag}not_beaten"] = " and ".join(missed) if missed else "none"
         if tag == "":
+            when = (
+                "written with the prediction before any test draft was trained"
+                if "baselines_committed" in res
+                else "computed after the run"
+            )
             out["baselines_sentence"] = (
-                "That pass does not single out the paper's laws: rules a practitioner could use without them, "
-                "computed after the run from the same calibration pairs, lose as little or less on a majority of "
-                f"the targets ({' and '.join(missed)})"
+                f"Rules a practitioner could use without the paper's laws, from the same calibration pairs and "
+                f"{when}, lose as little or less on a majority of the targets ({' and '.join(missed)})"
                 if missed
                 else "The prediction also loses less than each rule a practitioner could use without the paper's "
-                "laws on a majority of the targets"
+                f"laws ({when}) on a majority of the targets"
             )
         v = verdict(pred)
         verdicts[tag] = bool(v["passed"].all()) and not missed
@@ -712,6 +725,9 @@ def summary(
         "min_ratio_ne": float((ne["params"] / ne["n_star_predicted"]).min()),
         "n_baselines": len(BASELINES),
         "n_calibration": int((runs["role"] == "calibration").sum()),
+        "n_calibration_shapes": int(
+            runs.loc[runs["role"] == "calibration", ["width", "layers"]].drop_duplicates().shape[0]
+        ),
         "n_test": len(tests),
         "n_test_sizes": len(tn),
         "test_min_k": tn.min() / 1e3,

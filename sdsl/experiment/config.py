@@ -442,7 +442,8 @@ class Scale:
 #: 5.8 k, 2.5 times the largest draft, and the runner refused it (`min_extrapolation`) before
 #: anything was written; the drafts were cut to the largest width under a third of that prediction
 #: (width 3), and the runs both calibrations share were reused (same run ids, seeds and recipe:
-#: the same models). The test drafts are 1-layer shapes from a third of the smallest prediction to
+#: the same models). The run committed in data/laptop_scale made the calibration again from the
+#: start and wrote the preregistered prediction byte for byte (sha256 a4b3cedd...). The test drafts are 1-layer shapes from a third of the smallest prediction to
 #: three times the largest, at most 1.35x apart. Cost (`python -m sdsl.experiment budget --scale
 #: full --probe`: each shape's training step timed on this machine, one thread, with the per-pair
 #: times of the second run, 64 prompts a pair; 23 test drafts expected and 10 more the rules may
@@ -450,7 +451,7 @@ class Scale:
 #: CPU-minutes), 30 minutes by the second run's training rate on quiet cores (calibration 10, 18
 #: CPU-minutes); the budget is 90. The first design (token table 2,048, targets 0.86-2.17 M) and
 #: the second (table 512, drafts to 133 k, targets 1.32-1.88 M) are recorded in the provenance of
-#: data/laptop_scale_first and data/laptop_scale.
+#: data/laptop_scale_first and data/laptop_scale_second.
 _FULL_DRAFTS = (ModelShape(1, 1, 1), ModelShape(2, 1, 1), ModelShape(3, 1, 1))
 _FULL_TARGETS = (ModelShape(208, 4, 4), ModelShape(96, 4, 3))
 _FULL_HELD_OUT_TARGETS = (ModelShape(144, 4, 4),)

@@ -18,10 +18,16 @@ def _answers() -> list[str]:
     return [line for line in headline_markdown(BASELINE).splitlines() if line.startswith("- ")]
 
 
-def test_four_answers_each_with_the_chapter_it_comes_from():
+def test_five_answers_each_with_the_chapter_it_comes_from():
     answers = _answers()
-    questions = ("Does it reproduce?", "Does the central claim hold?", "How to size a draft?", "real hardware?")
-    assert len(answers) == 4
+    questions = (
+        "Does it reproduce?",
+        "Does the central claim hold?",
+        "How to size a draft?",
+        "real hardware?",
+        "others' measurements?",
+    )
+    assert len(answers) == len(questions)
     for answer, question in zip(answers, questions):
         assert question in answer and "{doc}`" in answer
 
@@ -53,7 +59,7 @@ def test_the_headline_states_the_laptop_scale_test_with_its_intervals_and_verdic
     big = p.iloc[0]
     assert f"$N^*$ = {big['n_star_predicted'] / 1e3:,.1f} k parameters" in central
     assert f"measured optimum is {big['n_star_empirical'] / 1e3:,.1f} k" in central
-    assert f"is met for {int(p['passed'].sum())} of {len(p)} targets" in central
+    assert f"less than 2 % is lost for {int(p['passed'].sum())} of {len(p)} targets" in central
     # every run of the design is counted: the first one's miss is stated with the pass
     runs = pd.read_csv(BASELINE / "laptop_scale" / "runs_of_the_design.csv")
     first = runs.iloc[0]
@@ -61,18 +67,40 @@ def test_the_headline_states_the_laptop_scale_test_with_its_intervals_and_verdic
         ("first", "second", "third", "fourth")[len(runs) - 1],
         ("one", "two", "three", "four")[len(runs) - 1],
     )
-    verdict = "passed" if p["passed"].all() else "failed"
-    assert f"{verdict} in the {ordinal} of {cardinal} runs of the design" in central
-    assert (
-        f"the first missed by {first['measured_over_predicted_min']:.0f}-{first['measured_over_predicted_max']:.0f}x"
-        in central
-    )
-    assert "of the throughput per FLOP" in central
-    # the baselines the prediction does not beat on a majority of the targets are named
     b = pd.read_csv(BASELINE / "laptop_scale" / "baselines.csv")
     lost = b.pivot(index="target", columns="rule", values="lost")
     unbeaten = [r for r in lost.columns if r != "sdsl" and 2 * int((lost["sdsl"] < lost[r]).sum()) <= len(lost)]
-    assert unbeaten and "so this pass does not single out the paper's laws" in central
-    assert "the best calibration draft" in central
+    # the whole criterion: every target within 2 % (and inside its interval), every baseline beaten
+    verdict = "passed" if p["passed"].all() and not unbeaten else "failed"
+    assert f"{verdict} in the {ordinal} of {cardinal} runs of the design" in central
+    assert (
+        f"the first missed, its measured optimum {first['measured_over_predicted_min']:.1f} to "
+        f"{first['measured_over_predicted_max']:.1f} times the prediction" in central
+    )
+    assert f"{big['n_star_empirical'] / big['n_star_predicted']:.1f} times the prediction" in central
+    assert "of the throughput per FLOP" in central
+    # the baselines the prediction does not beat on a majority of the targets are named
+    words = {"m_over_200": "M/200", "m_over_100": "M/100", "best_calibration": "the best calibration draft"}
+    words["ln_n_fit"] = "a line of alpha in ln N"
+    if unbeaten:
+        assert f"lose no more on a majority of the targets ({', '.join(words[r] for r in sorted(unbeaten))})" in central
     wall = pd.read_csv(BASELINE / "laptop_scale" / "wallclock.csv")
     assert f"for {int((wall['speedup_low'] > 1).sum())} of {len(wall)} test pairs" in central
+
+
+def test_the_hardware_answer_states_how_close_the_step_time_model_came():
+    e = pd.read_csv(BASELINE / "plan_draft" / "step_time_errors.csv")
+    h200 = e[e["device"].str.contains("H200")].set_index(["model", "passes_of"])
+    fit = h200.loc[("fitted, shape held out", "every other pass")]
+    slow = h200.loc[("fitted, shape held out", "context 8192, several new tokens")]
+    hardware = _answers()[3]
+    assert f"for {round(fit['within_20'] * fit['n'])} of {int(fit['n'])} passes" in hardware
+    assert f"for {round(slow['within_20'] * slow['n'])} of {int(slow['n'])} passes at a context of 8192" in hardware
+
+
+def test_the_published_answer_is_the_published_chapters_verdict():
+    from sdsl.book.landing import published_verdict
+
+    others = _answers()[4]
+    assert published_verdict(BASELINE).rstrip(".") in others
+    assert "worse than a constant" in others or "better than a constant" in others

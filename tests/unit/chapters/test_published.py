@@ -83,7 +83,7 @@ def test_check_parameters_refuses_an_unknown_name():
 def test_the_landing_page_states_the_verdict_from_the_baseline():
     text = headline_markdown(BASELINE)
     verdict = published_verdict(BASELINE)
-    assert verdict[:1].lower() + verdict[1:] in text
+    assert verdict.rstrip(".") in text
     err = pd.read_csv(BASELINE / "published" / "alpha_errors.csv")
     paper = err[(err["estimate"] == "paper") & (err["settings"] == "all settings")].iloc[0]
     assert f"off by {paper['mae']:.3f} in alpha" in verdict
