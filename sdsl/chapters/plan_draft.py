@@ -283,6 +283,7 @@ def cli_command(**parameters: Any) -> str:
         "draft_tokens": "--draft-tokens",
         "constants": "--constants",
         "alpha_source": "--alpha-source",
+        "temperature": "--temperature",
         "n_range": "--n-range",
         "candidates": "--draft-params",
         "n_boot": "--bootstrap",
@@ -466,6 +467,7 @@ _H200, _CPU = "NVIDIA H200 (shared measurement)", "this machine's CPU"
     "step_times",
     "measured against modelled seconds of one forward pass: H200 shapes held out of the fit, this machine's CPU",
     data=("h200_step_times", "cpu_step_times", "accelerators"),
+    shown=False,
 )
 def step_times() -> pd.DataFrame:
     """Every measured pass beside the step-time model's prediction (``sdsl.model.calibration``):
@@ -527,7 +529,7 @@ def figure_step_times(steps: pd.DataFrame):
     diagonal with a band of +-20 %."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.6))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.6), layout="constrained")
     palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, device in zip(axes, (_H200, _CPU)):
         d = steps[steps["device"] == device]
@@ -554,7 +556,6 @@ def figure_step_times(steps: pd.DataFrame):
         ax.set_ylabel("predicted (s)")
         ax.set_title(device, fontsize=10)
         ax.legend(fontsize=7, loc="upper left", frameon=False)
-    fig.tight_layout()
     return fig
 
 
@@ -567,6 +568,7 @@ OVERHEAD_FACTORS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
     "overhead_sweep",
     "N*, the draft length and the wall-clock speedup against the per-layer overhead",
     data=("accelerators", "presets", "paper_table3"),
+    shown=False,
 )
 def overhead_sweep(
     inputs: PlanInputs, hardware: str = "h200", batches: tuple[int, ...] = (1, 64), context: int = 1024
@@ -631,7 +633,7 @@ def figure_overhead(sweep: pd.DataFrame):
     the wall-clock speedup, one line per batch size; the calibrated overhead marked."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.6))
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.6), layout="constrained")
     calibrated = sweep.loc[sweep["factor"] == 1.0, "layer_overhead_s"]
     for b, g in sweep.groupby("batch"):
         us = 1e6 * g["layer_overhead_s"]
@@ -648,12 +650,12 @@ def figure_overhead(sweep: pd.DataFrame):
         if len(calibrated):
             ax.axvline(1e6 * float(calibrated.iloc[0]), color="0.6", linestyle=":", linewidth=1)
     axes[2].legend(fontsize=8, frameon=False)
-    fig.tight_layout()
     return fig
 
 
-def view_step_errors(errors: pd.DataFrame):
-    """:func:`step_time_errors` as the reader sees it (shares in per cent)."""
+def view_step_errors(errors: pd.DataFrame, **kw: Any):
+    """:func:`step_time_errors` as the reader sees it (shares in per cent); ``kw``: the caption and
+    label of :func:`sdsl.book.tables.show`."""
     shown = errors.assign(within_20=100 * errors["within_20"])
     return view_columns(
         shown,
@@ -667,6 +669,7 @@ def view_step_errors(errors: pd.DataFrame):
             "ratio_min": "predicted/measured, lowest",
             "ratio_max": "highest",
         },
+        **kw,
     )
 
 
@@ -836,6 +839,7 @@ def check_parameters(**params: object) -> None:
         "candidates",
         "n_boot",
         "seed",
+        "temperature",
     )
     V.unknown_names(params, (*names, "artifacts_dir", "lookup_hardware"), "parameter", "of notebook 'plan_draft'")
     if params.get("artifacts_dir") is not None:
@@ -851,7 +855,17 @@ def check_parameters(**params: object) -> None:
     # sdsl plan's checks read numeric text (the command line's); a notebook's numbers are Python values
     V.no_numeric_text(
         given,
-        ("target_params", "target_tokens", "draft_tokens", "constants", "n_range", "candidates", "n_boot", "seed"),
+        (
+            "target_params",
+            "target_tokens",
+            "draft_tokens",
+            "constants",
+            "n_range",
+            "candidates",
+            "n_boot",
+            "seed",
+            "temperature",
+        ),
     )
     if given.get("preset") == "":  # papermill's `-p preset ""`: no preset, the target by its size and tokens
         given["preset"] = None

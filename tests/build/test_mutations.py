@@ -65,8 +65,8 @@ MUTATIONS = [
         "axis-label",
         "latency",
         "sdsl/chapters/latency.py",
-        'ax.set_xlabel("distance from the optimum, $|N - N^*| / M$")',
-        'ax.set_xlabel("distance from the optimum, $|N - N^*|$ / M")',
+        'axes[-1].set_xlabel("distance from the optimum, $|N - N^*| / M$")',
+        'axes[-1].set_xlabel("distance from the optimum, $|N - N^*|$ / M")',
         ["figure latency/figure4"],
     ),
 ]

@@ -333,8 +333,8 @@ def test_what_the_build_writes_into_book_does_not_make_the_next_build_run(toy_bo
     before = pipeline._book_digest(None, toy_book)
     (toy_book / "_ext" / "__pycache__").mkdir(parents=True)
     (toy_book / "_ext" / "__pycache__" / "ext.cpython-311.pyc").write_bytes(b"\0")
-    (toy_book / "_static" / "thumbnails").mkdir(parents=True)
-    (toy_book / "_static" / "thumbnails" / "fig.png").write_bytes(b"\0")
+    (toy_book / "_thumbnails").mkdir(parents=True)
+    (toy_book / "_thumbnails" / "fig.png").write_bytes(b"\0")
     assert pipeline._book_digest(None, toy_book) == before
     (toy_book / "intro.md").write_text("# Toy\n\nAnother page.\n")
     assert pipeline._book_digest(None, toy_book) != before
@@ -567,3 +567,21 @@ def test_a_chapter_named_twice_is_refused(toy):
     with pytest.raises(ValueError, match="chapter 'toy' is named twice"):
         pipeline.run(["toy", "toy"], output_dir=toy / "e", artifacts=toy / "a")
     assert not (toy / "e").exists()
+
+
+def test_papermill_reads_every_parameter_of_every_chapter():
+    """papermill's parser skips a line it cannot parse (a comment holding '=', for instance), and the
+    parameter is then missing from the rerun command and the check: every assignment of a
+    parameters cell must come back from papermill, in order."""
+    import re
+
+    import jupytext
+
+    from sdsl.build.parameters import chapters, notebook_parameters
+    from sdsl.paths import NOTEBOOKS
+
+    for chapter in chapters():
+        nb = jupytext.read(NOTEBOOKS / f"{chapter}.md")
+        (cell,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+        names = [m.group(1) for m in re.finditer(r"^(\w+)\s*=", cell.source, re.M)]
+        assert list(notebook_parameters(chapter)) == names, chapter

@@ -32,7 +32,7 @@ def test_notebook_executes_and_writes_the_tables(tmp_path, t5):
         "hypotheses_14b",
         "implied_d_target",
         "variants",
-        "speedup",
+        "flop_gain",
         "figure2_curves",
         "figure2_drafts",
     ):

@@ -48,3 +48,20 @@ def test_view_shows_units_dashes_and_no_index(table):
 def test_lookup_hardware_is_checked():
     with pytest.raises(ValueError, match=r"^lookup_hardware: unknown hardware 'tpu'"):
         ch.check_parameters(lookup_hardware="tpu")
+
+
+def test_the_published_acceptance_law_is_a_parameter_with_its_temperature():
+    """alpha_source 'published' needs the sampling temperature, as sdsl plan does: the notebook takes
+    it as a parameter, checks it with sdsl plan's messages and writes it into the command."""
+    import pytest
+
+    from sdsl.chapters.plan_draft import check_parameters, cli_command
+
+    check_parameters(preset="llama-3-70b", alpha_source="published", temperature=0.7)
+    with pytest.raises(ValueError, match="needs temperature"):
+        check_parameters(preset="llama-3-70b", alpha_source="published")
+    with pytest.raises(ValueError, match="temperature"):
+        check_parameters(preset="llama-3-70b", alpha_source="published", temperature="0.7")
+    assert cli_command(preset="llama-3-70b", alpha_source="published", temperature=0.7).endswith(
+        "--alpha-source published --temperature 0.7"
+    )
