@@ -45,6 +45,8 @@ from sdsl.plan import published as P
 __all__ = [
     "DATA",
     "CLASS_NAMES",
+    "source_labels",
+    "readable",
     "inputs_table",
     "data_size",
     "alpha_table",
@@ -77,6 +79,52 @@ CLASS_NAMES = {
     "all": "all",
 }
 #: The acceptance estimates as the text names them.
+#: Identifiers of this chapter's tables as a reader says them (whole words replaced in text cells).
+READER_WORDS = {
+    "step_time": "step-time model",
+    "source_c": "the source's c",
+    "draft_tuned": "tuned draft",
+    "flop": "FLOP model",
+}
+
+
+def source_labels(deployments: pd.DataFrame) -> dict[str, str]:
+    """Each ``source_id`` of the published deployments as a reader cites it, from its ``source``
+    column: a repository's issue or pull request as ``repo issue N`` / ``repo PR N``, otherwise the
+    first author (``et al.`` for several) and the year."""
+    import re
+
+    out = {}
+    for sid, source in deployments.drop_duplicates("source_id")[["source_id", "source"]].itertuples(index=False):
+        text = str(source)
+        m = re.search(r"[\w.-]+/([\w.-]+) (issue|PR) (\d+)", text.split("'")[0])
+        if m:
+            out[str(sid)] = f"{m.group(1)} {m.group(2)} {m.group(3)}"
+            continue
+        y = re.search(r"\b(?:19|20)\d{2}\b", text)
+        authors = text[: y.start()] if y else text
+        names = [a.strip() for a in re.split(r",| and ", re.sub(r"\(.*?\)", "", authors)) if a.strip()]
+        first = names[0] if names else str(sid)
+        out[str(sid)] = f"{first}{' et al.' if len(names) > 1 else ''}{' ' + y.group(0) if y else ''}"
+    return out
+
+
+def readable(df: pd.DataFrame, sources: dict[str, str]) -> pd.DataFrame:
+    """``df`` with every text cell in a reader's words: source ids as :func:`source_labels` gives
+    them and the identifiers of :data:`READER_WORDS`, each replaced where it stands as a whole word."""
+    import re
+
+    words = {**READER_WORDS, **sources}
+    pattern = re.compile(
+        r"(?<![\w/-])(" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + r")(?![\w-])"
+    )
+    out = df.copy()
+    for col in out.columns:
+        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
+            out[col] = out[col].map(lambda v: pattern.sub(lambda m: words[m.group(1)], v) if isinstance(v, str) else v)
+    return out
+
+
 ESTIMATE_NAMES = {
     "paper": "Eq. 5, Table 3 (the paper)",
     "refit": "Eq. 5 refitted on Tables 1 and 2",
