@@ -37,6 +37,7 @@ __all__ = [
     "engines_table",
     "engines_markdown",
     "cli_command",
+    "PLAN_PARAMETERS",
     "step_times",
     "step_time_errors",
     "figure_step_times",
@@ -820,6 +821,23 @@ def summary(
     return out
 
 
+#: The notebook's parameters that are ``sdsl plan``'s inputs (:func:`sdsl.plan.check_inputs`).
+PLAN_PARAMETERS = (
+    "preset",
+    "target_params",
+    "target_tokens",
+    "draft_tokens",
+    "constants",
+    "alpha_source",
+    "integer_gamma",
+    "n_range",
+    "candidates",
+    "n_boot",
+    "seed",
+    "temperature",
+)
+
+
 def check_parameters(**params: object) -> None:
     """The notebook's parameters checked before anything runs (the cell after the parameters cell): one
     ``ValueError`` naming the parameter and what is allowed, by :func:`sdsl.plan.check_inputs` (the checks and
@@ -827,20 +845,7 @@ def check_parameters(**params: object) -> None:
     from sdsl import plan as P
     from sdsl import validation as V
 
-    names = (
-        "preset",
-        "target_params",
-        "target_tokens",
-        "draft_tokens",
-        "constants",
-        "alpha_source",
-        "integer_gamma",
-        "n_range",
-        "candidates",
-        "n_boot",
-        "seed",
-        "temperature",
-    )
+    names = PLAN_PARAMETERS
     V.unknown_names(params, (*names, "artifacts_dir", "lookup_hardware"), "parameter", "of notebook 'plan_draft'")
     if params.get("artifacts_dir") is not None:
         V.folder(params["artifacts_dir"], "artifacts_dir")

@@ -1074,20 +1074,8 @@ def test_headlines_carry_their_caveats(book_html, visits):
     from sdsl.plan.interval import n_star_intervals
 
     params = {**notebook_parameters("plan_draft"), **(load_runs()["plan_draft"] or {})}
-    keys = (
-        "preset",
-        "target_params",
-        "target_tokens",
-        "draft_tokens",
-        "constants",
-        "alpha_source",
-        "integer_gamma",
-        "n_range",
-        "candidates",
-        "n_boot",
-        "seed",
-        "temperature",
-    )
+    from sdsl.chapters.plan_draft import PLAN_PARAMETERS as keys
+
     inputs = P.check_inputs(**{k: params[k] for k in keys})
     head = n_star_intervals(inputs, P.plan(inputs).n_star)["headline"]
     assert set(head["sources"]) == {"law", "constants", "coefficients"}, head
