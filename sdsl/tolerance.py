@@ -318,6 +318,30 @@ RULES: tuple[Rule, ...] = (
         "becomes 5e-8 in D'; relative tolerance 1e-6",
         rtol=1e-6,
     ),
+    # the step-time model refitted without each shape (leave one shape out): on the CPU's passes the
+    # least-squares fit of max(compute, memory) terms has local optima whose predictions of the
+    # held-out shape differ by up to 17 % (llama-d256-l4), and the floating-point path of the BLAS
+    # kernel picks one (OPENBLAS_CORETYPE=Haswell moved gpt2-d512-l8's by 14 %)
+    *(
+        Rule(
+            f"plan_draft/{artifact}",
+            column,
+            "stochastic",
+            "a held-out shape's step time from a refit with local optima up to 17 % apart: within 25 %",
+            kind="spread",
+            rtol=0.25,
+        )
+        for artifact in ("step_times.csv", "figure_step_times.data.csv", "step_time_errors.csv")
+        for column in ("predicted_s", "ratio", "ratio_*", "median_abs_log")
+    ),
+    Rule(
+        "plan_draft/step_time_errors.csv",
+        "within_20",
+        "stochastic",
+        "a share of held-out passes within 20 %, from the same refits: a pass near the edge may change side",
+        kind="spread",
+        rtol=0.25,
+    ),
     # the laptop-scale family: a five-parameter loss law on the calibration runs is weakly identified
     # (its intervals span decades), so one-ulp changes of exp/log move the L-BFGS optimum by ~1e-6
     # relative and single bootstrap refits between local optima
