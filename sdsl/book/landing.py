@@ -179,18 +179,15 @@ def _laptop_sentence(lap: pd.DataFrame, design: pd.DataFrame, baselines: pd.Data
     design passed and by how far the earlier ones missed, the latest run's prediction against the
     measurement with their intervals (a lower end at the floor of the range searched written
     ``≤``), the throughput per FLOP lost, the baselines that lose no more, and the wall clock."""
+    from sdsl.chapters.laptop_scale import RULE_WORDS as words
+    from sdsl.experiment.baselines import judge
+
     big = lap.iloc[0]
     passed, n = int(lap["passed"].sum()), len(lap)
     latest = design.iloc[-1]
     ordinals = ("first", "second", "third", "fourth", "fifth")
     cardinals = ("one", "two", "three", "four", "five")
     k = len(design)
-    words = {
-        "m_over_200": "M/200",
-        "m_over_100": "M/100",
-        "best_calibration": "the best calibration draft",
-        "ln_n_fit": "a line of alpha in ln N",
-    }
 
     def earlier_run(i: int, r: Any) -> str:
         if int(r.passed) < int(r.targets):
@@ -208,12 +205,9 @@ def _laptop_sentence(lap: pd.DataFrame, design: pd.DataFrame, baselines: pd.Data
     low = f"{big['predicted_low'] / 1e3:,.1f}"
     if big["predicted_low"] <= float(latest["search_floor"]) * (1 + 1e-9):
         low = "≤ " + low
-    sdsl = baselines[baselines["rule"] == "sdsl"].set_index("target")["lost"]
-    others = baselines[baselines["rule"] != "sdsl"]
     # the baselines the prediction does not beat on a majority of the targets (the criterion's rule)
-    as_good = sorted(
-        r for r, g in others.groupby("rule") if 2 * int((sdsl.reindex(g["target"]).to_numpy() < g["lost"]).sum()) <= n
-    )
+    j = judge(lap, baselines)
+    as_good = sorted(j.loc[j["beaten"] == "no", "rule"])
     whole = passed == n and not as_good
     runs = f"{'passed' if whole else 'failed'} in the {ordinals[k - 1]} of {cardinals[k - 1]} runs of the design" + (
         f" ({earlier})" if earlier else ""
@@ -240,10 +234,6 @@ def _laptop_sentence(lap: pd.DataFrame, design: pd.DataFrame, baselines: pd.Data
         f"than plain decoding over its whole interval for {int((wall['speedup_low'] > 1).sum())} of {len(wall)} "
         f"test pairs."
     )
-
-
-def _lower_first(text: str) -> str:
-    return text[:1].lower() + text[1:]
 
 
 def published_verdict(root: Path | str) -> str:

@@ -80,8 +80,8 @@ def test_the_headline_states_the_laptop_scale_test_with_its_intervals_and_verdic
     assert f"{big['n_star_empirical'] / big['n_star_predicted']:.1f} times the prediction" in central
     assert "of the throughput per FLOP" in central
     # the baselines the prediction does not beat on a majority of the targets are named
-    words = {"m_over_200": "M/200", "m_over_100": "M/100", "best_calibration": "the best calibration draft"}
-    words["ln_n_fit"] = "a line of alpha in ln N"
+    from sdsl.chapters.laptop_scale import RULE_WORDS as words
+
     if unbeaten:
         assert f"lose no more on a majority of the targets ({', '.join(words[r] for r in sorted(unbeaten))})" in central
     wall = pd.read_csv(BASELINE / "laptop_scale" / "wallclock.csv")
